@@ -1,0 +1,272 @@
+#include "cli.h"
+
+#include "core/catalog.h"
+#include "core/errors.h"
+#include "core/estimate.h"
+#include "core/units.h"
+#include "shardscope_config.h"
+
+#include <cmath>
+#include <fstream>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <sstream>
+
+namespace shardscope::cli {
+
+namespace {
+
+const char *kUsage =
+    "Usage: shardscope-cli <command> [options]\n"
+    "\n"
+    "Plans how a transformer is trained on accelerator nodes: per-rank memory, communication,\n"
+    "step time.\n"
+    "\n"
+    "Commands:\n"
+    "  estimate PLAN.plan.json [--format table|json]\n"
+    "      Per-rank peak memory by component, the runtime reserve and whether it fits.\n"
+    "\n"
+    "Options:\n"
+    "  --help       show this help\n"
+    "  --version    show the version\n"
+    "\n"
+    "Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other failure.\n";
+
+struct Command
+{
+    const char *name;
+    std::function<int(const std::vector<std::string> &, std::ostream &, std::ostream &)> run;
+};
+
+std::vector<Command> &commands()
+{
+    static std::vector<Command> list = {
+        {"estimate", estimateCommand},
+    };
+    return list;
+}
+
+std::string pad(const std::string &s, size_t w, bool right = false)
+{
+    if (s.size() >= w)
+        return s;
+    return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+std::string gibgb(double b)
+{
+    return pad(formatFixed(b / kGiB, 2), 9, true) + " GiB " + pad(formatFixed(b / kGB, 2), 9, true) + " GB";
+}
+
+} // namespace
+
+std::string readFile(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw PlanError(path, "cannot be read (no such file or no permission)");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::string estimateTable(const std::string &planText)
+{
+    const Catalog &cat = Catalog::builtin();
+    const Plan plan = parsePlanText(planText, cat);
+    const Estimate e = estimate(plan, cat);
+    const DeviceProfile &dev = *cat.device(plan.cluster.device);
+    const ParameterCounts pc = countParameters(plan.model);
+    const auto &pa = plan.parallel;
+    const auto &pr = plan.precision;
+    std::ostringstream o;
+
+    o << "Plan:    " << plan.name << "\n";
+    o << "Model:   " << (plan.model.preset.empty() ? plan.model.display_name : plan.model.preset) << ", "
+      << formatCount(pc.total) << " parameters (" << plan.model.layers << " layers, hidden "
+      << plan.model.hidden << ", " << plan.model.heads << " heads / " << plan.model.kv_heads
+      << " KV, FFN " << plan.model.ffn_hidden << " " << toString(plan.model.ffn) << ", vocab "
+      << plan.model.vocab << ")\n";
+    o << "Layout:  dp " << pa.dp << " x tp " << pa.tp << " x pp " << pa.pp << " x cp " << pa.cp
+      << (pa.ep > 1 ? " (ep " + std::to_string(pa.ep) + ")" : "") << ", sharding "
+      << toString(pa.sharding) << (pa.sp ? ", SP" : "") << ", recompute "
+      << toString(plan.memory.recompute) << ", " << toString(plan.memory.attention)
+      << " attention; " << plan.training.seq_len << " tokens x micro-batch "
+      << plan.training.micro_batch << " x " << plan.training.grad_accum << " micro-batches\n";
+    o << "Precision: params " << toString(pr.params) << ", grads " << toString(pr.grads)
+      << ", master " << toString(pr.master_weights) << ", " << toString(pr.optimizer) << " states "
+      << toString(pr.optimizer_state) << ", compute " << toString(pr.compute) << "; framework "
+      << plan.framework << "\n";
+    o << "Device:  " << dev.name << ", " << formatGiB(dev.hbm_bytes) << " (" << formatGB(dev.hbm_bytes)
+      << ") HBM, " << plan.cluster.devices_per_node << " per node x " << plan.cluster.nodes
+      << " node(s)\n\n";
+
+    // The rough model-state accounting people do first (the case's worked answer), then the
+    // engine's full accounting.
+    const double P = double(pc.total);
+    const double nStates = (pr.optimizer == Optimizer::AdamW || pr.optimizer == Optimizer::Adam) ? 2 : 1;
+    const double master = (pr.master_weights != DType::None && pr.master_weights != pr.params)
+                              ? bytesOf(pr.master_weights) : 0.0;
+    const double perParam = bytesOf(pr.params) + bytesOf(pr.grads) + master +
+                            nStates * bytesOf(pr.optimizer_state);
+    const double nominal = std::round(P / 1e9) * 1e9;
+    o << "Rough model-state accounting (parameters + gradients + master weights + optimizer states):\n";
+    o << "  " << formatFixed(P / kGB * bytesOf(pr.params), 1) << " + "
+      << formatFixed(P / kGB * bytesOf(pr.grads), 1) << " + " << formatFixed(P / kGB * master, 1) << " + "
+      << formatFixed(P / kGB * nStates * bytesOf(pr.optimizer_state), 1) << " = "
+      << formatGB(P * perParam, 1) << " per rank unsharded (" << formatFixed(perParam, 0)
+      << " B/param)";
+    if (std::fabs(nominal - P) / P > 0.01 && nominal > 0)
+        o << "; at a nominal " << formatFixed(nominal / 1e9, 0) << "B parameters: "
+          << formatGB(nominal * perParam, 0);
+    o << "\n";
+    if (pa.sharding != Sharding::None) {
+        const double shard = double(pa.dp) * pa.cp;
+        o << "  sharded across " << formatFixed(shard, 0) << " ranks (" << toString(pa.sharding)
+          << "): " << formatGB(P * perParam / shard / pa.tp / pa.pp, 1) << " per rank";
+        if (std::fabs(nominal - P) / P > 0.01)
+            o << " (nominal: " << formatGB(nominal * perParam / shard / pa.tp / pa.pp, 0) << ")";
+        o << "\n";
+    }
+    o << "  That count leaves out activations, logits and loss, communication buffers, optimizer\n"
+         "  temporaries and the runtime reserve. The full accounting follows.\n\n";
+
+    for (const RankMemory &r : e.memory.ranks) {
+        o << "Ranks " << r.rank << "-" << (r.rank + r.count - 1) << " (stage " << r.stage << ", "
+          << r.layers << " layers" << (r.has_embedding ? ", embedding" : "") << (r.has_head ? ", head" : "")
+          << "): peak in " << phaseKey(r.peak_phase) << "\n";
+        o << "  " << pad("component", 26) << pad("at peak", 28) << "   forward   backward  optimizer (GiB)\n";
+        for (int c = 0; c < kComponentCount; ++c) {
+            o << "  " << pad(std::string(componentLabel(Component(c))), 26)
+              << gibgb(r.peak().bytes[size_t(c)]);
+            for (int p = 0; p < kPhaseCount; ++p)
+                o << pad(formatFixed(r.phases[size_t(p)].bytes[size_t(c)] / kGiB, 2), 10, true);
+            o << "\n";
+        }
+        o << "  " << pad("peak allocated", 26) << gibgb(r.peak_bytes);
+        for (int p = 0; p < kPhaseCount; ++p)
+            o << pad(formatFixed(r.phases[size_t(p)].total() / kGiB, 2), 10, true);
+        o << "\n";
+        o << "  " << pad("runtime reserve", 26) << gibgb(r.reserve.total()) << "  (context "
+          << formatGiB(r.reserve.context) << ", " << r.reserve.communicators << " communicator(s) "
+          << formatGiB(r.reserve.comm_buffers) << ", allocator " << formatGiB(r.reserve.allocator) << ")\n";
+        const double need = r.peak_bytes + r.reserve.total();
+        o << "  " << pad("total on device", 26) << gibgb(need) << "\n";
+        o << "  " << pad("HBM capacity", 26) << gibgb(e.memory.hbm_bytes) << "\n";
+        if (need <= e.memory.hbm_bytes)
+            o << "  fits, " << formatGiB(e.memory.hbm_bytes - need) << " headroom\n\n";
+        else
+            o << "  DOES NOT FIT: over by " << formatGiB(need - e.memory.hbm_bytes) << "\n\n";
+    }
+    if (!e.communication.empty()) {
+        o << "Communication per step (one rank):\n";
+        o << "  " << pad("collective", 16) << pad("group", 10) << pad("message", 14) << pad("count", 8)
+          << pad("time each", 12) << "exposed/step\n";
+        for (const Collective &c : e.communication) {
+            o << "  " << pad(c.collective, 16) << pad(c.group + " x" + std::to_string(c.group_size), 10)
+              << pad(formatBytes(c.bytes), 14) << pad(formatFixed(c.count_per_step, 0), 8)
+              << pad(formatSeconds(c.time_s), 12) << formatSeconds(c.exposed_time_s) << "\n";
+        }
+        o << "\n";
+    }
+    if (e.step.step_s > 0) {
+        o << "Step: " << formatSeconds(e.step.step_s) << " (compute " << formatSeconds(e.step.compute_s)
+          << ", exposed communication " << formatSeconds(e.step.communication_s) << ", bubble "
+          << formatSeconds(e.step.bubble_s) << ", offload " << formatSeconds(e.step.offload_s) << "); "
+          << formatFixed(e.step.tokens_per_s, 0) << " tokens/s, MFU " << formatFixed(100 * e.step.mfu, 1)
+          << "%\n\n";
+    }
+    o << "Verdict: " << (e.memory.fits ? "FITS" : "DOES NOT FIT") << " on " << dev.name
+      << "; peak rank " << e.memory.peak_rank << " needs "
+      << formatGiB(e.memory.peak_bytes) << " allocated + reserve, of " << formatGiB(e.memory.hbm_bytes)
+      << " HBM.\n";
+    o << "Units: GiB = 2^30 bytes (what allocators report), GB = 10^9 bytes (datasheets).\n";
+    return o.str();
+}
+
+int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    std::string file;
+    std::string format = "table";
+    for (size_t i = 0; i < args.size(); ++i) {
+        const std::string &a = args[i];
+        if (a == "--format") {
+            if (i + 1 >= args.size()) {
+                err << "shardscope-cli estimate: --format needs a value (table or json)\n";
+                return ExitBadInput;
+            }
+            format = args[++i];
+        } else if (a.rfind("--format=", 0) == 0) {
+            format = a.substr(9);
+        } else if (a == "--help" || a == "-h") {
+            out << "Usage: shardscope-cli estimate PLAN.plan.json [--format table|json]\n";
+            return ExitOk;
+        } else if (!a.empty() && a[0] == '-') {
+            err << "shardscope-cli estimate: unknown option " << a << "\n";
+            return ExitBadInput;
+        } else if (file.empty()) {
+            file = a;
+        } else {
+            err << "shardscope-cli estimate: one plan file expected, got also " << a << "\n";
+            return ExitBadInput;
+        }
+    }
+    if (format != "table" && format != "json") {
+        err << "shardscope-cli estimate: --format must be table or json, not " << format << "\n";
+        return ExitBadInput;
+    }
+    if (file.empty()) {
+        err << "shardscope-cli estimate: missing PLAN.plan.json\n";
+        return ExitBadInput;
+    }
+    try {
+        const std::string text = readFile(file);
+        if (format == "json") {
+            const Catalog &cat = Catalog::builtin();
+            const Plan plan = parsePlanText(text, cat);
+            out << estimateToJson(plan, estimate(plan, cat)).dump(2) << "\n";
+        } else {
+            out << estimateTable(text);
+        }
+    } catch (const PlanError &e) {
+        err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
+        return ExitBadInput;
+    }
+    return ExitOk;
+}
+
+int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    if (args.empty()) {
+        err << kUsage;
+        return ExitBadInput;
+    }
+    const std::string &verb = args[0];
+    if (verb == "--help" || verb == "-h" || verb == "help") {
+        out << kUsage;
+        return ExitOk;
+    }
+    if (verb == "--version" || verb == "-V") {
+        out << "shardscope-cli " << SHARDSCOPE_VERSION << "\n";
+        return ExitOk;
+    }
+    for (const Command &c : commands()) {
+        if (verb == c.name) {
+            try {
+                return c.run(std::vector<std::string>(args.begin() + 1, args.end()), out, err);
+            } catch (const PlanError &e) {
+                err << "shardscope-cli: error: " << e.what() << "\n";
+                return ExitBadInput;
+            } catch (const std::exception &e) {
+                err << "shardscope-cli: internal error: " << e.what() << "\n";
+                return ExitFailure;
+            }
+        }
+    }
+    err << "shardscope-cli: unknown command \"" << verb << "\"\n\n" << kUsage;
+    return ExitBadInput;
+}
+
+} // namespace shardscope::cli

@@ -1,0 +1,24 @@
+#pragma once
+
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+namespace shardscope::cli {
+
+/// Exit statuses of shardscope-cli.
+enum ExitCode { ExitOk = 0, ExitFailure = 1, ExitBadInput = 2 };
+
+/// Runs the command line (args without the program name). Testable in-process.
+int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+
+/// Reads a whole file; throws PlanError("<path>", "cannot be read") when it cannot.
+std::string readFile(const std::string &path);
+
+// Verbs. Each returns an exit code; args exclude the verb.
+int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+
+/// The human-readable estimate table (also used by golden tests).
+std::string estimateTable(const std::string &planText);
+
+} // namespace shardscope::cli

@@ -1,0 +1,9 @@
+#include "cli.h"
+
+#include <iostream>
+
+int main(int argc, char **argv)
+{
+    std::vector<std::string> args(argv + 1, argv + argc);
+    return shardscope::cli::run(args, std::cout, std::cerr);
+}

@@ -1,0 +1,155 @@
+#include "catalog.h"
+
+#include "errors.h"
+#include "shardscope_config.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+namespace shardscope {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+json readJsonFile(const fs::path &file)
+{
+    std::ifstream in(file);
+    if (!in)
+        throw PlanError(file.string(), "cannot be read");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    try {
+        return json::parse(ss.str());
+    } catch (const json::parse_error &e) {
+        throw PlanError(file.string(), std::string("malformed JSON: ") + e.what());
+    }
+}
+
+template<typename F>
+void forEachJson(const fs::path &dir, F &&f)
+{
+    if (!fs::is_directory(dir))
+        return;
+    std::vector<fs::path> files;
+    for (const auto &e : fs::directory_iterator(dir)) {
+        if (e.is_regular_file() && e.path().extension() == ".json")
+            files.push_back(e.path());
+    }
+    std::sort(files.begin(), files.end());
+    for (const auto &file : files)
+        f(file, readJsonFile(file));
+}
+
+template<typename M>
+std::vector<std::string> keys(const M &m)
+{
+    std::vector<std::string> out;
+    for (const auto &[k, v] : m)
+        out.push_back(k);
+    return out;
+}
+
+} // namespace
+
+Catalog Catalog::load(const std::string &dataDir)
+{
+    Catalog c;
+    c.m_dataDir = dataDir;
+    const fs::path root(dataDir);
+    forEachJson(root / "models", [&](const fs::path &file, const json &j) {
+        try {
+            ModelShape m = shapeFromHuggingFaceConfig(json{
+                {"hidden_size", j.at("hidden")}, {"num_hidden_layers", j.at("layers")},
+                {"num_attention_heads", j.at("heads")}, {"num_key_value_heads", j.at("kv_heads")},
+                {"head_dim", j.at("head_dim")}, {"intermediate_size", j.at("ffn_hidden")},
+                {"vocab_size", j.at("vocab")}, {"tie_word_embeddings", j.value("tied_embeddings", false)},
+                {"attention_bias", j.value("attention_bias", false)}});
+            m.ffn = j.value("ffn", std::string("swiglu")) == "gelu" ? FfnKind::GELU : FfnKind::SwiGLU;
+            if (auto moe = j.find("moe"); moe != j.end()) {
+                m.moe.experts = moe->at("experts").get<int>();
+                m.moe.top_k = moe->at("top_k").get<int>();
+                m.moe.expert_ffn_hidden = moe->at("expert_ffn_hidden").get<int64_t>();
+            }
+            m.preset = j.at("id").get<std::string>();
+            m.display_name = j.value("display_name", m.preset);
+            c.m_models[m.preset] = m;
+        } catch (const json::exception &e) {
+            throw PlanError(file.string(), std::string("bad model preset: ") + e.what());
+        }
+    });
+    forEachJson(root / "devices", [&](const fs::path &, const json &j) {
+        DeviceProfile d = deviceFromJson(j);
+        c.m_devices[d.id] = d;
+    });
+    forEachJson(root / "frameworks", [&](const fs::path &, const json &j) {
+        FrameworkProfile f = frameworkFromJson(j);
+        c.m_frameworks[f.id] = f;
+    });
+    return c;
+}
+
+const Catalog &Catalog::builtin()
+{
+    static const Catalog instance = [] {
+        const std::string dir = locateDataDir();
+        if (dir.empty())
+            throw PlanError("data directory",
+                            "cannot find ShardScope's data (models/, devices/, frameworks/); set "
+                            "SHARDSCOPE_DATA_DIR");
+        return Catalog::load(dir);
+    }();
+    return instance;
+}
+
+const ModelShape *Catalog::model(const std::string &id) const
+{
+    auto it = m_models.find(id);
+    return it == m_models.end() ? nullptr : &it->second;
+}
+const DeviceProfile *Catalog::device(const std::string &id) const
+{
+    auto it = m_devices.find(id);
+    return it == m_devices.end() ? nullptr : &it->second;
+}
+const FrameworkProfile *Catalog::framework(const std::string &id) const
+{
+    auto it = m_frameworks.find(id);
+    return it == m_frameworks.end() ? nullptr : &it->second;
+}
+std::vector<std::string> Catalog::modelIds() const { return keys(m_models); }
+std::vector<std::string> Catalog::deviceIds() const { return keys(m_devices); }
+std::vector<std::string> Catalog::frameworkIds() const { return keys(m_frameworks); }
+void Catalog::addDevice(DeviceProfile d) { m_devices[d.id] = std::move(d); }
+
+std::string locateDataDir()
+{
+    auto valid = [](const fs::path &p) {
+        std::error_code ec;
+        return fs::is_directory(p / "models", ec) && fs::is_directory(p / "devices", ec);
+    };
+    if (const char *env = std::getenv("SHARDSCOPE_DATA_DIR"); env && *env) {
+        if (valid(env))
+            return env;
+    }
+    std::error_code ec;
+    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) {
+        const fs::path installed = exe.parent_path().parent_path() / SHARDSCOPE_DATA_SUBDIR;
+        if (valid(installed))
+            return installed.string();
+    }
+    const fs::path prefix = fs::path(SHARDSCOPE_INSTALL_PREFIX) / SHARDSCOPE_DATA_SUBDIR;
+    if (valid(prefix))
+        return prefix.string();
+    if (valid(SHARDSCOPE_SOURCE_RESOURCES_DIR))
+        return SHARDSCOPE_SOURCE_RESOURCES_DIR;
+    return {};
+}
+
+} // namespace shardscope

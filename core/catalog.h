@@ -1,0 +1,47 @@
+#pragma once
+
+#include "device.h"
+#include "framework.h"
+#include "model.h"
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+/// Model presets, device profiles and framework profiles, read from the data directory
+/// (resources/ in the source tree, share/shardscope when installed).
+class Catalog
+{
+public:
+    /// Reads <dir>/models, <dir>/devices and <dir>/frameworks. Throws PlanError naming the
+    /// file and field of a broken entry.
+    static Catalog load(const std::string &dataDir);
+    /// The catalog of the located data directory, loaded once (thread-safe).
+    static const Catalog &builtin();
+
+    const ModelShape *model(const std::string &id) const;
+    const DeviceProfile *device(const std::string &id) const;
+    const FrameworkProfile *framework(const std::string &id) const;
+
+    std::vector<std::string> modelIds() const;
+    std::vector<std::string> deviceIds() const;
+    std::vector<std::string> frameworkIds() const;
+
+    /// Adds or replaces a device profile (user-defined or calibrated by the runner).
+    void addDevice(DeviceProfile d);
+    const std::string &dataDir() const { return m_dataDir; }
+
+private:
+    std::string m_dataDir;
+    std::map<std::string, ModelShape> m_models;
+    std::map<std::string, DeviceProfile> m_devices;
+    std::map<std::string, FrameworkProfile> m_frameworks;
+};
+
+/// The data directory: $SHARDSCOPE_DATA_DIR, else <prefix>/share/shardscope next to the
+/// running executable, else the source tree's resources/. Empty when none exists.
+std::string locateDataDir();
+
+} // namespace shardscope

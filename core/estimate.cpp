@@ -1,0 +1,73 @@
+#include "estimate.h"
+
+#include "catalog.h"
+
+namespace shardscope {
+
+Estimate estimate(const Plan &plan, const Catalog &catalog)
+{
+    Estimate e;
+    e.memory = estimateMemory(plan, catalog);
+    return e;
+}
+
+nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
+{
+    using nlohmann::json;
+    json j;
+    j["plan"] = plan.name;
+    j["hbm_bytes"] = e.memory.hbm_bytes;
+    j["usable_bytes"] = e.memory.usable_bytes;
+    j["fits"] = e.memory.fits;
+    j["peak_rank"] = e.memory.peak_rank;
+    j["peak_bytes"] = e.memory.peak_bytes;
+    json ranks = json::array();
+    for (const RankMemory &r : e.memory.ranks) {
+        json comps = json::object();
+        const Breakdown &b = r.peak();
+        for (int c = 0; c < kComponentCount; ++c)
+            comps[std::string(componentKey(Component(c)))] = b.bytes[size_t(c)];
+        json phases = json::object();
+        for (int p = 0; p < kPhaseCount; ++p)
+            phases[std::string(phaseKey(Phase(p)))] = r.phases[size_t(p)].total();
+        ranks.push_back({{"rank", r.rank},
+                         {"stage", r.stage},
+                         {"ranks", r.count},
+                         {"layers", r.layers},
+                         {"peak_bytes", r.peak_bytes},
+                         {"peak_phase", std::string(phaseKey(r.peak_phase))},
+                         {"components", comps},
+                         {"phase_peaks", phases},
+                         {"runtime_reserved_bytes", r.reserve.total()},
+                         {"runtime_reserve",
+                          {{"context", r.reserve.context},
+                           {"communicator_buffers", r.reserve.comm_buffers},
+                           {"communicators", r.reserve.communicators},
+                           {"allocator", r.reserve.allocator}}}});
+    }
+    j["ranks"] = ranks;
+    json comm = json::array();
+    for (const Collective &c : e.communication) {
+        comm.push_back({{"collective", c.collective},
+                        {"group", c.group},
+                        {"group_size", c.group_size},
+                        {"bytes", c.bytes},
+                        {"count_per_step", c.count_per_step},
+                        {"time_s", c.time_s},
+                        {"exposed_time_s", c.exposed_time_s},
+                        {"phase", c.phase},
+                        {"note", c.note}});
+    }
+    j["communication"] = comm;
+    j["step"] = {{"compute_s", e.step.compute_s},
+                 {"communication_s", e.step.communication_s},
+                 {"bubble_s", e.step.bubble_s},
+                 {"offload_s", e.step.offload_s},
+                 {"step_s", e.step.step_s},
+                 {"tokens_per_s", e.step.tokens_per_s},
+                 {"mfu", e.step.mfu},
+                 {"hfu", e.step.hfu}};
+    return j;
+}
+
+} // namespace shardscope

@@ -1,0 +1,53 @@
+#pragma once
+
+#include "memory.h"
+#include "plan.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace shardscope {
+
+class Catalog;
+
+/// One collective of a training step on one rank (plan-format.md `communication`).
+struct Collective
+{
+    std::string collective; ///< "all_reduce", "all_gather", "reduce_scatter", "all_to_all", "send_recv"
+    std::string group;      ///< "dp", "tp", "cp", "pp", "ep"
+    int group_size = 1;
+    double bytes = 0;          ///< message size S (nccl-tests convention: whole buffer)
+    double count_per_step = 0;
+    double time_s = 0;         ///< time of one call
+    double exposed_time_s = 0; ///< per step, not hidden behind compute
+    std::string phase;         ///< "forward", "backward", "optimizer_step"
+    std::string note;          ///< what it carries
+};
+
+struct StepEstimate
+{
+    double compute_s = 0;
+    double communication_s = 0; ///< exposed communication per step
+    double bubble_s = 0;
+    double offload_s = 0;
+    double step_s = 0;
+    double tokens_per_s = 0;
+    double mfu = 0;
+    double hfu = 0;
+};
+
+struct Estimate
+{
+    MemoryEstimate memory;
+    std::vector<Collective> communication;
+    StepEstimate step;
+};
+
+/// Memory, communication and step time of a validated plan.
+Estimate estimate(const Plan &plan, const Catalog &catalog);
+
+/// The `shardscope-cli estimate --format json` object of plan-format.md.
+nlohmann::json estimateToJson(const Plan &plan, const Estimate &e);
+
+} // namespace shardscope

@@ -1,0 +1,72 @@
+#pragma once
+
+#include "dtype.h"
+#include "plan.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace shardscope {
+
+/// How a training framework lays memory out (resources/frameworks/<id>.json). The memory
+/// engine reads these switches; it has no per-framework code paths. Each switch names the
+/// framework behaviour it follows.
+struct FrameworkProfile
+{
+    std::string id;
+    std::string name;
+    std::string description;
+
+    // --- model states -------------------------------------------------------------------
+    /// Gradients are freed by zero_grad(set_to_none=True) after the optimizer step and
+    /// re-created in backward (PyTorch >= 2.0 default). false: a persistent gradient buffer.
+    bool grads_set_to_none = true;
+    /// Dtype of a persistent main-gradient buffer that replaces `precision.grads` (Megatron's
+    /// fp32 `main_grad`); DType::None when gradients use `precision.grads`.
+    DType main_grad_dtype = DType::None;
+    /// PyTorch DDP's Reducer keeps flat bucket buffers beside each `.grad`
+    /// (gradient_as_bucket_view=False, the default), doubling gradient memory.
+    bool ddp_bucket_copy = true;
+    double ddp_bucket_bytes = 25.0 * 1024 * 1024;
+    OptimizerImpl default_optimizer_impl = OptimizerImpl::Foreach;
+    /// ZeRO-1/2 as in DeepSpeed / Megatron's distributed optimizer: fp32 gradients are
+    /// reduce-scattered through buckets of this size (bytes).
+    double reduce_bucket_bytes = 0;
+
+    // --- FSDP / ZeRO-3 ----------------------------------------------------------------------
+    /// FSDP2 does not reshard the root module (embedding, final norm, untied head) after
+    /// forward: its parameters stay gathered until backward ends.
+    bool fsdp_root_stays_gathered = true;
+    /// Layers whose parameters are gathered ahead of use (FSDP2 implicit prefetch: 1).
+    int fsdp_prefetch_layers = 1;
+
+    // --- activations -----------------------------------------------------------------------
+    /// RMSNorm implementation: "upcast" (Hugging Face: fp32 copy of the input and the
+    /// normalized tensor are saved) or "fused" (Apex / TE: input and 1/rms saved).
+    std::string norm = "upcast";
+    /// Under autocast every linear saves its own compute-dtype cast of its input.
+    bool autocast_input_casts = true;
+    /// Under autocast the compute-dtype copies of the weights are cached for forward and
+    /// held by autograd until each layer's backward.
+    bool autocast_weight_cache = true;
+    /// SwiGLU as one fused kernel (saves only the fc1 output).
+    bool fused_swiglu = false;
+
+    // --- logits and loss ------------------------------------------------------------------
+    /// "hf_upcast": logits in the compute dtype, an fp32 copy for the loss, fp32 log-softmax
+    /// saved; backward holds three fp32 vocab-sized tensors at once (transformers'
+    /// ForCausalLMLoss). "fused_fp32": Megatron's vocab-parallel cross entropy (fp32 logits,
+    /// softmax written in place and reused as the gradient).
+    std::string loss = "hf_upcast";
+
+    // --- runtime -----------------------------------------------------------------------------
+    /// Allocator reserve beyond allocated memory (block rounding, fragmentation), as a
+    /// fraction of the peak allocated; counted in the runtime reserve.
+    double allocator_overhead_fraction = 0.05;
+
+    nlohmann::json raw;
+};
+
+FrameworkProfile frameworkFromJson(const nlohmann::json &j); ///< throws PlanError
+
+} // namespace shardscope

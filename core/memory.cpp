@@ -1,0 +1,695 @@
+// The memory engine: per-rank peak memory of one steady-state training step.
+//
+// Activations are derived op by op from what each operation saves for backward (not from a
+// constant), following the framework profile's switches:
+//  - pytorch: Hugging Face LlamaDecoderLayer under eager PyTorch. LlamaRMSNorm saves an fp32
+//    copy of its input and the normalized tensor; q/k/v after RoPE, the attention output and
+//    the log-sum-exp are saved by SDPA's flash kernel (its output is the o_proj input, BSHD
+//    layout, no copy); SwiGLU saves gate, up, silu(gate) and their product. Under autocast
+//    (fp32 parameters, bf16 compute) the residual stream is fp32 and every linear saves its
+//    own bf16 cast of its input; compute-dtype weight copies are cached for the whole forward.
+//    Checked against H200 measurements of TinyLlama-1.1B (shared/calibration).
+//  - megatron: fused RMSNorm (saves its input), fused SwiGLU (saves fc1 output), TE flash
+//    attention; Korthikanti et al. 2022 (arXiv 2205.05198) for how TP and SP divide them.
+// Model states follow ZeRO (Rajbhandari et al. 2020) for the sharding stages, with the
+// framework's gradient layout (set_to_none grads, DDP bucket copies, Megatron fp32 main_grad).
+#include "memory.h"
+
+#include "catalog.h"
+#include "units.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+namespace shardscope {
+
+std::string_view componentKey(Component c)
+{
+    switch (c) {
+    case Component::Parameters: return "parameters";
+    case Component::Gradients: return "gradients";
+    case Component::MasterWeights: return "master_weights";
+    case Component::OptimizerStates: return "optimizer_states";
+    case Component::Activations: return "activations";
+    case Component::LogitsAndLoss: return "logits_and_loss";
+    case Component::CommunicationBuffers: return "communication_buffers";
+    case Component::Transient: return "transient";
+    case Component::Count: break;
+    }
+    return "";
+}
+
+std::string_view componentLabel(Component c)
+{
+    switch (c) {
+    case Component::Parameters: return "Parameters";
+    case Component::Gradients: return "Gradients";
+    case Component::MasterWeights: return "Master weights";
+    case Component::OptimizerStates: return "Optimizer states";
+    case Component::Activations: return "Activations";
+    case Component::LogitsAndLoss: return "Logits and loss";
+    case Component::CommunicationBuffers: return "Communication buffers";
+    case Component::Transient: return "Transient";
+    case Component::Count: break;
+    }
+    return "";
+}
+
+std::string_view phaseKey(Phase p)
+{
+    switch (p) {
+    case Phase::Forward: return "forward";
+    case Phase::Backward: return "backward";
+    case Phase::OptimizerStep: return "optimizer_step";
+    case Phase::Count: break;
+    }
+    return "";
+}
+
+namespace {
+
+int optimizerStates(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::AdamW:
+    case Optimizer::Adam: return 2; // exp_avg, exp_avg_sq
+    case Optimizer::SGD:
+    case Optimizer::Lion: return 1; // momentum
+    }
+    return 2;
+}
+
+/// Derived sizes shared by every rank of a plan.
+struct Context
+{
+    const Plan &plan;
+    const DeviceProfile &dev;
+    const FrameworkProfile &fw;
+    ParameterCounts pc;
+    int tp, pp, cp, dp, ep, v;
+    int m;              ///< micro-batches per step per DP rank
+    double c;           ///< compute dtype bytes
+    double r;           ///< residual stream dtype bytes
+    bool autocast;      ///< parameters stored above the compute dtype, cast by torch.autocast
+    bool fsdp;          ///< parameters sharded and gathered per layer
+    double shard;       ///< ranks the dense model states are sharded over (dp * cp)
+    double expertShard; ///< ranks expert states are sharded over (dp * cp / ep)
+    double tokens;      ///< tokens per micro-batch on one rank (s * b / cp)
+    double seqTokens;   ///< tokens per sample on one rank (s / cp)
+    int layersPerStage;
+    double bParams, bGrads, bMaster, bState;
+    int nStates;
+    OptimizerImpl optImpl;
+    bool masterSeparate;
+
+    Context(const Plan &p, const DeviceProfile &d, const FrameworkProfile &f)
+        : plan(p), dev(d), fw(f), pc(countParameters(p.model))
+    {
+        const auto &pa = p.parallel;
+        tp = pa.tp;
+        pp = pa.pp;
+        cp = pa.cp;
+        dp = pa.dp;
+        ep = pa.ep;
+        v = pa.pp_schedule == PpSchedule::Interleaved ? pa.virtual_stages : 1;
+        m = p.training.grad_accum;
+        c = bytesOf(p.precision.compute);
+        fsdp = pa.sharding == Sharding::Full;
+        autocast = bytesOf(p.precision.params) > c && !fsdp && f.autocast_weight_cache;
+        r = (autocast && f.autocast_input_casts) ? bytesOf(p.precision.params) : c;
+        shard = double(dp) * cp;
+        expertShard = std::max(1.0, shard / ep);
+        seqTokens = double(p.training.seq_len) / cp;
+        tokens = seqTokens * p.training.micro_batch;
+        layersPerStage = p.model.layers / pp;
+        bParams = bytesOf(p.precision.params);
+        bGrads = f.main_grad_dtype != DType::None ? bytesOf(f.main_grad_dtype)
+                                                   : bytesOf(p.precision.grads);
+        masterSeparate = p.precision.master_weights != DType::None &&
+                         p.precision.master_weights != p.precision.params;
+        bMaster = masterSeparate ? bytesOf(p.precision.master_weights) : 0.0;
+        bState = bytesOf(p.precision.optimizer_state);
+        nStates = optimizerStates(p.precision.optimizer);
+        optImpl = p.precision.optimizer_impl == OptimizerImpl::Default ? f.default_optimizer_impl
+                                                                        : p.precision.optimizer_impl;
+    }
+};
+
+/// Everything one kind of rank holds, in bytes, before it is arranged into phases.
+struct Quantities
+{
+    // parameter elements on this rank (before sharding)
+    double denseParams = 0, expertParams = 0, layerParams = 0, rootParams = 0;
+    double matmulParams = 0; ///< weights autocast casts (all but norms and the embedding)
+    // model states
+    double params = 0, computeCopies = 0, grads = 0, gradsPerLayer = 0, gradsHead = 0,
+           gradsEmbedding = 0;
+    double master = 0, states = 0, optTemp = 0;
+    // communication
+    double ddpBuckets = 0, fsdpForward = 0, fsdpBackward = 0, rootGathered = 0, p2p = 0,
+           reduceBucket = 0;
+    // activations, per micro-batch
+    double actLayer = 0;     ///< saved by one layer (after recompute policy)
+    double actLayerFull = 0; ///< one layer without recompute (the recompute working set)
+    double actFinal = 0;     ///< final norm and LM-head input (last stage)
+    double inflight = 1;     ///< micro-batches whose activations a stage holds (layer units)
+    double actTotal = 0;
+    // logits
+    double logitsForward = 0, logitsBackward = 0;
+    // transients
+    double fwdTransient = 0, bwdTransient = 0;
+    bool gradsInForward = false;
+};
+
+/// Saved activation bytes of one decoder layer for one micro-batch (no recompute).
+double layerActivationBytes(const Context &x, bool forFullLayer, double *attentionScores)
+{
+    const auto &mo = x.plan.model;
+    const auto &pa = x.plan.parallel;
+    const double c = x.c, r = x.r;
+    const double t = x.tp;
+    const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0); // norm/residual region
+    const double q = double(mo.qDim()) / t;
+    const double kv = double(mo.kvDim()) / t;
+    const double a = double(mo.heads) / t;
+    const bool upcastNorm = x.fw.norm == "upcast";
+    const bool casts = x.autocast && x.fw.autocast_input_casts;
+
+    // RMSNorm: upcast saves fp32(input) and the normalized tensor; fused saves its input.
+    const double norm = upcastNorm ? (4.0 + r) * hSp : r * hSp;
+    double perToken = 2.0 * norm;
+    // Linear inputs: QKV and gate/up; under autocast each linear keeps its own cast.
+    perToken += (casts ? 3.0 : 1.0) * c * hSp; // q, k, v projections
+    perToken += (casts ? 2.0 : 1.0) * c * hSp; // FFN input(s)
+    double scores = 0;
+    if (x.plan.memory.attention == Attention::Flash) {
+        // q, k (after RoPE) and v, the output (also the o_proj input), fp32 log-sum-exp.
+        perToken += c * (q + 2.0 * kv) + c * q + 4.0 * a;
+    } else {
+        // Eager: k and v repeated to all heads (repeat_kv), fp32 softmax and its compute-dtype
+        // cast per score, the attention output copied contiguous for o_proj.
+        perToken += c * (q + 2.0 * q) + c * q;
+        scores = (4.0 + c) * a * x.seqTokens; // per token: one row of scores per head
+    }
+    // FFN.
+    const bool moe = mo.moe.enabled();
+    const double f = double(moe ? mo.moe.expert_ffn_hidden : mo.ffn_hidden) / t;
+    double ffn;
+    if (mo.ffn == FfnKind::GELU)
+        ffn = 2.0 * c * f; // fc1 output (saved by GELU), GELU output (saved by fc2)
+    else if (x.fw.fused_swiglu)
+        ffn = 3.0 * c * f; // fc1 output [gate|up], swiglu output
+    else
+        ffn = 4.0 * c * f; // gate, up, silu(gate), silu(gate) * up
+    if (moe) {
+        // Each token visits top_k experts; the permuted copies of its hidden state are saved,
+        // plus the fp32 router probabilities.
+        ffn = mo.moe.top_k * (ffn + c * double(mo.hidden)) + 4.0 * mo.moe.experts;
+    }
+    perToken += ffn;
+
+    const Recompute rc = x.plan.memory.recompute;
+    if (attentionScores)
+        *attentionScores = scores * x.tokens;
+    if (forFullLayer || rc == Recompute::None)
+        return (perToken + scores) * x.tokens;
+    if (rc == Recompute::Selective)
+        return perToken * x.tokens; // attention core recomputed: no score matrices kept
+    // Full: one checkpoint per layer keeps only the layer input (residual dtype).
+    return r * hSp * x.tokens;
+}
+
+Quantities computeQuantities(const Context &x, int stage)
+{
+    Quantities qn;
+    const auto &pa = x.plan.parallel;
+    const auto &mo = x.plan.model;
+    const auto &off = x.plan.memory.offload;
+    const bool first = stage == 0;
+    const bool last = stage == x.pp - 1;
+    const double t = x.tp;
+    const int L = x.layersPerStage;
+
+    // --- parameters held by this rank (elements) ------------------------------------------
+    const double layerDense = double(x.pc.attention_per_layer + x.pc.dense_ffn_per_layer) / t +
+                              double(x.pc.norms_per_layer + x.pc.router_per_layer);
+    const double layerExperts =
+        mo.moe.enabled() ? double(mo.moe.experts) / x.ep * double(x.pc.expert_per_layer) / t : 0.0;
+    double root = 0;
+    if (first)
+        root += double(x.pc.embedding) / t;
+    if (last) {
+        root += double(x.pc.final_norm);
+        // Tied embeddings are one tensor unless the head sits on another stage.
+        if (!mo.tied_embeddings)
+            root += double(x.pc.lm_head) / t;
+        else if (x.pp > 1)
+            root += double(x.pc.embedding) / t;
+    }
+    qn.layerParams = layerDense + layerExperts;
+    qn.rootParams = root;
+    qn.denseParams = layerDense * L + root;
+    qn.expertParams = layerExperts * L;
+    const double total = qn.denseParams + qn.expertParams;
+    qn.matmulParams = (double(x.pc.attention_per_layer + x.pc.dense_ffn_per_layer) / t) * L +
+                      qn.expertParams + (last && !mo.tied_embeddings ? double(x.pc.lm_head) / t
+                                         : (last && mo.tied_embeddings ? double(x.pc.embedding) / t : 0.0));
+
+    const Sharding sh = pa.sharding;
+    auto sharded = [&](bool isSharded) {
+        return isSharded ? qn.denseParams / x.shard + qn.expertParams / x.expertShard : total;
+    };
+
+    // --- model states -----------------------------------------------------------------------
+    qn.params = off.params ? 0.0 : sharded(sh == Sharding::Full) * x.bParams;
+    if (x.autocast)
+        qn.computeCopies = qn.matmulParams * x.c;
+    const bool gradsSharded = sh == Sharding::Grads || sh == Sharding::Full;
+    qn.grads = off.grads ? 0.0 : sharded(gradsSharded) * x.bGrads;
+    qn.gradsPerLayer = qn.grads * (qn.layerParams / std::max(1.0, total));
+    qn.gradsEmbedding = first ? qn.grads * (double(x.pc.embedding) / t / std::max(1.0, total)) : 0.0;
+    qn.gradsHead = last ? qn.grads * ((qn.rootParams - (first ? double(x.pc.embedding) / t : 0.0)) /
+                                      std::max(1.0, total))
+                        : 0.0;
+    const bool optSharded = sh != Sharding::None;
+    if (!off.optimizer) {
+        qn.master = sharded(optSharded) * x.bMaster;
+        qn.states = sharded(optSharded) * x.bState * x.nStates;
+        const double optElems = sharded(optSharded);
+        // The optimizer works on the master copy when there is one, else on the parameters.
+        const double workBytes = x.masterSeparate ? x.bMaster : std::max(x.bState, x.bParams);
+        switch (x.optImpl) {
+        case OptimizerImpl::Foreach:
+            // Adam: _foreach_sqrt(exp_avg_sq) materializes one list as large as the states;
+            // SGD / Lion: one update list as large as the parameters worked on.
+            qn.optTemp = optElems * (x.nStates >= 2 ? x.bState : workBytes);
+            break;
+        case OptimizerImpl::ForLoop:
+            qn.optTemp = 2.0 * double(x.pc.largest_tensor) / t * workBytes;
+            break;
+        case OptimizerImpl::Fused:
+        case OptimizerImpl::Default:
+            qn.optTemp = 0;
+            break;
+        }
+    }
+    // Gradients exist during forward when several micro-batches accumulate into them or when
+    // the framework keeps a persistent gradient buffer.
+    qn.gradsInForward = !x.fw.grads_set_to_none || x.m > 1;
+
+    // --- communication buffers ---------------------------------------------------------------
+    const bool dataParallel = x.shard > 1;
+    if (dataParallel && sh == Sharding::None && x.fw.ddp_bucket_copy &&
+        x.fw.main_grad_dtype == DType::None)
+        qn.ddpBuckets = off.grads ? x.fw.ddp_bucket_bytes : total * bytesOf(x.plan.precision.grads);
+    if (dataParallel && (sh == Sharding::Optimizer || sh == Sharding::Grads))
+        qn.reduceBucket = x.fw.reduce_bucket_bytes;
+    if (x.fsdp) {
+        const double layerBytes = qn.layerParams * x.c;
+        const int prefetch = std::max(0, x.fw.fsdp_prefetch_layers);
+        if (pa.reshard_after_forward) {
+            qn.fsdpForward = (1 + prefetch) * layerBytes;
+        } else {
+            // ZeRO-2 style: every layer stays gathered from its forward until its backward.
+            qn.fsdpForward = L * layerBytes;
+        }
+        // Backward: the layer being differentiated, the one prefetched and the unsharded
+        // gradients waiting for reduce-scatter (in the compute dtype).
+        qn.fsdpBackward = (pa.reshard_after_forward ? (1 + prefetch) * layerBytes : L * layerBytes) +
+                          qn.layerParams * x.c;
+        if (x.fw.fsdp_root_stays_gathered)
+            qn.rootGathered = qn.rootParams * x.c;
+        else
+            qn.fsdpForward = std::max(qn.fsdpForward, qn.rootParams * x.c + layerBytes);
+    }
+    if (x.pp > 1) {
+        // Activation send and receive buffers at stage boundaries.
+        const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0);
+        qn.p2p = (first || last ? 1.0 : 2.0) * x.tokens * hSp * x.c;
+    }
+
+    // --- activations ------------------------------------------------------------------------
+    double scores = 0;
+    qn.actLayer = layerActivationBytes(x, false, &scores);
+    qn.actLayerFull = layerActivationBytes(x, true, nullptr);
+    if (last) {
+        const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0);
+        const double normSaved = x.fw.norm == "upcast" ? (4.0 + x.r) * hSp : x.r * hSp;
+        const double headInput = x.c * hSp;
+        const double normOutputAlive = x.r != x.c ? x.r * hSp : 0.0;
+        qn.actFinal = (normSaved + headInput + normOutputAlive) * x.tokens;
+    }
+    // Micro-batches in flight on this stage.
+    if (x.pp == 1) {
+        qn.inflight = 1;
+    } else if (pa.pp_schedule == PpSchedule::GPipe) {
+        qn.inflight = x.m;
+    } else if (pa.pp_schedule == PpSchedule::Interleaved) {
+        // Megatron interleaved 1F1B: warm-up forwards on rank s =
+        // (pp - s - 1) * 2 + (v - 1) * pp model chunks, plus the one in flight.
+        const double chunks = std::min<double>((x.pp - stage - 1) * 2.0 + (x.v - 1.0) * x.pp + 1.0,
+                                               double(x.m) * x.v);
+        qn.inflight = chunks / x.v; // in units of the whole stage's layers
+    } else {
+        qn.inflight = std::min(x.pp - stage, x.m);
+    }
+    qn.actTotal = qn.actLayer * L * qn.inflight;
+    if (off.activations)
+        qn.actTotal = std::min(qn.actTotal, 2.0 * qn.actLayer); // current + prefetched layer
+
+    // --- logits and loss (last stage) -------------------------------------------------------
+    if (last) {
+        const double vocab = double(mo.vocab) / t;
+        const double n = x.tokens * vocab;
+        if (x.fw.loss == "hf_upcast") {
+            const double upcast = x.c < 4.0 ? 4.0 : 0.0;
+            qn.logitsForward = n * (x.c + upcast + 4.0);
+            qn.logitsBackward = n * 12.0;
+        } else {
+            qn.logitsForward = n * (x.c + 4.0);
+            qn.logitsBackward = n * (4.0 + x.c);
+        }
+    }
+
+    // --- transients ------------------------------------------------------------------------
+    {
+        const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0);
+        const double f = double(mo.moe.enabled() ? mo.moe.expert_ffn_hidden * mo.moe.top_k
+                                                 : mo.ffn_hidden) / t;
+        const double q = double(mo.qDim()) / t;
+        // Backward of one layer: gradients of the FFN intermediates and of the residual,
+        // flash attention's dq/dk/dv with its fp32 dq accumulator.
+        qn.bwdTransient = x.tokens * (3.0 * x.c * f + 2.0 * x.c * hSp + 4.0 * q);
+        if (x.plan.memory.attention == Attention::Eager) {
+            // Softmax backward: fp32 gradient beside the bf16 one for every score.
+            qn.bwdTransient += scores / (4.0 + x.c) * 4.0;
+            // Forward: raw and masked scores before the softmax, and the causal mask.
+            qn.fwdTransient = scores / (4.0 + x.c) * 2.0 * x.c +
+                              x.seqTokens * x.seqTokens * x.c;
+        }
+        if (x.cp > 1) {
+            // Ring attention double-buffers the K/V block arriving from the neighbour.
+            const double kv = double(mo.kvDim()) / t;
+            qn.fwdTransient += 2.0 * x.tokens * 2.0 * kv * x.c;
+            qn.bwdTransient += 4.0 * x.tokens * 2.0 * kv * x.c;
+        }
+        if (x.plan.memory.recompute == Recompute::Full)
+            qn.bwdTransient += qn.actLayerFull; // the layer being recomputed
+        else if (x.plan.memory.recompute == Recompute::Selective)
+            qn.bwdTransient += qn.actLayerFull - qn.actLayer;
+    }
+    return qn;
+}
+
+struct RankEval
+{
+    std::array<Breakdown, kPhaseCount> phases;
+};
+
+RankEval arrange(const Context &x, const Quantities &q, int stage)
+{
+    RankEval e;
+    const bool last = stage == x.pp - 1;
+    const int L = x.layersPerStage;
+    const double gradsHeld = q.gradsInForward ? q.grads : 0.0; // before this backward
+
+    Breakdown states;
+    states[Component::Parameters] = q.params + q.computeCopies;
+    states[Component::MasterWeights] = q.master;
+    states[Component::OptimizerStates] = q.states;
+
+    // Forward: the end of forward of the newest micro-batch (the loss, on the last stage).
+    {
+        Breakdown b = states;
+        b[Component::Gradients] = gradsHeld;
+        b[Component::Activations] = q.actTotal + q.actFinal;
+        b[Component::LogitsAndLoss] = q.logitsForward;
+        b[Component::CommunicationBuffers] =
+            q.ddpBuckets + q.fsdpForward + q.rootGathered + q.p2p + q.reduceBucket;
+        b[Component::Transient] = q.fwdTransient;
+        e.phases[size_t(Phase::Forward)] = b;
+    }
+    // Backward: the largest of three moments (memory changes linearly in between):
+    //  (a) the loss backward (last stage): every activation held, the loss' fp32 gradients;
+    //  (b) the topmost layer's backward: activations held, head gradients allocated;
+    //  (c) the bottom layer's backward: activations freed, gradients allocated.
+    {
+        Breakdown base = states;
+        base[Component::CommunicationBuffers] =
+            q.ddpBuckets + q.fsdpBackward + q.rootGathered + q.p2p + q.reduceBucket;
+
+        Breakdown a = base;
+        a[Component::Gradients] = gradsHeld;
+        a[Component::Activations] = q.actTotal + q.actFinal;
+        a[Component::LogitsAndLoss] = q.logitsBackward;
+
+        Breakdown b = base;
+        b[Component::Gradients] = std::max(gradsHeld, q.gradsHead + q.gradsPerLayer);
+        b[Component::Activations] = q.actTotal;
+        b[Component::Transient] = q.bwdTransient;
+
+        Breakdown c = base;
+        const double own = q.actLayer * L;
+        c[Component::Activations] = std::max(0.0, q.actTotal - own) + q.actLayer;
+        c[Component::Gradients] = std::max(gradsHeld, q.grads - q.gradsEmbedding);
+        // Autocast's weight copies are released layer by layer as backward proceeds.
+        c[Component::Parameters] = q.params + q.computeCopies / std::max(1, L);
+        c[Component::Transient] = q.bwdTransient;
+
+        Breakdown best = b;
+        if (last && a.total() > best.total())
+            best = a;
+        if (c.total() > best.total())
+            best = c;
+        e.phases[size_t(Phase::Backward)] = best;
+    }
+    // Optimizer step: every gradient, the optimizer's temporaries; gathered buffers released.
+    {
+        Breakdown &b = e.phases[size_t(Phase::OptimizerStep)];
+        b[Component::Parameters] = q.params;
+        b[Component::Gradients] = q.grads;
+        b[Component::MasterWeights] = q.master;
+        b[Component::OptimizerStates] = q.states;
+        b[Component::CommunicationBuffers] = q.ddpBuckets + q.p2p;
+        b[Component::Transient] = q.optTemp;
+    }
+    return e;
+}
+
+int communicatorsFor(const Context &x, int stage)
+{
+    int n = 0;
+    if (x.shard > 1)
+        ++n; // data-parallel gradient / parameter collectives
+    if (x.tp > 1)
+        ++n;
+    if (x.cp > 1)
+        ++n; // ring exchange
+    if (x.ep > 1)
+        ++n; // all-to-all
+    if (x.pp > 1)
+        n += (stage == 0 || stage == x.pp - 1) ? 1 : 2; // send/recv with each neighbour
+    return n;
+}
+
+} // namespace
+
+MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
+{
+    const DeviceProfile &dev = *catalog.device(plan.cluster.device);
+    const FrameworkProfile &fw = *catalog.framework(plan.framework);
+    const Context x(plan, dev, fw);
+
+    MemoryEstimate out;
+    out.hbm_bytes = dev.hbm_bytes;
+    const int ranksPerStage = plan.parallel.dp * plan.parallel.tp * plan.parallel.cp;
+    // Stages 1 .. pp-2 are identical apart from their in-flight count under 1F1B; list each.
+    out.ranks.reserve(size_t(x.pp));
+    double maxReserve = 0;
+    bool fits = true;
+    for (int stage = 0; stage < x.pp; ++stage) {
+        const Quantities q = computeQuantities(x, stage);
+        const RankEval e = arrange(x, q, stage);
+        RankMemory rm;
+        rm.stage = stage;
+        // Megatron rank order: tp fastest, then cp, dp, pp.
+        rm.rank = stage * ranksPerStage;
+        rm.count = ranksPerStage;
+        rm.layers = x.layersPerStage;
+        rm.has_embedding = stage == 0;
+        rm.has_head = stage == x.pp - 1;
+        rm.phases = e.phases;
+        double peak = -1;
+        for (int p = 0; p < kPhaseCount; ++p) {
+            const double tot = rm.phases[size_t(p)].total();
+            if (tot > peak) {
+                peak = tot;
+                rm.peak_phase = Phase(p);
+            }
+        }
+        rm.peak_bytes = peak;
+        rm.reserve.context = dev.context_reserve_bytes;
+        rm.reserve.communicators = communicatorsFor(x, stage);
+        rm.reserve.comm_buffers = dev.comm_buffer_bytes_per_group * rm.reserve.communicators;
+        rm.reserve.allocator = fw.allocator_overhead_fraction * peak;
+        maxReserve = std::max(maxReserve, rm.reserve.total());
+        if (peak + rm.reserve.total() > dev.hbm_bytes)
+            fits = false;
+        if (peak > out.peak_bytes) {
+            out.peak_bytes = peak;
+            out.peak_rank = rm.rank;
+        }
+        out.ranks.push_back(rm);
+    }
+    out.usable_bytes = dev.hbm_bytes - maxReserve;
+    out.fits = fits;
+    return out;
+}
+
+} // namespace shardscope
+
+namespace shardscope {
+
+namespace {
+
+std::string gib(double b) { return formatGiB(b); }
+std::string num(double v, int d = 0) { return formatFixed(v, d); }
+
+} // namespace
+
+MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const RankMemory &rank,
+                                Phase phase)
+{
+    const DeviceProfile &dev = *catalog.device(plan.cluster.device);
+    const FrameworkProfile &fw = *catalog.framework(plan.framework);
+    const Context x(plan, dev, fw);
+    const Quantities q = computeQuantities(x, rank.stage);
+    const Breakdown &b = rank.phases[size_t(phase)];
+    const auto &pa = plan.parallel;
+    const auto &pr = plan.precision;
+    MemoryExplanation ex;
+    auto &P = ex[size_t(Component::Parameters)];
+    auto &G = ex[size_t(Component::Gradients)];
+    auto &M = ex[size_t(Component::MasterWeights)];
+    auto &O = ex[size_t(Component::OptimizerStates)];
+    auto &A = ex[size_t(Component::Activations)];
+    auto &Lg = ex[size_t(Component::LogitsAndLoss)];
+    auto &C = ex[size_t(Component::CommunicationBuffers)];
+    auto &T = ex[size_t(Component::Transient)];
+
+    const double elems = q.denseParams + q.expertParams;
+    const std::string shardText = "/ " + num(x.shard) + " (dp x cp)";
+    const bool full = pa.sharding == Sharding::Full;
+    const bool optSh = pa.sharding != Sharding::None;
+    const bool gradSh = pa.sharding == Sharding::Grads || full;
+
+    P.formula = formatCount((long long)std::llround(elems)) + " params on this rank x " +
+                num(x.bParams) + " B (" + std::string(toString(pr.params)) + ")" +
+                (full ? " " + shardText : "") + " = " + gib(q.params);
+    if (plan.memory.offload.params)
+        P.formula = "0 (parameters offloaded to host memory; gathered per layer)";
+    if (q.computeCopies > 0 && phase != Phase::OptimizerStep)
+        P.formula += " + autocast " + std::string(toString(pr.compute)) + " weight copies " +
+                     gib(q.computeCopies) + (phase == Phase::Backward ? " (partly released)" : "");
+    P.assumptions = "Layer weights split by tp = " + num(x.tp) + "; norms replicated; " +
+                    (rank.has_embedding ? "embedding on this stage; " : "") +
+                    (rank.has_head ? "final norm and LM head on this stage. " : ". ") +
+                    (q.computeCopies > 0 ? "torch.autocast caches compute-dtype copies of the "
+                                           "weights for forward; autograd frees them layer by "
+                                           "layer in backward."
+                                         : "");
+
+    G.formula = num(elems, 0) + " x " + num(x.bGrads) + " B" + (gradSh ? " " + shardText : "") +
+                " = " + gib(q.grads) + "; held now: " + gib(b[Component::Gradients]);
+    G.assumptions = fw.grads_set_to_none
+                        ? "Gradients are created in backward and freed by zero_grad(set_to_none=True)"
+                          " after the step" + std::string(x.m > 1 ? "; with " + num(x.m) +
+                                                 " micro-batches they persist across the step." : ".")
+                        : "A persistent gradient buffer (" +
+                              std::string(toString(fw.main_grad_dtype != DType::None ? fw.main_grad_dtype
+                                                                                     : pr.grads)) +
+                              ") accumulates in place.";
+    if (plan.memory.offload.grads)
+        G.assumptions += " Gradients are offloaded to host memory.";
+
+    M.formula = x.masterSeparate
+                    ? num(elems, 0) + " x " + num(x.bMaster) + " B (" +
+                          std::string(toString(pr.master_weights)) + ")" + (optSh ? " " + shardText : "") +
+                          " = " + gib(q.master)
+                    : "0: the optimizer updates the " + std::string(toString(pr.params)) +
+                          " parameters directly";
+    M.assumptions = plan.memory.offload.optimizer ? "Optimizer (master weights and states) offloaded to host."
+                                                  : "Sharded with the optimizer states (ZeRO-1 and up).";
+
+    O.formula = num(elems, 0) + " x " + num(x.nStates) + " states x " + num(x.bState) + " B" +
+                (optSh ? " " + shardText : "") + " = " + gib(q.states);
+    O.assumptions = std::string(toString(pr.optimizer)) + ": " + num(x.nStates) +
+                    " state tensor(s) per parameter in " + std::string(toString(pr.optimizer_state)) + ".";
+
+    const double perToken = q.actLayer / std::max(1.0, x.tokens);
+    A.formula = num(x.layersPerStage) + " layers x " + num(perToken, 0) + " B/token x " +
+                num(x.tokens, 0) + " tokens x " + num(q.inflight, 2) + " micro-batch(es) in flight = " +
+                gib(q.actTotal) + (q.actFinal > 0 ? " + final norm and head input " + gib(q.actFinal) : "");
+    A.assumptions = std::string("Recompute ") + std::string(toString(plan.memory.recompute)) +
+                    (plan.memory.recompute == Recompute::Full ? " (each layer keeps only its input)" : "") +
+                    "; " + std::string(toString(plan.memory.attention)) + " attention" +
+                    (plan.memory.attention == Attention::Flash ? " (no s x s matrices kept)" : " (fp32 softmax and its cast kept per score)") +
+                    "; norm " + fw.norm + (x.r == 4.0 ? "; fp32 residual stream under autocast" : "") +
+                    (pa.sp ? "; sequence-parallel regions split by tp" : "") +
+                    (x.cp > 1 ? "; sequence split by cp = " + num(x.cp) : "") +
+                    "; dropout off. Tokens per micro-batch on this rank: seq_len x micro_batch / cp.";
+    if (plan.memory.offload.activations)
+        A.assumptions += " Activations offloaded to host; two layers stay on device.";
+
+    if (rank.has_head) {
+        const double n = x.tokens * double(plan.model.vocab) / x.tp;
+        Lg.formula = num(x.tokens, 0) + " tokens x " + num(double(plan.model.vocab) / x.tp, 0) +
+                     " vocab x " + num(phase == Phase::Backward ? q.logitsBackward / n : q.logitsForward / n, 0) +
+                     " B = " + gib(b[Component::LogitsAndLoss]);
+        Lg.assumptions = fw.loss == "hf_upcast"
+                             ? "Hugging Face loss: logits in the compute dtype, an fp32 copy and the "
+                               "fp32 log-softmax at the end of forward; three fp32 vocab-sized tensors "
+                               "in the loss backward."
+                             : "Fused vocab-parallel cross entropy: fp32 logits turned into the softmax "
+                               "in place and reused as the gradient.";
+    } else {
+        Lg.formula = "0: the LM head is on the last pipeline stage";
+    }
+
+    C.formula = "";
+    auto addC = [&](double v, const std::string &what) {
+        if (v <= 0)
+            return;
+        C.formula += (C.formula.empty() ? "" : " + ") + what + " " + gib(v);
+    };
+    addC(q.ddpBuckets, "DDP gradient buckets");
+    if (phase == Phase::Forward)
+        addC(q.fsdpForward, "gathered layers");
+    else if (phase == Phase::Backward)
+        addC(q.fsdpBackward, "gathered layers and unsharded layer gradients");
+    if (phase != Phase::OptimizerStep)
+        addC(q.rootGathered, "gathered root (embedding, head)");
+    addC(q.p2p, "pipeline send/recv");
+    if (phase != Phase::OptimizerStep)
+        addC(q.reduceBucket, "reduce bucket");
+    if (C.formula.empty())
+        C.formula = "0";
+    C.assumptions = "DDP (gradient_as_bucket_view=False) keeps bucket copies of every gradient; "
+                    "FSDP gathers " + num(1 + fw.fsdp_prefetch_layers) +
+                    " layers at a time (current + prefetch)" +
+                    (fw.fsdp_root_stays_gathered ? " and keeps the root module gathered from forward to backward." : ".");
+
+    T.formula = phase == Phase::OptimizerStep
+                    ? "optimizer temporaries (" + std::string(toString(x.optImpl)) + ") " + gib(q.optTemp)
+                    : (phase == Phase::Backward ? "layer backward working set " + gib(q.bwdTransient)
+                                                : "forward working set " + gib(q.fwdTransient));
+    T.assumptions = phase == Phase::OptimizerStep
+                        ? "foreach Adam materializes sqrt(exp_avg_sq) for all parameters at once; fused: "
+                          "none; for_loop: two temporaries of the largest tensor."
+                        : "Gradients of the FFN intermediates and the residual, flash attention's dq/dk/dv "
+                          "with an fp32 dq accumulator, the recomputed layer under full recompute.";
+    return ex;
+}
+
+} // namespace shardscope

@@ -1,0 +1,101 @@
+#pragma once
+
+#include "plan.h"
+
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace shardscope {
+
+class Catalog;
+
+/// The components of per-rank memory (plan-format.md `components`).
+enum class Component {
+    Parameters,           ///< stored parameters (+ compute-dtype copies held by autocast)
+    Gradients,            ///< .grad / main-grad buffers
+    MasterWeights,        ///< separate high-precision copy the optimizer updates
+    OptimizerStates,      ///< Adam moments, momentum, ...
+    Activations,          ///< tensors saved for backward by the decoder layers
+    LogitsAndLoss,        ///< logits, their fp32 copies and the loss' saved tensors
+    CommunicationBuffers, ///< FSDP all-gathered layers and prefetch, reduce-scatter, DDP buckets
+    Transient,            ///< working memory: recomputed layer, attention workspace, optimizer temporaries
+    Count
+};
+inline constexpr int kComponentCount = int(Component::Count);
+
+enum class Phase { Forward, Backward, OptimizerStep, Count };
+inline constexpr int kPhaseCount = int(Phase::Count);
+
+std::string_view componentKey(Component c);   ///< "parameters", "logits_and_loss", ...
+std::string_view componentLabel(Component c); ///< "Parameters", "Logits and loss", ...
+std::string_view phaseKey(Phase p);           ///< "forward", "backward", "optimizer_step"
+
+/// Bytes per component at one moment (the peak of a phase).
+struct Breakdown
+{
+    std::array<double, kComponentCount> bytes{};
+    double total() const
+    {
+        double t = 0;
+        for (double b : bytes)
+            t += b;
+        return t;
+    }
+    double &operator[](Component c) { return bytes[size_t(c)]; }
+    double operator[](Component c) const { return bytes[size_t(c)]; }
+};
+
+/// What the device holds outside the framework's allocations.
+struct RuntimeReserve
+{
+    double context = 0;        ///< driver / runtime context and workspaces
+    double comm_buffers = 0;   ///< collective library buffers (per communicator)
+    int communicators = 0;
+    double allocator = 0;      ///< allocator overhead beyond allocated bytes
+    double total() const { return context + comm_buffers + allocator; }
+};
+
+/// One kind of rank (ranks that differ only by their DP/TP/CP index are identical).
+struct RankMemory
+{
+    int rank = 0;   ///< lowest global rank of this kind
+    int stage = 0;  ///< pipeline stage
+    int count = 1;  ///< ranks of this kind
+    int layers = 0; ///< decoder layers held (all virtual chunks together)
+    bool has_embedding = false;
+    bool has_head = false;
+    std::array<Breakdown, kPhaseCount> phases{}; ///< composition at each phase's peak
+    Phase peak_phase = Phase::Forward;
+    double peak_bytes = 0;
+    RuntimeReserve reserve;
+    const Breakdown &peak() const { return phases[size_t(peak_phase)]; }
+};
+
+struct MemoryEstimate
+{
+    double hbm_bytes = 0;
+    double usable_bytes = 0; ///< hbm minus the largest runtime reserve
+    bool fits = false;
+    int peak_rank = 0;
+    double peak_bytes = 0;
+    std::vector<RankMemory> ranks; ///< one entry per distinct kind of rank, by stage
+};
+
+/// Per-rank peak memory of one steady-state training step. `plan` must be validated.
+MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog);
+
+/// The formula (with the plan's numbers) and the assumptions behind one component.
+struct ComponentExplanation
+{
+    std::string formula;
+    std::string assumptions;
+};
+using MemoryExplanation = std::array<ComponentExplanation, kComponentCount>;
+
+/// Explains the components of `rank` at `phase`. Same code path as the numbers.
+MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const RankMemory &rank,
+                                Phase phase);
+
+} // namespace shardscope

@@ -1,0 +1,144 @@
+#include "model.h"
+
+#include "errors.h"
+
+#include <algorithm>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+namespace shardscope {
+
+ParameterCounts countParameters(const ModelShape &m)
+{
+    ParameterCounts c;
+    const int64_t h = m.hidden;
+    const int64_t q = m.qDim();
+    const int64_t kv = m.kvDim();
+    const bool gelu = m.ffn == FfnKind::GELU;
+
+    c.embedding = m.vocab * h;
+    c.lm_head = m.tied_embeddings ? 0 : m.vocab * h;
+    // RMSNorm has a weight; LayerNorm (GELU / GPT family) a weight and a bias.
+    const int64_t normParams = gelu ? 2 * h : h;
+    c.final_norm = normParams;
+    c.norms_per_layer = 2 * normParams;
+
+    c.attention_per_layer = h * q + 2 * h * kv + q * h;
+    if (m.attention_bias || gelu)
+        c.attention_per_layer += q + 2 * kv;
+    if (gelu)
+        c.attention_per_layer += h; // output projection bias
+
+    auto ffnParams = [&](int64_t f) {
+        if (gelu)
+            return 2 * h * f + f + h; // fc1 + fc2 with biases
+        return 3 * h * f;             // gate, up, down
+    };
+    if (m.moe.enabled()) {
+        c.router_per_layer = h * m.moe.experts;
+        c.expert_per_layer = ffnParams(m.moe.expert_ffn_hidden);
+        c.dense_ffn_per_layer = 0;
+    } else {
+        c.dense_ffn_per_layer = ffnParams(m.ffn_hidden);
+    }
+    c.per_layer = c.attention_per_layer + c.norms_per_layer + c.dense_ffn_per_layer +
+                  c.router_per_layer + c.expert_per_layer * std::max(0, m.moe.experts);
+    c.total = c.embedding + c.lm_head + c.final_norm + c.per_layer * m.layers;
+
+    const int64_t f = m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden;
+    c.largest_tensor = std::max({c.embedding, h * q, h * f});
+    return c;
+}
+
+ModelShape shapeForParameterCount(double parameters)
+{
+    if (!(parameters >= 0.5e9 && parameters <= 1.0e12))
+        throw PlanError("model.parameters", "must be between 0.5e9 and 1e12 parameters");
+    ModelShape m;
+    m.vocab = 32000;
+    m.ffn = FfnKind::SwiGLU;
+    m.head_dim = 128;
+    // Llama 2 proportions: per layer ~12 h^2 parameters and layers ~ h / 128,
+    // so P ~ 12 h^3 / 128 => h = (P * 128 / 12)^(1/3), rounded to whole 128-wide heads.
+    const double hEstimate = std::cbrt(parameters * 128.0 / 12.0);
+    int heads = std::max(8, int(std::lround(hEstimate / 128.0)));
+    m.heads = heads;
+    m.hidden = int64_t(heads) * 128;
+    m.layers = std::max(2, int(std::lround(double(m.hidden) / 128.0)));
+    m.kv_heads = parameters >= 30e9 ? 8 : heads;
+    if (m.heads % m.kv_heads != 0)
+        m.kv_heads = m.heads;
+    // Size the FFN so that the total lands on the target: per layer 3 h f for SwiGLU.
+    const double h = double(m.hidden);
+    const double fixed = 2.0 * m.vocab * h + h;
+    const double attn = 2.0 * h * h + 2.0 * h * double(m.kv_heads) * 128.0 + 2.0 * h;
+    double f = (parameters - fixed) / m.layers - attn;
+    f /= 3.0 * h;
+    int64_t ffn = std::max<int64_t>(256, int64_t(std::lround(f / 256.0)) * 256);
+    m.ffn_hidden = ffn;
+    m.display_name = "Llama-family " + std::to_string(int(std::lround(parameters / 1e8)) / 10) + "." +
+                     std::to_string(int(std::lround(parameters / 1e8)) % 10) + "B (derived)";
+    return m;
+}
+
+namespace {
+
+int64_t requireInt(const nlohmann::json &j, std::initializer_list<const char *> keys)
+{
+    for (const char *k : keys) {
+        auto it = j.find(k);
+        if (it != j.end() && it->is_number_integer())
+            return it->get<int64_t>();
+    }
+    throw PlanError(std::string("config.") + *keys.begin(), "missing or not an integer");
+}
+
+int64_t optionalInt(const nlohmann::json &j, std::initializer_list<const char *> keys,
+                    int64_t fallback)
+{
+    for (const char *k : keys) {
+        auto it = j.find(k);
+        if (it != j.end() && it->is_number_integer())
+            return it->get<int64_t>();
+    }
+    return fallback;
+}
+
+} // namespace
+
+ModelShape shapeFromHuggingFaceConfig(const nlohmann::json &config)
+{
+    if (!config.is_object())
+        throw PlanError("config", "a Hugging Face config.json must be a JSON object");
+    ModelShape m;
+    const std::string type = config.value("model_type", std::string());
+    m.preset.clear();
+    m.display_name = type.empty() ? std::string("imported model") : type + " (imported)";
+    m.hidden = requireInt(config, {"hidden_size", "n_embd", "d_model"});
+    m.layers = int(requireInt(config, {"num_hidden_layers", "n_layer", "num_layers"}));
+    m.heads = int(requireInt(config, {"num_attention_heads", "n_head"}));
+    m.kv_heads = int(optionalInt(config, {"num_key_value_heads"}, m.heads));
+    m.head_dim = optionalInt(config, {"head_dim"}, m.heads > 0 ? m.hidden / m.heads : 0);
+    m.vocab = requireInt(config, {"vocab_size"});
+    const std::string act = config.value("hidden_act", config.value("activation_function", std::string("silu")));
+    const bool gptFamily = type == "gpt2" || type == "gpt_neox" || type == "gptj";
+    m.ffn = (act.rfind("gelu", 0) == 0 && gptFamily) || gptFamily ? FfnKind::GELU : FfnKind::SwiGLU;
+    m.ffn_hidden = optionalInt(config, {"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden);
+    m.tied_embeddings = config.contains("tie_word_embeddings") && config["tie_word_embeddings"].is_boolean()
+                            ? config["tie_word_embeddings"].get<bool>()
+                            : gptFamily;
+    m.attention_bias = (config.contains("attention_bias") && config["attention_bias"].is_boolean() &&
+                        config["attention_bias"].get<bool>()) ||
+                       type == "qwen2" || type == "qwen2_moe";
+    const int64_t experts = optionalInt(config, {"num_local_experts", "num_experts", "n_routed_experts"}, 0);
+    if (experts > 0) {
+        m.moe.experts = int(experts);
+        m.moe.top_k = int(optionalInt(config, {"num_experts_per_tok", "moe_top_k"}, 2));
+        m.moe.expert_ffn_hidden = optionalInt(config, {"moe_intermediate_size"}, m.ffn_hidden);
+    }
+    if (m.hidden <= 0 || m.layers <= 0 || m.heads <= 0 || m.kv_heads <= 0 || m.vocab <= 0)
+        throw PlanError("config", "sizes must be positive");
+    return m;
+}
+
+} // namespace shardscope

@@ -1,0 +1,588 @@
+#include "plan.h"
+
+#include "catalog.h"
+#include "errors.h"
+
+#include <cmath>
+#include <limits>
+#include <set>
+
+namespace shardscope {
+
+std::string_view toString(Sharding s)
+{
+    switch (s) {
+    case Sharding::None: return "none";
+    case Sharding::Optimizer: return "optimizer";
+    case Sharding::Grads: return "grads";
+    case Sharding::Full: return "full";
+    }
+    return "none";
+}
+std::string_view toString(PpSchedule s)
+{
+    switch (s) {
+    case PpSchedule::OneFOneB: return "1f1b";
+    case PpSchedule::Interleaved: return "interleaved";
+    case PpSchedule::GPipe: return "gpipe";
+    }
+    return "1f1b";
+}
+std::string_view toString(Recompute r)
+{
+    switch (r) {
+    case Recompute::None: return "none";
+    case Recompute::Selective: return "selective";
+    case Recompute::Full: return "full";
+    }
+    return "none";
+}
+std::string_view toString(Attention a) { return a == Attention::Flash ? "flash" : "eager"; }
+std::string_view toString(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::AdamW: return "adamw";
+    case Optimizer::Adam: return "adam";
+    case Optimizer::SGD: return "sgd";
+    case Optimizer::Lion: return "lion";
+    }
+    return "adamw";
+}
+std::string_view toString(OptimizerImpl o)
+{
+    switch (o) {
+    case OptimizerImpl::Default: return "default";
+    case OptimizerImpl::Foreach: return "foreach";
+    case OptimizerImpl::Fused: return "fused";
+    case OptimizerImpl::ForLoop: return "for_loop";
+    }
+    return "default";
+}
+std::string_view toString(FfnKind f) { return f == FfnKind::SwiGLU ? "swiglu" : "gelu"; }
+
+namespace {
+
+using nlohmann::json;
+
+std::string typeName(const json &v)
+{
+    return v.type_name();
+}
+
+/// Reads one JSON object, tracking the path for errors and the keys it has consumed so that
+/// unknown keys can be kept.
+class ObjectReader
+{
+public:
+    ObjectReader(const json &obj, std::string path) : m_obj(obj), m_path(std::move(path))
+    {
+        if (!m_obj.is_object())
+            throw PlanError(m_path.empty() ? std::string("plan") : m_path,
+                            "must be a JSON object, not " + typeName(m_obj));
+    }
+
+    std::string field(const std::string &key) const
+    {
+        return m_path.empty() ? key : m_path + "." + key;
+    }
+    bool has(const std::string &key) const { return m_obj.contains(key); }
+
+    const json *get(const std::string &key)
+    {
+        m_seen.insert(key);
+        auto it = m_obj.find(key);
+        return it == m_obj.end() ? nullptr : &*it;
+    }
+
+    int64_t integer(const std::string &key, int64_t lo, int64_t hi, std::optional<int64_t> fallback)
+    {
+        const json *v = get(key);
+        if (!v) {
+            if (fallback)
+                return *fallback;
+            throw PlanError(field(key), "is required");
+        }
+        if (v->is_number_float()) {
+            const double d = v->get<double>();
+            if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15)
+                return check(key, int64_t(d), lo, hi);
+            throw PlanError(field(key), "must be a whole number, not " + v->dump());
+        }
+        if (v->is_number_unsigned()) {
+            const auto u = v->get<uint64_t>();
+            if (u > uint64_t(std::numeric_limits<int64_t>::max()))
+                throw PlanError(field(key), "must be between " + std::to_string(lo) + " and " +
+                                                std::to_string(hi) + ", got " + v->dump());
+            return check(key, int64_t(u), lo, hi);
+        }
+        if (!v->is_number_integer())
+            throw PlanError(field(key), "must be an integer, not " + typeName(*v));
+        return check(key, v->get<int64_t>(), lo, hi);
+    }
+
+    double number(const std::string &key, double lo, double hi)
+    {
+        const json *v = get(key);
+        if (!v)
+            throw PlanError(field(key), "is required");
+        if (!v->is_number())
+            throw PlanError(field(key), "must be a number, not " + typeName(*v));
+        const double d = v->get<double>();
+        if (!(d >= lo && d <= hi))
+            throw PlanError(field(key), "must be between " + json(lo).dump() + " and " +
+                                            json(hi).dump() + ", got " + v->dump());
+        return d;
+    }
+
+    bool boolean(const std::string &key, std::optional<bool> fallback)
+    {
+        const json *v = get(key);
+        if (!v) {
+            if (fallback)
+                return *fallback;
+            throw PlanError(field(key), "is required");
+        }
+        if (!v->is_boolean())
+            throw PlanError(field(key), "must be true or false, not " + typeName(*v));
+        return v->get<bool>();
+    }
+
+    std::string string(const std::string &key, std::optional<std::string> fallback)
+    {
+        const json *v = get(key);
+        if (!v) {
+            if (fallback)
+                return *fallback;
+            throw PlanError(field(key), "is required");
+        }
+        if (!v->is_string())
+            throw PlanError(field(key), "must be a string, not " + typeName(*v));
+        return v->get<std::string>();
+    }
+
+    template<typename E>
+    E choice(const std::string &key, std::initializer_list<E> options, std::optional<E> fallback)
+    {
+        const json *v = get(key);
+        if (!v) {
+            if (fallback)
+                return *fallback;
+            throw PlanError(field(key), "is required");
+        }
+        if (!v->is_string())
+            throw PlanError(field(key), "must be a string, not " + typeName(*v));
+        const auto s = v->get<std::string>();
+        std::string allowed;
+        for (E e : options) {
+            if (s == toString(e))
+                return e;
+            allowed += (allowed.empty() ? "" : ", ") + std::string(toString(e));
+        }
+        throw PlanError(field(key), "must be one of " + allowed + ", not \"" + s + "\"");
+    }
+
+    DType dtype(const std::string &key, std::initializer_list<DType> allowed, DType fallback)
+    {
+        const json *v = get(key);
+        if (!v)
+            return fallback;
+        if (!v->is_string())
+            throw PlanError(field(key), "must be a dtype string, not " + typeName(*v));
+        const auto s = v->get<std::string>();
+        std::string list;
+        for (DType t : allowed) {
+            if (s == toString(t))
+                return t;
+            list += (list.empty() ? "" : ", ") + std::string(toString(t));
+        }
+        const bool known = parseDType(s, true).has_value();
+        throw PlanError(field(key), (known ? "cannot be " : "unknown dtype \"") + s +
+                                        (known ? "" : "\"") + "; allowed: " + list);
+    }
+
+    /// Keys of the object that were never read.
+    json unknown() const
+    {
+        json out = json::object();
+        for (auto it = m_obj.begin(); it != m_obj.end(); ++it) {
+            if (!m_seen.count(it.key()))
+                out[it.key()] = it.value();
+        }
+        return out;
+    }
+
+private:
+    int64_t check(const std::string &key, int64_t v, int64_t lo, int64_t hi) const
+    {
+        if (v < lo || v > hi)
+            throw PlanError(field(key), "must be between " + std::to_string(lo) + " and " +
+                                            std::to_string(hi) + ", got " + std::to_string(v));
+        return v;
+    }
+
+    const json &m_obj;
+    std::string m_path;
+    std::set<std::string> m_seen;
+};
+
+void keepUnknown(json &unknown, const std::string &key, json fields)
+{
+    if (fields.empty())
+        return;
+    if (key.empty()) {
+        for (auto it = fields.begin(); it != fields.end(); ++it)
+            unknown[it.key()] = it.value();
+    } else {
+        unknown[key] = std::move(fields);
+    }
+}
+
+ModelShape readModel(const json &j, const Catalog &catalog, json &unknown)
+{
+    ObjectReader r(j, "model");
+    ModelShape m;
+    const std::string preset = r.string("preset", std::string());
+    if (!preset.empty()) {
+        const ModelShape *p = catalog.model(preset);
+        if (!p) {
+            std::string ids;
+            for (const auto &id : catalog.modelIds())
+                ids += (ids.empty() ? "" : ", ") + id;
+            throw PlanError("model.preset", "unknown preset \"" + preset + "\"; known: " + ids);
+        }
+        m = *p;
+    }
+    if (r.has("parameters")) {
+        const double p = r.number("parameters", 0.5e9, 1e12);
+        const std::string keep = m.preset;
+        m = shapeForParameterCount(p);
+        m.preset = keep;
+    }
+    const bool haveBase = !preset.empty() || r.has("parameters");
+    auto opt = [&](int64_t v) { return haveBase ? std::optional<int64_t>(v) : std::nullopt; };
+    m.layers = int(r.integer("layers", 1, 1024, opt(m.layers)));
+    m.hidden = r.integer("hidden", 1, 262144, opt(m.hidden));
+    m.heads = int(r.integer("heads", 1, 4096, opt(m.heads)));
+    m.kv_heads = int(r.integer("kv_heads", 1, 4096, haveBase ? std::optional<int64_t>(m.kv_heads)
+                                                                : std::optional<int64_t>(m.heads)));
+    const int64_t defaultHeadDim = m.head_dim > 0 && haveBase ? m.head_dim : m.hidden / m.heads;
+    m.head_dim = r.integer("head_dim", 1, 4096, std::max<int64_t>(1, defaultHeadDim));
+    m.ffn_hidden = r.integer("ffn_hidden", 1, 1048576, opt(m.ffn_hidden));
+    m.ffn = r.choice<FfnKind>("ffn", {FfnKind::SwiGLU, FfnKind::GELU}, m.ffn);
+    m.vocab = r.integer("vocab", 1, 16777216, opt(m.vocab));
+    m.tied_embeddings = r.boolean("tied_embeddings", m.tied_embeddings);
+    m.attention_bias = r.boolean("attention_bias", m.attention_bias);
+    m.display_name = r.string("display_name", m.display_name);
+    if (const json *moe = r.get("moe")) {
+        if (moe->is_null()) {
+            m.moe = MoeShape{};
+        } else {
+            ObjectReader mr(*moe, "model.moe");
+            m.moe.experts = int(mr.integer("experts", 1, 4096, std::nullopt));
+            m.moe.top_k = int(mr.integer("top_k", 1, m.moe.experts, std::nullopt));
+            m.moe.expert_ffn_hidden = mr.integer("expert_ffn_hidden", 1, 1048576,
+                                                 m.ffn_hidden);
+            keepUnknown(unknown, "moe", mr.unknown());
+        }
+    }
+    m.preset = preset;
+    if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
+        throw PlanError("model.kv_heads", "must divide model.heads (" + std::to_string(m.heads) +
+                                              "), got " + std::to_string(m.kv_heads));
+    keepUnknown(unknown, "", r.unknown());
+    return m;
+}
+
+} // namespace
+
+Plan parsePlan(const json &j, const Catalog &catalog)
+{
+    ObjectReader top(j, "");
+    Plan plan;
+    const std::string format = top.string("format", std::string("shardscope-plan"));
+    if (format != "shardscope-plan")
+        throw PlanError("format", "must be \"shardscope-plan\", got \"" + format + "\"");
+    const int64_t version = top.integer("version", 1, std::numeric_limits<int32_t>::max(), 1);
+    if (version > kPlanFormatVersion)
+        throw PlanError("version", "this plan was written by a newer ShardScope (plan format " +
+                                       std::to_string(version) + "); this version reads format " +
+                                       std::to_string(kPlanFormatVersion) + " and will not guess");
+    plan.name = top.string("name", std::string("Untitled plan"));
+
+    const json *model = top.get("model");
+    if (!model)
+        throw PlanError("model", "is required");
+    json modelUnknown = json::object();
+    plan.model = readModel(*model, catalog, modelUnknown);
+    keepUnknown(plan.unknown, "model", modelUnknown);
+
+    if (const json *t = top.get("training")) {
+        ObjectReader r(*t, "training");
+        plan.training.seq_len = r.integer("seq_len", 1, 16777216, std::nullopt);
+        plan.training.micro_batch = int(r.integer("micro_batch", 1, 65536, 1));
+        plan.training.grad_accum = int(r.integer("grad_accum", 1, 1000000, 1));
+        keepUnknown(plan.unknown, "training", r.unknown());
+    } else {
+        throw PlanError("training", "is required");
+    }
+
+    if (const json *p = top.get("precision")) {
+        ObjectReader r(*p, "precision");
+        auto &pr = plan.precision;
+        pr.params = r.dtype("params", {DType::FP32, DType::BF16, DType::FP16}, DType::BF16);
+        pr.grads = r.dtype("grads", {DType::FP32, DType::BF16, DType::FP16}, pr.params);
+        pr.master_weights = r.dtype("master_weights", {DType::FP32, DType::BF16, DType::None},
+                                    pr.params == DType::FP32 ? DType::None : DType::FP32);
+        pr.optimizer = r.choice<Optimizer>(
+            "optimizer", {Optimizer::AdamW, Optimizer::Adam, Optimizer::SGD, Optimizer::Lion},
+            Optimizer::AdamW);
+        pr.optimizer_state = r.dtype("optimizer_state",
+                                     {DType::FP32, DType::BF16, DType::FP16, DType::INT8},
+                                     DType::FP32);
+        pr.compute = r.dtype("compute", {DType::FP32, DType::BF16, DType::FP16, DType::FP8},
+                             DType::BF16);
+        pr.optimizer_impl = r.choice<OptimizerImpl>(
+            "optimizer_impl",
+            {OptimizerImpl::Foreach, OptimizerImpl::Fused, OptimizerImpl::ForLoop},
+            OptimizerImpl::Default);
+        keepUnknown(plan.unknown, "precision", r.unknown());
+    }
+
+    if (const json *p = top.get("parallel")) {
+        ObjectReader r(*p, "parallel");
+        auto &pa = plan.parallel;
+        pa.dp = int(r.integer("dp", 1, 1 << 20, 1));
+        pa.tp = int(r.integer("tp", 1, 1024, 1));
+        pa.pp = int(r.integer("pp", 1, 1024, 1));
+        pa.cp = int(r.integer("cp", 1, 1024, 1));
+        pa.ep = int(r.integer("ep", 1, 1024, 1));
+        pa.sp = r.boolean("sp", false);
+        pa.sharding = r.choice<Sharding>(
+            "sharding", {Sharding::None, Sharding::Optimizer, Sharding::Grads, Sharding::Full},
+            Sharding::None);
+        pa.reshard_after_forward = r.boolean("reshard_after_forward", true);
+        pa.pp_schedule = r.choice<PpSchedule>(
+            "pp_schedule", {PpSchedule::OneFOneB, PpSchedule::Interleaved, PpSchedule::GPipe},
+            PpSchedule::OneFOneB);
+        pa.virtual_stages = int(r.integer("virtual_stages", 1, 64, 1));
+        keepUnknown(plan.unknown, "parallel", r.unknown());
+    }
+
+    if (const json *p = top.get("memory")) {
+        ObjectReader r(*p, "memory");
+        auto &mo = plan.memory;
+        mo.recompute = r.choice<Recompute>(
+            "recompute", {Recompute::None, Recompute::Selective, Recompute::Full}, Recompute::None);
+        mo.attention = r.choice<Attention>("attention", {Attention::Flash, Attention::Eager},
+                                           Attention::Flash);
+        if (const json *o = r.get("offload")) {
+            ObjectReader orr(*o, "memory.offload");
+            mo.offload.optimizer = orr.boolean("optimizer", false);
+            mo.offload.params = orr.boolean("params", false);
+            mo.offload.grads = orr.boolean("grads", false);
+            mo.offload.activations = orr.boolean("activations", false);
+            json u = orr.unknown();
+            if (!u.empty()) {
+                json &mu = plan.unknown["memory"];
+                mu["offload"] = u;
+            }
+        }
+        json u = r.unknown();
+        if (!u.empty()) {
+            json &mu = plan.unknown["memory"];
+            for (auto it = u.begin(); it != u.end(); ++it)
+                mu[it.key()] = it.value();
+        }
+    }
+
+    plan.framework = top.string("framework", std::string("pytorch"));
+    if (!catalog.framework(plan.framework)) {
+        std::string ids;
+        for (const auto &id : catalog.frameworkIds())
+            ids += (ids.empty() ? "" : ", ") + id;
+        throw PlanError("framework", "unknown framework profile \"" + plan.framework +
+                                         "\"; known: " + ids);
+    }
+
+    if (const json *c = top.get("cluster")) {
+        ObjectReader r(*c, "cluster");
+        plan.cluster.device = r.string("device", std::nullopt);
+        plan.cluster.devices_per_node = int(r.integer("devices_per_node", 1, 1024, 8));
+        plan.cluster.nodes = int(r.integer("nodes", 1, 100000, 1));
+        keepUnknown(plan.unknown, "cluster", r.unknown());
+    } else {
+        throw PlanError("cluster", "is required");
+    }
+    keepUnknown(plan.unknown, "", top.unknown());
+
+    validatePlan(plan, catalog);
+    return plan;
+}
+
+Plan parsePlanText(const std::string &text, const Catalog &catalog)
+{
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const json::parse_error &e) {
+        // e.what() carries "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+        std::string what = e.what();
+        const auto pos = what.find("] ");
+        throw PlanError("", "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+    }
+    return parsePlan(j, catalog);
+}
+
+void validatePlan(const Plan &plan, const Catalog &catalog)
+{
+    const auto &m = plan.model;
+    const auto &pa = plan.parallel;
+    auto s = [](auto v) { return std::to_string(v); };
+
+    if (!catalog.device(plan.cluster.device)) {
+        std::string ids;
+        for (const auto &id : catalog.deviceIds())
+            ids += (ids.empty() ? "" : ", ") + id;
+        throw PlanError("cluster.device", "unknown device profile \"" + plan.cluster.device +
+                                              "\"; known: " + ids);
+    }
+    if (!catalog.framework(plan.framework))
+        throw PlanError("framework", "unknown framework profile \"" + plan.framework + "\"");
+    if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
+        throw PlanError("model.kv_heads", "must divide model.heads (" + s(m.heads) + ")");
+    if (m.moe.enabled() && m.moe.top_k > m.moe.experts)
+        throw PlanError("model.moe.top_k", "must not exceed model.moe.experts");
+
+    const int64_t world = int64_t(pa.dp) * pa.tp * pa.pp * pa.cp;
+    if (world != plan.cluster.world())
+        throw PlanError("parallel", "dp * tp * pp * cp = " + s(pa.dp) + " * " + s(pa.tp) + " * " +
+                                        s(pa.pp) + " * " + s(pa.cp) + " = " + s(world) +
+                                        " must equal cluster.devices_per_node * cluster.nodes = " +
+                                        s(plan.cluster.world()));
+    if (m.heads % pa.tp != 0)
+        throw PlanError("parallel.tp", "must divide model.heads (" + s(m.heads) + "), got " + s(pa.tp));
+    if (m.kv_heads % pa.tp != 0)
+        throw PlanError("parallel.tp", "must divide model.kv_heads (" + s(m.kv_heads) +
+                                           "): each TP rank needs whole KV heads, got " + s(pa.tp));
+    const int64_t ffn = m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden;
+    if (ffn % pa.tp != 0)
+        throw PlanError("parallel.tp", "must divide the FFN width (" + s(ffn) + "), got " + s(pa.tp));
+    if (pa.pp_schedule == PpSchedule::Interleaved) {
+        if (pa.pp < 2)
+            throw PlanError("parallel.pp_schedule", "interleaved needs parallel.pp >= 2");
+        if (pa.virtual_stages < 2)
+            throw PlanError("parallel.virtual_stages", "interleaved needs virtual_stages >= 2");
+        if (plan.training.grad_accum % pa.pp != 0)
+            throw PlanError("training.grad_accum",
+                            "the interleaved schedule needs micro-batches (grad_accum) divisible by "
+                            "parallel.pp (" + s(pa.pp) + "), got " + s(plan.training.grad_accum));
+    } else if (pa.virtual_stages != 1) {
+        throw PlanError("parallel.virtual_stages",
+                        "must be 1 unless parallel.pp_schedule is \"interleaved\"");
+    }
+    const int64_t chunks = int64_t(pa.pp) * pa.virtual_stages;
+    if (m.layers % chunks != 0)
+        throw PlanError("parallel.pp", "pp * virtual_stages = " + s(chunks) +
+                                           " must divide model.layers (" + s(m.layers) + ")");
+    if (plan.training.seq_len % pa.cp != 0)
+        throw PlanError("parallel.cp", "must divide training.seq_len (" + s(plan.training.seq_len) +
+                                           "), got " + s(pa.cp));
+    if (pa.sp) {
+        if (pa.tp < 2)
+            throw PlanError("parallel.sp",
+                            "Megatron-style sequence parallelism splits the tensor-parallel group's "
+                            "norm and residual activations and needs parallel.tp >= 2; to split "
+                            "the sequence across other ranks use parallel.cp");
+        if ((plan.training.seq_len / pa.cp) % pa.tp != 0)
+            throw PlanError("parallel.sp", "needs training.seq_len / cp (" +
+                                               s(plan.training.seq_len / pa.cp) +
+                                               ") divisible by parallel.tp (" + s(pa.tp) + ")");
+    }
+    if (pa.ep > 1) {
+        if (!m.moe.enabled())
+            throw PlanError("parallel.ep", "expert parallelism needs an MoE model (model.moe)");
+        if (m.moe.experts % pa.ep != 0)
+            throw PlanError("parallel.ep", "must divide model.moe.experts (" + s(m.moe.experts) +
+                                               "), got " + s(pa.ep));
+        if ((int64_t(pa.dp) * pa.cp) % pa.ep != 0)
+            throw PlanError("parallel.ep", "must divide dp * cp (" + s(int64_t(pa.dp) * pa.cp) +
+                                               "): experts are spread over data-parallel ranks");
+    }
+    if (plan.memory.offload.params && pa.sharding != Sharding::Full)
+        throw PlanError("memory.offload.params",
+                        "needs parallel.sharding \"full\": parameters live on the host and are "
+                        "gathered layer by layer");
+    if (plan.precision.compute == DType::FP8 && plan.precision.params == DType::FP32 &&
+        plan.framework == "pytorch")
+        throw PlanError("precision.compute", "fp8 compute is not modelled for the pytorch profile "
+                                             "(autocast has no fp8); use megatron");
+    const double tokens = double(plan.training.seq_len) * plan.training.micro_batch;
+    if (tokens > 1.0e9)
+        throw PlanError("training", "seq_len * micro_batch = " + json(tokens).dump() +
+                                        " tokens per micro-batch is beyond any device");
+}
+
+nlohmann::json planToJson(const Plan &p)
+{
+    json j;
+    j["format"] = "shardscope-plan";
+    j["version"] = kPlanFormatVersion;
+    j["name"] = p.name;
+    json m;
+    if (!p.model.preset.empty())
+        m["preset"] = p.model.preset;
+    m["layers"] = p.model.layers;
+    m["hidden"] = p.model.hidden;
+    m["heads"] = p.model.heads;
+    m["kv_heads"] = p.model.kv_heads;
+    m["head_dim"] = p.model.head_dim;
+    m["ffn_hidden"] = p.model.ffn_hidden;
+    m["ffn"] = toString(p.model.ffn);
+    m["vocab"] = p.model.vocab;
+    m["tied_embeddings"] = p.model.tied_embeddings;
+    if (p.model.attention_bias)
+        m["attention_bias"] = true;
+    if (p.model.moe.enabled())
+        m["moe"] = {{"experts", p.model.moe.experts},
+                    {"top_k", p.model.moe.top_k},
+                    {"expert_ffn_hidden", p.model.moe.expert_ffn_hidden}};
+    j["model"] = m;
+    j["training"] = {{"seq_len", p.training.seq_len},
+                     {"micro_batch", p.training.micro_batch},
+                     {"grad_accum", p.training.grad_accum}};
+    json pr = {{"params", toString(p.precision.params)},
+               {"grads", toString(p.precision.grads)},
+               {"master_weights", toString(p.precision.master_weights)},
+               {"optimizer", toString(p.precision.optimizer)},
+               {"optimizer_state", toString(p.precision.optimizer_state)},
+               {"compute", toString(p.precision.compute)}};
+    if (p.precision.optimizer_impl != OptimizerImpl::Default)
+        pr["optimizer_impl"] = toString(p.precision.optimizer_impl);
+    j["precision"] = pr;
+    j["parallel"] = {{"dp", p.parallel.dp},
+                     {"tp", p.parallel.tp},
+                     {"pp", p.parallel.pp},
+                     {"cp", p.parallel.cp},
+                     {"ep", p.parallel.ep},
+                     {"sp", p.parallel.sp},
+                     {"sharding", toString(p.parallel.sharding)},
+                     {"reshard_after_forward", p.parallel.reshard_after_forward},
+                     {"pp_schedule", toString(p.parallel.pp_schedule)},
+                     {"virtual_stages", p.parallel.virtual_stages}};
+    j["memory"] = {{"recompute", toString(p.memory.recompute)},
+                   {"attention", toString(p.memory.attention)},
+                   {"offload",
+                    {{"optimizer", p.memory.offload.optimizer},
+                     {"params", p.memory.offload.params},
+                     {"grads", p.memory.offload.grads},
+                     {"activations", p.memory.offload.activations}}}};
+    j["framework"] = p.framework;
+    j["cluster"] = {{"device", p.cluster.device},
+                    {"devices_per_node", p.cluster.devices_per_node},
+                    {"nodes", p.cluster.nodes}};
+    if (!p.unknown.empty())
+        j.merge_patch(p.unknown);
+    return j;
+}
+
+} // namespace shardscope

@@ -1,0 +1,104 @@
+#pragma once
+
+#include "dtype.h"
+#include "model.h"
+
+#include <nlohmann/json.hpp>
+#include <string>
+
+namespace shardscope {
+
+class Catalog;
+
+enum class Sharding { None, Optimizer, Grads, Full }; ///< DDP, ZeRO-1, ZeRO-2, ZeRO-3/FSDP
+enum class PpSchedule { OneFOneB, Interleaved, GPipe };
+enum class Recompute { None, Selective, Full };
+enum class Attention { Flash, Eager };
+enum class Optimizer { AdamW, Adam, SGD, Lion };
+enum class OptimizerImpl { Default, Foreach, Fused, ForLoop };
+
+struct Training
+{
+    int64_t seq_len = 0;
+    int micro_batch = 1;
+    int grad_accum = 1; ///< micro-batches per step and DP rank (also PP's micro-batch count)
+};
+
+struct Precision
+{
+    DType params = DType::BF16;
+    DType grads = DType::BF16;
+    DType master_weights = DType::FP32; ///< DType::None: the optimizer updates `params` directly
+    Optimizer optimizer = Optimizer::AdamW;
+    DType optimizer_state = DType::FP32;
+    DType compute = DType::BF16;
+    OptimizerImpl optimizer_impl = OptimizerImpl::Default;
+};
+
+struct Parallel
+{
+    int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
+    bool sp = false;
+    Sharding sharding = Sharding::None;
+    bool reshard_after_forward = true;
+    PpSchedule pp_schedule = PpSchedule::OneFOneB;
+    int virtual_stages = 1;
+    int world() const { return dp * tp * pp * cp; }
+};
+
+struct Offload
+{
+    bool optimizer = false, params = false, grads = false, activations = false;
+};
+
+struct MemoryOptions
+{
+    Recompute recompute = Recompute::None;
+    Attention attention = Attention::Flash;
+    Offload offload;
+};
+
+struct Cluster
+{
+    std::string device;
+    int devices_per_node = 8;
+    int nodes = 1;
+    int world() const { return devices_per_node * nodes; }
+};
+
+/// A training plan (plan-format.md, version 1). Built by parsePlan, which fills the model
+/// from its preset and validates every field; a Plan in hand is one that can be evaluated.
+struct Plan
+{
+    std::string name;
+    ModelShape model;
+    Training training;
+    Precision precision;
+    Parallel parallel;
+    MemoryOptions memory;
+    std::string framework = "pytorch";
+    Cluster cluster;
+    /// Fields this version does not know, kept so that saving does not drop them.
+    nlohmann::json unknown = nlohmann::json::object();
+};
+
+inline constexpr int kPlanFormatVersion = 1;
+
+/// Parses and validates a plan. Throws PlanError naming the field and the rule.
+Plan parsePlan(const nlohmann::json &j, const Catalog &catalog);
+/// Parses text (reports malformed JSON with line and column).
+Plan parsePlanText(const std::string &text, const Catalog &catalog);
+/// Validates cross-field rules (divisibility, world size, ranges). Throws PlanError.
+void validatePlan(const Plan &plan, const Catalog &catalog);
+/// Serializes to plan-format JSON (model written out in full, preset kept).
+nlohmann::json planToJson(const Plan &plan);
+
+std::string_view toString(Sharding s);
+std::string_view toString(PpSchedule s);
+std::string_view toString(Recompute r);
+std::string_view toString(Attention a);
+std::string_view toString(Optimizer o);
+std::string_view toString(OptimizerImpl o);
+std::string_view toString(FfnKind f);
+
+} // namespace shardscope
