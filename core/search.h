@@ -1,0 +1,58 @@
+#pragma once
+
+#include "estimate.h"
+#include "plan.h"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace shardscope {
+
+class Catalog;
+
+/// What the layout search varies. The base plan fixes the model, sequence length, precision,
+/// framework and cluster; the search enumerates tp, pp, cp, dp, sharding, sp, recompute,
+/// offload, micro-batch and virtual stages.
+struct SearchRequest
+{
+    Plan base;
+    /// Sequences per optimizer step across all DP ranks (global batch). 0: dp * micro_batch *
+    /// grad_accum of the base plan.
+    int64_t global_batch = 0;
+    int top = 20;            ///< results kept, best step time first
+    bool allow_offload = true;
+};
+
+struct SearchResult
+{
+    Plan plan;
+    double peak_bytes = 0;      ///< largest per-rank peak allocated
+    double required_bytes = 0;  ///< peak + runtime reserve of the worst rank
+    double step_s = 0;
+    double tokens_per_s = 0;
+    double mfu = 0;
+    bool pareto = false;        ///< on the memory / step-time Pareto front
+};
+
+struct SearchOutcome
+{
+    std::vector<SearchResult> ranked; ///< fitting layouts, fastest first (at most `top`)
+    std::vector<SearchResult> pareto; ///< memory/time Pareto front of all fitting layouts
+    uint64_t evaluated = 0;           ///< layouts evaluated
+    uint64_t fitting = 0;
+    double seconds = 0;               ///< wall time of the search
+    bool cancelled = false;
+};
+
+/// Progress callback: (evaluated so far, total to evaluate). Called from the searching thread.
+using SearchProgress = std::function<void(uint64_t done, uint64_t total)>;
+
+/// Enumerates every layout, keeps those that fit with the device's runtime reserve and ranks
+/// them by step time. `cancel` (may be null) is polled; a cancelled search returns what it has.
+SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog,
+                            const SearchProgress &progress = {},
+                            const std::atomic<bool> *cancel = nullptr);
+
+} // namespace shardscope
