@@ -142,17 +142,21 @@ struct Quantities
     // parameter elements on this rank (before sharding)
     double denseParams = 0, expertParams = 0, layerParams = 0, rootParams = 0;
     double matmulParams = 0; ///< weights autocast casts (all but norms and the embedding)
+    double headMatmulParams = 0; ///< the LM head's share of matmulParams
     // model states
-    double params = 0, computeCopies = 0, grads = 0, gradsPerLayer = 0, gradsHead = 0,
+    double params = 0, computeCopies = 0, computeCopiesBackward = 0, grads = 0, gradsPerLayer = 0, gradsHead = 0,
            gradsEmbedding = 0;
     double master = 0, states = 0, optTemp = 0;
     // communication
+    double rootGradsHead = 0;  ///< FSDP: unsharded head gradient held until the root's reduce-scatter
+    double rootGradsEnd = 0;   ///< FSDP: the root's unsharded gradients and reduce-scatter input
     double ddpBuckets = 0, fsdpForward = 0, fsdpBackward = 0, rootGathered = 0, p2p = 0,
            reduceBucket = 0;
     // activations, per micro-batch
     double actLayer = 0;     ///< saved by one layer (after recompute policy)
     double actLayerFull = 0; ///< one layer without recompute (the recompute working set)
     double actFinal = 0;     ///< final norm and LM-head input (last stage)
+    double actFinalForwardOnly = 0; ///< final-norm output alive only until forward returns
     double inflight = 1;     ///< micro-batches whose activations a stage holds (layer units)
     double actTotal = 0;
     // logits
@@ -263,8 +267,18 @@ Quantities computeQuantities(const Context &x, int stage)
 
     // --- model states -----------------------------------------------------------------------
     qn.params = off.params ? 0.0 : sharded(sh == Sharding::Full) * x.bParams;
-    if (x.autocast)
+    qn.headMatmulParams = last ? double(mo.tied_embeddings ? x.pc.embedding : x.pc.lm_head) / t : 0.0;
+    if (x.autocast) {
         qn.computeCopies = qn.matmulParams * x.c;
+        // Leaving the autocast region clears its cache. Without recompute autograd still holds
+        // every cast for backward; under full recompute the checkpointed layers hold none (the
+        // recomputation casts one layer at a time), only the head's cast survives.
+        if (x.plan.memory.recompute == Recompute::Full)
+            qn.computeCopiesBackward = (qn.headMatmulParams + (qn.matmulParams - qn.headMatmulParams) /
+                                                                  std::max(1, L)) * x.c;
+        else
+            qn.computeCopiesBackward = qn.computeCopies;
+    }
     const bool gradsSharded = sh == Sharding::Grads || sh == Sharding::Full;
     qn.grads = off.grads ? 0.0 : sharded(gradsSharded) * x.bGrads;
     qn.gradsPerLayer = qn.grads * (qn.layerParams / std::max(1.0, total));
@@ -314,14 +328,20 @@ Quantities computeQuantities(const Context &x, int stage)
             // ZeRO-2 style: every layer stays gathered from its forward until its backward.
             qn.fsdpForward = L * layerBytes;
         }
-        // Backward: the layer being differentiated, the one prefetched and the unsharded
-        // gradients waiting for reduce-scatter (in the compute dtype).
+        // Backward: the layer being differentiated and the one prefetched, the layer's unsharded
+        // gradients (compute dtype) and the flat reduce-scatter input they are copied into
+        // (gradient dtype; FSDP2 foreach_reduce).
         qn.fsdpBackward = (pa.reshard_after_forward ? (1 + prefetch) * layerBytes : L * layerBytes) +
-                          qn.layerParams * x.c;
-        if (x.fw.fsdp_root_stays_gathered)
+                          qn.layerParams * (x.c + x.bGrads);
+        if (x.fw.fsdp_root_stays_gathered) {
+            // FSDP2 does not reshard the root module after forward; its gradients (head first,
+            // embedding last) are reduce-scattered only when the whole backward is done.
             qn.rootGathered = qn.rootParams * x.c;
-        else
+            qn.rootGradsHead = (qn.rootParams - (first ? double(x.pc.embedding) / t : 0.0)) * x.c;
+            qn.rootGradsEnd = qn.rootParams * (x.c + x.bGrads);
+        } else {
             qn.fsdpForward = std::max(qn.fsdpForward, qn.rootParams * x.c + layerBytes);
+        }
     }
     if (x.pp > 1) {
         // Activation send and receive buffers at stage boundaries.
@@ -338,7 +358,8 @@ Quantities computeQuantities(const Context &x, int stage)
         const double normSaved = x.fw.norm == "upcast" ? (4.0 + x.r) * hSp : x.r * hSp;
         const double headInput = x.c * hSp;
         const double normOutputAlive = x.r != x.c ? x.r * hSp : 0.0;
-        qn.actFinal = (normSaved + headInput + normOutputAlive) * x.tokens;
+        qn.actFinal = (normSaved + headInput) * x.tokens;
+        qn.actFinalForwardOnly = normOutputAlive * x.tokens;
     }
     // Micro-batches in flight on this stage.
     if (x.pp == 1) {
@@ -382,11 +403,12 @@ Quantities computeQuantities(const Context &x, int stage)
         // flash attention's dq/dk/dv with its fp32 dq accumulator.
         qn.bwdTransient = x.tokens * (3.0 * x.c * f + 2.0 * x.c * hSp + 4.0 * q);
         if (x.plan.memory.attention == Attention::Eager) {
-            // Softmax backward: fp32 gradient beside the bf16 one for every score.
-            qn.bwdTransient += scores / (4.0 + x.c) * 4.0;
-            // Forward: raw and masked scores before the softmax, and the causal mask.
-            qn.fwdTransient = scores / (4.0 + x.c) * 2.0 * x.c +
-                              x.seqTokens * x.seqTokens * x.c;
+            // Softmax backward: the compute-dtype gradient of the probabilities, its fp32 cast
+            // and the softmax gradient coexist with the saved scores of the layer.
+            qn.bwdTransient += scores;
+            // Forward: the (b, 1, s, s) causal mask Hugging Face builds for eager attention;
+            // the raw and masked scores never exceed what the softmax then keeps.
+            qn.fwdTransient = x.seqTokens * x.seqTokens * x.plan.training.micro_batch * x.c;
         }
         if (x.cp > 1) {
             // Ring attention double-buffers the K/V block arriving from the neighbour.
@@ -423,7 +445,7 @@ RankEval arrange(const Context &x, const Quantities &q, int stage)
     {
         Breakdown b = states;
         b[Component::Gradients] = gradsHeld;
-        b[Component::Activations] = q.actTotal + q.actFinal;
+        b[Component::Activations] = q.actTotal + q.actFinal + q.actFinalForwardOnly;
         b[Component::LogitsAndLoss] = q.logitsForward;
         b[Component::CommunicationBuffers] =
             q.ddpBuckets + q.fsdpForward + q.rootGathered + q.p2p + q.reduceBucket;
@@ -436,6 +458,7 @@ RankEval arrange(const Context &x, const Quantities &q, int stage)
     //  (c) the bottom layer's backward: activations freed, gradients allocated.
     {
         Breakdown base = states;
+        base[Component::Parameters] = q.params + q.computeCopiesBackward;
         base[Component::CommunicationBuffers] =
             q.ddpBuckets + q.fsdpBackward + q.rootGathered + q.p2p + q.reduceBucket;
 
@@ -454,14 +477,26 @@ RankEval arrange(const Context &x, const Quantities &q, int stage)
         c[Component::Activations] = std::max(0.0, q.actTotal - own) + q.actLayer;
         c[Component::Gradients] = std::max(gradsHeld, q.grads - q.gradsEmbedding);
         // Autocast's weight copies are released layer by layer as backward proceeds.
-        c[Component::Parameters] = q.params + q.computeCopies / std::max(1, L);
+        c[Component::Parameters] = q.params + q.computeCopiesBackward / std::max(1, L);
         c[Component::Transient] = q.bwdTransient;
+
+        b[Component::CommunicationBuffers] += q.rootGradsHead;
+        c[Component::CommunicationBuffers] += q.rootGradsHead;
+
+        // (d) FSDP: backward done, the root's unsharded gradients meet its reduce-scatter input.
+        Breakdown d = base;
+        d[Component::Gradients] = std::max(gradsHeld, q.grads - q.gradsEmbedding - q.gradsHead);
+        d[Component::CommunicationBuffers] =
+            q.ddpBuckets + q.rootGathered + q.rootGradsEnd + q.p2p + q.reduceBucket;
+        d[Component::Parameters] = q.params;
 
         Breakdown best = b;
         if (last && a.total() > best.total())
             best = a;
         if (c.total() > best.total())
             best = c;
+        if (q.rootGradsEnd > 0 && d.total() > best.total())
+            best = d;
         e.phases[size_t(Phase::Backward)] = best;
     }
     // Optimizer step: every gradient, the optimizer's temporaries; gathered buffers released.

@@ -1,0 +1,20 @@
+#pragma once
+
+// Locations the tests read from, set by CTest's environment (tests/CMakeLists.txt).
+#include <QByteArray>
+#include <QString>
+
+namespace shardscope::testing {
+
+inline QString envPath(const char *name, const char *fallback)
+{
+    const QByteArray v = qgetenv(name);
+    return v.isEmpty() ? QString::fromUtf8(fallback) : QString::fromLocal8Bit(v);
+}
+
+/// The repository root.
+inline QString sourceDir() { return envPath("SHARDSCOPE_SOURCE_DIR", "."); }
+/// ../shared beside the checkout (calibration data, the case text).
+inline QString sharedDir() { return envPath("SHARDSCOPE_SHARED_DIR", "../shared"); }
+
+} // namespace shardscope::testing
