@@ -2,6 +2,8 @@
 
 #include "errors.h"
 
+#include <algorithm>
+
 namespace shardscope {
 
 namespace {
@@ -32,6 +34,64 @@ LinkProfile readLink(const json &j, const std::string &path)
     if (l.efficiency > 1.0)
         throw PlanError(path + ".efficiency", "must be <= 1");
     return l;
+}
+
+DeviceCalibration readCalibration(const json &j, const std::string &path)
+{
+    DeviceCalibration c;
+    if (!j.is_object())
+        throw PlanError(path, "must be an object");
+    c.present = true;
+    c.source = j.value("source", std::string());
+    auto rates = [&](const char *key, std::map<std::string, double> &out) {
+        auto it = j.find(key);
+        if (it == j.end())
+            return;
+        if (!it->is_object())
+            throw PlanError(path + "." + key, "must be an object of class -> FLOP/s");
+        for (auto r = it->begin(); r != it->end(); ++r) {
+            if (!r->is_number() || r->get<double>() <= 0)
+                throw PlanError(path + "." + key + "." + r.key(), "must be a number > 0");
+            out[r.key()] = r->get<double>();
+        }
+    };
+    rates("gemm_flops", c.gemm_flops);
+    rates("attention_flops", c.attention_flops);
+    c.memory_bandwidth = j.value("memory_bandwidth", 0.0);
+    c.measured_context_reserve_bytes = j.value("measured_context_reserve_bytes", 0.0);
+    if (auto b = j.find("busbw"); b != j.end()) {
+        if (!b->is_object())
+            throw PlanError(path + ".busbw", "must be an object of collective -> [[bytes, busbw]]");
+        for (auto it = b->begin(); it != b->end(); ++it) {
+            auto &v = c.busbw[it.key()];
+            if (!it->is_array())
+                throw PlanError(path + ".busbw." + it.key(), "must be an array of [bytes, busbw]");
+            for (const json &pt : *it) {
+                if (!pt.is_array() || pt.size() != 2 || !pt[0].is_number() || !pt[1].is_number())
+                    throw PlanError(path + ".busbw." + it.key(), "entries must be [bytes, busbw]");
+                v.emplace_back(pt[0].get<double>(), pt[1].get<double>());
+            }
+            std::sort(v.begin(), v.end());
+        }
+    }
+    return c;
+}
+
+json calibrationToJson(const DeviceCalibration &c)
+{
+    json b = json::object();
+    for (const auto &[key, pts] : c.busbw) {
+        json a = json::array();
+        for (const auto &[bytes, bw] : pts)
+            a.push_back({bytes, bw});
+        b[key] = a;
+    }
+    return {{"source", c.source},
+            {"gemm_flops", c.gemm_flops},
+            {"attention_flops", c.attention_flops},
+            {"memory_bandwidth", c.memory_bandwidth},
+            {"busbw", b},
+            {"measured_context_reserve_bytes", c.measured_context_reserve_bytes}};
 }
 
 json linkToJson(const LinkProfile &l)
@@ -94,6 +154,8 @@ DeviceProfile deviceFromJson(const json &j)
                 d.sources[it.key()] = it->get<std::string>();
         }
     }
+    if (auto c = j.find("calibration"); c != j.end() && !c->is_null())
+        d.calibration = readCalibration(*c, p + "calibration");
     d.raw = j;
     return d;
 }
@@ -118,6 +180,8 @@ json deviceToJson(const DeviceProfile &d)
     j["inter_node"] = linkToJson(d.inter_node);
     j["host_bandwidth"] = d.host_bandwidth;
     j["sources"] = d.sources;
+    if (d.calibration.present)
+        j["calibration"] = calibrationToJson(d.calibration);
     return j;
 }
 

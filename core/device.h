@@ -18,6 +18,27 @@ struct LinkProfile
     double efficiency = 1.0;  ///< achieved bus bandwidth / bandwidth for large messages
 };
 
+/// Rates measured by the kernel runner on a real device (the "calibration" object of a device
+/// profile). Empty unless the profile was calibrated; the engine prefers these over
+/// peak x efficiency where they exist.
+struct DeviceCalibration
+{
+    bool present = false;
+    std::string source; ///< backend, device and software that measured them
+    /// Achieved GEMM FLOP/s by shape class ("bf16:large", "bf16:medium", "fp32:small", ...;
+    /// see gemmShapeClass in core/measurement.h).
+    std::map<std::string, double> gemm_flops;
+    /// Achieved attention FLOP/s by direction and sequence class ("fwd:s4096", "bwd:s4096").
+    std::map<std::string, double> attention_flops;
+    double memory_bandwidth = 0; ///< achieved device-to-device copy bytes/s (read + written)
+    /// Bus bandwidth (nccl-tests busbw, bytes/s) by message size S (bytes), per collective
+    /// ("all_reduce", ...) and group size: key "all_reduce:8". Sorted by size.
+    std::map<std::string, std::vector<std::pair<double, double>>> busbw;
+    /// Device memory outside the framework's allocator measured at start-up (total - free -
+    /// reserved by the allocator); 0 when not measured.
+    double measured_context_reserve_bytes = 0;
+};
+
 /// Hardware facts of one accelerator (resources/devices/<id>.json). Every figure carries its
 /// source and certainty in `sources` ("field" -> "where it comes from; how sure").
 struct DeviceProfile
@@ -41,6 +62,7 @@ struct DeviceProfile
     LinkProfile inter_node;
     double host_bandwidth = 0;       ///< bytes/s device <-> host (offload traffic)
     std::map<std::string, std::string> sources;
+    DeviceCalibration calibration; ///< measured rates ("calibration" in the file)
     nlohmann::json raw; ///< the file as read (calibration tables live here)
 
     double peakFlops(DType t) const;
