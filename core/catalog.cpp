@@ -137,12 +137,33 @@ std::string locateDataDir()
         if (valid(env))
             return env;
     }
+    // Relative to the running executable, so that an install works wherever its prefix was
+    // unpacked (a .deb under /usr, a tarball anywhere, `dpkg -x` into a scratch directory).
+    // /proc/self/exe resolves symlinks; a binary replaced while running reads " (deleted)".
     std::error_code ec;
-    const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) {
-        const fs::path installed = exe.parent_path().parent_path() / SHARDSCOPE_DATA_SUBDIR;
+        std::string s = exe.string();
+        constexpr std::string_view deleted = " (deleted)";
+        if (s.size() > deleted.size() && s.ends_with(deleted))
+            exe = s.substr(0, s.size() - deleted.size());
+        // <prefix>/<bindir>/exe -> <prefix>, however many components bindir has.
+        fs::path prefix = exe.parent_path();
+        const fs::path bindir(SHARDSCOPE_INSTALL_BINDIR);
+        if (bindir.is_relative()) {
+            for (auto it = bindir.begin(); it != bindir.end(); ++it) {
+                if (!it->empty() && *it != ".")
+                    prefix = prefix.parent_path();
+            }
+        } else {
+            prefix = prefix.parent_path();
+        }
+        const fs::path installed = prefix / SHARDSCOPE_DATA_SUBDIR;
         if (valid(installed))
-            return installed.string();
+            return installed.lexically_normal().string();
+        const fs::path sibling = exe.parent_path().parent_path() / "share" / "shardscope";
+        if (valid(sibling))
+            return sibling.lexically_normal().string();
     }
     const fs::path prefix = fs::path(SHARDSCOPE_INSTALL_PREFIX) / SHARDSCOPE_DATA_SUBDIR;
     if (valid(prefix))

@@ -40,8 +40,9 @@ private:
     std::map<std::string, FrameworkProfile> m_frameworks;
 };
 
-/// The data directory: $SHARDSCOPE_DATA_DIR, else <prefix>/share/shardscope next to the
-/// running executable, else the source tree's resources/. Empty when none exists.
+/// The data directory: $SHARDSCOPE_DATA_DIR, else <prefix>/share/shardscope where <prefix> is
+/// the directory the running executable is installed under (so relocated installs work), else
+/// the configured install prefix, else the source tree's resources/. Empty when none exists.
 std::string locateDataDir();
 
 } // namespace shardscope

@@ -27,6 +27,8 @@ const char *kUsage =
     "Commands:\n"
     "  estimate PLAN.plan.json [--format table|json]\n"
     "      Per-rank peak memory by component, the runtime reserve and whether it fits.\n"
+    "  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]\n"
+    "      A PDF report of one or more plans (runs headless).\n"
     "\n"
     "Options:\n"
     "  --help       show this help\n"
@@ -44,6 +46,7 @@ std::vector<Command> &commands()
 {
     static std::vector<Command> list = {
         {"estimate", estimateCommand},
+        {"report", reportCommand},
     };
     return list;
 }
@@ -250,6 +253,9 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
     }
     if (verb == "--version" || verb == "-V") {
         out << "shardscope-cli " << SHARDSCOPE_VERSION << "\n";
+        const std::string data = locateDataDir();
+        out << "data directory: " << (data.empty() ? "(none found; set SHARDSCOPE_DATA_DIR)" : data)
+            << "\n";
         return ExitOk;
     }
     for (const Command &c : commands()) {

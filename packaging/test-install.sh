@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# Builds the .deb from a configured and built tree, checks what it holds, and runs the installed
+# shardscope-cli from it without SHARDSCOPE_DATA_DIR:
+#   1. unpacked with `dpkg -x` into a temporary prefix (a relocated install), also through a symlink;
+#   2. installed with `dpkg -i` when running as root (as CI does), then removed again unless it
+#      was installed before. SHARDSCOPE_TEST_DPKG_INSTALL=0 skips this step.
+# Usage: test-install.sh BUILD_DIR SOURCE_DIR VERSION
+set -euo pipefail
+build=$(cd "$1" && pwd)
+src=$(cd "$2" && pwd)
+version=$3
+unset SHARDSCOPE_DATA_DIR
+export QT_QPA_PLATFORM=offscreen
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shardscope-pkg.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+fail() {
+    echo "FAIL: $*" >&2
+    exit 1
+}
+
+echo "== cpack -G DEB"
+cpack --config "$build/CPackConfig.cmake" -G DEB -B "$tmp/pkg" >"$tmp/cpack.log" 2>&1 ||
+    { cat "$tmp/cpack.log"; fail "cpack -G DEB"; }
+deb=$(ls "$tmp"/pkg/shardscope_"$version"_*.deb 2>/dev/null | head -n1)
+[ -n "$deb" ] || { cat "$tmp/cpack.log"; fail "no shardscope_${version}_*.deb produced"; }
+dpkg-deb --field "$deb" Package Version Depends Recommends
+[ "$(dpkg-deb --field "$deb" Package)" = shardscope ] || fail "package name is not shardscope"
+
+echo "== contents"
+dpkg-deb --contents "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$tmp/contents"
+expect() {
+    grep -qx "$1" "$tmp/contents" || fail "the package lacks $1"
+}
+expect /usr/bin/shardscope-cli
+expect /usr/share/shardscope/cases/hcie-ai-fsdp.plan.json
+# Every data directory of the source tree is installed (presets, devices, frameworks, cases, the
+# worker, translations: whatever resources/ holds).
+for dir in "$src"/resources/*/; do
+    name=$(basename "$dir")
+    grep -q "^/usr/share/shardscope/$name/" "$tmp/contents" ||
+        fail "resources/$name is not installed under /usr/share/shardscope"
+done
+gui=OFF
+grep -q '^SHARDSCOPE_BUILD_GUI:BOOL=ON' "$build/CMakeCache.txt" && gui=ON
+if [ "$gui" = ON ]; then
+    id=io.github.shardscope.ShardScope
+    expect /usr/bin/shardscope
+    expect /usr/share/applications/$id.desktop
+    expect /usr/share/metainfo/$id.metainfo.xml
+    expect /usr/share/icons/hicolor/scalable/apps/$id.svg
+    for size in 16 22 24 32 48 64 128 256; do
+        expect /usr/share/icons/hicolor/${size}x${size}/apps/$id.png
+    done
+fi
+
+# Runs the installed CLI: --version names the data directory it found, estimate works on an
+# installed case file.
+check_cli() {
+    local cli=$1 data=$2
+    local out
+    out=$("$cli" --version) || fail "$cli --version"
+    echo "$out"
+    grep -qx "shardscope-cli $version" <<<"$out" || fail "$cli --version does not say $version"
+    grep -qx "data directory: $data" <<<"$out" || fail "$cli does not use $data"
+    "$cli" estimate "$data/cases/hcie-ai-fsdp.plan.json" >"$tmp/estimate.txt" ||
+        { cat "$tmp/estimate.txt"; fail "$cli estimate"; }
+    grep -q '^Verdict: ' "$tmp/estimate.txt" || fail "$cli estimate printed no verdict"
+    grep '^Verdict: ' "$tmp/estimate.txt"
+}
+
+echo "== relocated: dpkg -x into $tmp/root"
+dpkg -x "$deb" "$tmp/root"
+check_cli "$tmp/root/usr/bin/shardscope-cli" "$tmp/root/usr/share/shardscope"
+ln -s "$tmp/root/usr/bin/shardscope-cli" "$tmp/shardscope-cli"
+check_cli "$tmp/shardscope-cli" "$tmp/root/usr/share/shardscope"
+if [ "$gui" = ON ]; then
+    if ldd "$tmp/root/usr/bin/shardscope" | grep 'not found'; then
+        fail "the installed GUI misses libraries"
+    fi
+fi
+
+if [ "$(id -u)" -eq 0 ] && [ "${SHARDSCOPE_TEST_DPKG_INSTALL:-1}" != 0 ]; then
+    echo "== dpkg -i"
+    (
+        # One package test at a time touches the system's package database.
+        flock 9
+        before=$(dpkg-query -W -f='${Status}' shardscope 2>/dev/null || true)
+        if ! dpkg -i "$deb"; then
+            [[ "$before" == *"install ok installed"* ]] || dpkg --purge shardscope >/dev/null || true
+            fail "dpkg -i $deb"
+        fi
+        status=0
+        (check_cli /usr/bin/shardscope-cli /usr/share/shardscope) || status=$?
+        if [[ "$before" != *"install ok installed"* ]]; then
+            dpkg --purge shardscope >/dev/null || fail "dpkg --purge shardscope"
+        fi
+        exit $status
+    ) 9>"${TMPDIR:-/tmp}/shardscope-dpkg-test.lock"
+else
+    echo "== dpkg -i skipped (not root)"
+fi
+echo "PASS"
