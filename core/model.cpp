@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 
 namespace shardscope {
@@ -58,10 +59,19 @@ ModelShape shapeForParameterCount(double parameters)
     m.vocab = 32000;
     m.ffn = FfnKind::SwiGLU;
     m.head_dim = 128;
-    // Llama 2 proportions: per layer ~12 h^2 parameters and layers ~ h / 128,
-    // so P ~ 12 h^3 / 128 => h = (P * 128 / 12)^(1/3), rounded to whole 128-wide heads.
-    const double hEstimate = std::cbrt(parameters * 128.0 / 12.0);
-    int heads = std::max(8, int(std::lround(hEstimate / 128.0)));
+    // Llama 2 proportions: per layer ~12 h^2 parameters and layers ~ h / 128, so
+    // P(h) ~ 12 h^3 / 128 + 2 V h. Take the whole number of 128-wide heads whose P(h) is
+    // closest to the target; the FFN width below then absorbs the rest.
+    int heads = 8;
+    double best = 1e300;
+    for (int a = 8; a <= 512; ++a) {
+        const double h = 128.0 * a;
+        const double estimate = 12.0 * h * h * h / 128.0 + 2.0 * double(m.vocab) * h;
+        if (std::fabs(estimate - parameters) < best) {
+            best = std::fabs(estimate - parameters);
+            heads = a;
+        }
+    }
     m.heads = heads;
     m.hidden = int64_t(heads) * 128;
     m.layers = std::max(2, int(std::lround(double(m.hidden) / 128.0)));
@@ -76,8 +86,9 @@ ModelShape shapeForParameterCount(double parameters)
     f /= 3.0 * h;
     int64_t ffn = std::max<int64_t>(256, int64_t(std::lround(f / 256.0)) * 256);
     m.ffn_hidden = ffn;
-    m.display_name = "Llama-family " + std::to_string(int(std::lround(parameters / 1e8)) / 10) + "." +
-                     std::to_string(int(std::lround(parameters / 1e8)) % 10) + "B (derived)";
+    char name[64];
+    std::snprintf(name, sizeof name, "Llama-family %.1fB (derived)", parameters / 1e9);
+    m.display_name = name;
     return m;
 }
 

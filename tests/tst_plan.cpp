@@ -1,4 +1,172 @@
+// Plan files: reading, writing, and the errors a bad plan gets (field and rule).
+#include "core/catalog.h"
+#include "core/errors.h"
+#include "core/plan.h"
+#include "testdata.h"
+
+#include <QFile>
 #include <QTest>
-class T : public QObject { Q_OBJECT private slots: void none() {} };
-QTEST_APPLESS_MAIN(T)
+#include <nlohmann/json.hpp>
+
+using namespace shardscope;
+using nlohmann::json;
+
+namespace {
+
+json casePlan(const char *file = "hcie-ai-ddp.plan.json")
+{
+    QFile f(QString::fromStdString(Catalog::builtin().dataDir()) + QStringLiteral("/cases/") +
+            QString::fromUtf8(file));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    return json::parse(f.readAll().toStdString());
+}
+
+} // namespace
+
+class TestPlan : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void casesParse_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const char *f : {"hcie-ai-ddp.plan.json", "hcie-ai-fsdp.plan.json",
+                              "hcie-ai-tp8.plan.json", "hcie-ai-tp4-fsdp2.plan.json"})
+            QTest::newRow(f) << QString::fromUtf8(f);
+    }
+
+    void casesParse()
+    {
+        QFETCH(QString, file);
+        const json j = casePlan(file.toUtf8().constData());
+        QVERIFY(!j.is_null());
+        const Plan p = parsePlan(j, Catalog::builtin());
+        QCOMPARE(p.model.layers, 32);
+        QCOMPARE(p.training.seq_len, int64_t(32768));
+        QCOMPARE(p.parallel.world(), 8);
+    }
+
+    void roundTrip()
+    {
+        const Plan p = parsePlan(casePlan("hcie-ai-tp4-fsdp2.plan.json"), Catalog::builtin());
+        const json out = planToJson(p);
+        const Plan q = parsePlan(out, Catalog::builtin());
+        QVERIFY(planToJson(q) == out);
+        QCOMPARE(q.parallel.tp, 4);
+        QVERIFY(q.parallel.sharding == Sharding::Full);
+        QVERIFY(out["format"] == json("shardscope-plan"));
+        QVERIFY(out["version"] == json(1));
+    }
+
+    void presetFieldsCanBeOverridden()
+    {
+        json j = casePlan();
+        j["model"]["vocab"] = 152064;
+        j["model"]["kv_heads"] = 8;
+        const Plan p = parsePlan(j, Catalog::builtin());
+        QCOMPARE(p.model.vocab, int64_t(152064));
+        QCOMPARE(p.model.kv_heads, 8);
+        QCOMPARE(p.model.hidden, int64_t(4096)); // still from the preset
+    }
+
+    void modelSizeMode()
+    {
+        json j = casePlan();
+        j["model"] = {{"parameters", 13e9}};
+        const Plan p = parsePlan(j, Catalog::builtin());
+        QCOMPARE(p.model.hidden, int64_t(5120));
+    }
+
+    void unknownFieldsKept()
+    {
+        json j = casePlan();
+        j["notes"] = "kept";
+        j["parallel"]["future_knob"] = 3;
+        j["memory"]["offload"]["nvme"] = true;
+        const json out = planToJson(parsePlan(j, Catalog::builtin()));
+        QVERIFY(out["notes"] == json("kept"));
+        QVERIFY(out["parallel"]["future_knob"] == json(3));
+        QVERIFY(out["memory"]["offload"]["nvme"] == json(true));
+    }
+
+    void errors_data()
+    {
+        QTest::addColumn<QString>("patch");    // JSON merge patch applied to the DDP case
+        QTest::addColumn<QString>("field");    // expected PlanError::field()
+        QTest::addColumn<QString>("ruleHint"); // a word the rule must contain
+        auto row = [](const char *name, const char *patch, const char *field, const char *hint) {
+            QTest::newRow(name) << QString::fromUtf8(patch) << QString::fromUtf8(field)
+                                << QString::fromUtf8(hint);
+        };
+        row("wrong format", R"({"format": "other"})", "format", "shardscope-plan");
+        row("newer version", R"({"version": 2})", "version", "newer");
+        row("model not object", R"({"model": 7})", "model", "object");
+        row("unknown preset", R"({"model": {"preset": "gpt5"}})", "model.preset", "unknown");
+        row("heads string", R"({"model": {"heads": "32"}})", "model.heads", "integer");
+        row("zero layers", R"({"model": {"layers": 0}})", "model.layers", "between");
+        row("negative hidden", R"({"model": {"hidden": -4096}})", "model.hidden", "between");
+        row("absurd vocab", R"({"model": {"vocab": 1e12}})", "model.vocab", "between");
+        row("fractional seq", R"({"training": {"seq_len": 1000.5}})", "training.seq_len", "whole");
+        row("zero seq", R"({"training": {"seq_len": 0}})", "training.seq_len", "between");
+        row("absurd micro-batch", R"({"training": {"micro_batch": 1000000}})", "training.micro_batch", "between");
+        row("kv not dividing", R"({"model": {"kv_heads": 5}})", "model.kv_heads", "divide");
+        row("unknown dtype", R"({"precision": {"params": "fp64"}})", "precision.params", "unknown dtype");
+        row("int8 params", R"({"precision": {"params": "int8"}})", "precision.params", "cannot be");
+        row("master none allowed only there", R"({"precision": {"grads": "none"}})", "precision.grads", "cannot be");
+        row("unknown optimizer", R"({"precision": {"optimizer": "adagrad"}})", "precision.optimizer", "one of");
+        row("sharding typo", R"({"parallel": {"sharding": "zero3"}})", "parallel.sharding", "one of");
+        row("sp not bool", R"({"parallel": {"sp": "yes"}})", "parallel.sp", "true or false");
+        row("world mismatch", R"({"parallel": {"dp": 4}})", "parallel", "must equal");
+        row("tp not dividing heads", R"({"parallel": {"dp": 1, "tp": 8}, "model": {"heads": 36, "kv_heads": 36, "hidden": 4608}})", "parallel.tp", "model.heads");
+        row("tp not dividing kv heads", R"({"parallel": {"dp": 1, "tp": 8}, "model": {"kv_heads": 4}})", "parallel.tp", "kv_heads");
+        row("pp not dividing layers", R"({"parallel": {"dp": 1, "pp": 8}, "model": {"layers": 30}})", "parallel.pp", "divide model.layers");
+        row("cp not dividing seq", R"({"parallel": {"dp": 1, "cp": 8}, "training": {"seq_len": 32764}})", "parallel.cp", "seq_len");
+        row("sp without tp", R"({"parallel": {"sp": true}})", "parallel.sp", "tp >= 2");
+        row("sp seq not dividing", R"({"parallel": {"dp": 1, "tp": 8, "sp": true}, "training": {"seq_len": 32764}})", "parallel.sp", "divisible");
+        row("ep on dense", R"({"parallel": {"ep": 2}})", "parallel.ep", "MoE");
+        row("virtual stages without interleave", R"({"parallel": {"virtual_stages": 2}})", "parallel.virtual_stages", "interleaved");
+        row("interleaved micro-batches", R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2}, "training": {"grad_accum": 3}})", "training.grad_accum", "divisible");
+        row("offload params needs full", R"({"memory": {"offload": {"params": true}}})", "memory.offload.params", "full");
+        row("unknown device", R"({"cluster": {"device": "tpu-v5"}})", "cluster.device", "unknown");
+        row("zero nodes", R"({"cluster": {"nodes": 0}})", "cluster.nodes", "between");
+        row("unknown framework", R"({"framework": "jax"})", "framework", "unknown");
+        row("recompute typo", R"({"memory": {"recompute": "all"}})", "memory.recompute", "one of");
+        row("training missing", R"({"training": null})", "training", "object");
+    }
+
+    void errors()
+    {
+        QFETCH(QString, patch);
+        QFETCH(QString, field);
+        QFETCH(QString, ruleHint);
+        json j = casePlan();
+        j.merge_patch(json::parse(patch.toStdString()));
+        if (patch.contains(QStringLiteral("\"training\": null")))
+            j["training"] = nullptr; // merge_patch removes keys set to null
+        try {
+            parsePlan(j, Catalog::builtin());
+            QFAIL("accepted a bad plan");
+        } catch (const PlanError &e) {
+            QCOMPARE(QString::fromStdString(e.field()), field);
+            QVERIFY2(QString::fromStdString(e.rule()).contains(ruleHint),
+                     qPrintable(QString::fromStdString(e.rule())));
+        }
+    }
+
+    void malformedJsonNamesPosition()
+    {
+        try {
+            parsePlanText("{\n  \"format\": \"shardscope-plan\",\n  \"model\": {,\n}", Catalog::builtin());
+            QFAIL("accepted malformed JSON");
+        } catch (const PlanError &e) {
+            const QString what = QString::fromStdString(e.what());
+            QVERIFY2(what.contains(QStringLiteral("malformed JSON")), qPrintable(what));
+            QVERIFY2(what.contains(QStringLiteral("line 3")), qPrintable(what));
+        }
+    }
+};
+
+QTEST_APPLESS_MAIN(TestPlan)
 #include "tst_plan.moc"
