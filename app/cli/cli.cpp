@@ -27,6 +27,8 @@ const char *kUsage =
     "Commands:\n"
     "  estimate PLAN.plan.json [--format table|json]\n"
     "      Per-rank peak memory by component, the runtime reserve and whether it fits.\n"
+    "  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]\n"
+    "      A PDF report of one or more plans (runs headless).\n"
     "\n"
     "Options:\n"
     "  --help       show this help\n"
@@ -44,6 +46,7 @@ std::vector<Command> &commands()
 {
     static std::vector<Command> list = {
         {"estimate", estimateCommand},
+        {"report", reportCommand},
     };
     return list;
 }

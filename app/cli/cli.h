@@ -17,6 +17,8 @@ std::string readFile(const std::string &path);
 
 // Verbs. Each returns an exit code; args exclude the verb.
 int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+/// `report PLAN... -o FILE.pdf`: the PDF plan report (cli_report.cpp; needs Qt Gui).
+int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
 /// The human-readable estimate table (also used by golden tests).
 std::string estimateTable(const std::string &planText);

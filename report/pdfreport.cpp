@@ -1,0 +1,624 @@
+#include "pdfreport.h"
+
+#include "reportcanvas.h"
+
+#include "core/catalog.h"
+#include "core/errors.h"
+#include "core/estimate.h"
+#include "core/memory.h"
+#include "core/model.h"
+#include "core/units.h"
+#include "shardscope_config.h"
+
+#include <QBuffer>
+#include <QCoreApplication>
+#include <QPdfWriter>
+#include <QSaveFile>
+#include <algorithm>
+#include <cmath>
+
+namespace shardscope {
+
+namespace {
+
+QString qs(std::string_view s)
+{
+    return QString::fromUtf8(s.data(), qsizetype(s.size()));
+}
+
+QString gib(double bytes)
+{
+    return qs(formatGiB(bytes));
+}
+
+QString num(double v, int decimals)
+{
+    return qs(formatFixed(v, decimals));
+}
+
+/// One plan with its estimate, evaluated once for every page that shows it.
+struct Evaluated
+{
+    const ReportPlan *source = nullptr;
+    Estimate estimate;
+    const DeviceProfile *device = nullptr;
+    const FrameworkProfile *framework = nullptr;
+    size_t worst = 0;   ///< index of the rank kind that needs the most on the device
+    double need = 0;    ///< its peak allocated + runtime reserve
+    double hbm = 0;
+};
+
+Evaluated evaluate(const ReportPlan &rp, const Catalog &catalog)
+{
+    Evaluated ev;
+    ev.source = &rp;
+    ev.device = catalog.device(rp.plan.cluster.device);
+    if (!ev.device)
+        throw PlanError("cluster.device", "unknown device profile \"" + rp.plan.cluster.device + "\"");
+    ev.framework = catalog.framework(rp.plan.framework);
+    if (!ev.framework)
+        throw PlanError("framework", "unknown framework profile \"" + rp.plan.framework + "\"");
+    ev.estimate = estimate(rp.plan, catalog);
+    ev.hbm = ev.estimate.memory.hbm_bytes;
+    for (size_t i = 0; i < ev.estimate.memory.ranks.size(); ++i) {
+        const RankMemory &r = ev.estimate.memory.ranks[i];
+        const double need = r.peak_bytes + r.reserve.total();
+        if (i == 0 || need > ev.need) {
+            ev.need = need;
+            ev.worst = i;
+        }
+    }
+    return ev;
+}
+
+/// The report's text and layout. Everything a reader sees is translated here.
+class ReportWriter
+{
+    Q_DECLARE_TR_FUNCTIONS(PdfReport)
+
+public:
+    ReportWriter(ReportCanvas &canvas, const Catalog &catalog, const ReportOptions &options)
+        : m_canvas(canvas), m_catalog(catalog), m_options(options)
+    {
+    }
+
+    void titleBlock(int planCount)
+    {
+        m_canvas.title(m_options.title.isEmpty() ? tr("ShardScope plan report") : m_options.title);
+        m_canvas.paragraph(tr("%n plan(s); ShardScope %1; generated %2.", "", planCount)
+                               .arg(QStringLiteral(SHARDSCOPE_VERSION), generatedText()),
+                           ReportCanvas::Small, ReportCanvas::muted());
+        m_canvas.space(6);
+    }
+
+    QString footerText() const
+    {
+        return tr("ShardScope %1 plan report, generated %2")
+            .arg(QStringLiteral(SHARDSCOPE_VERSION), generatedText());
+    }
+
+    static QString pageText(int page) { return tr("Page %1").arg(page); }
+
+    void comparison(const std::vector<Evaluated> &plans)
+    {
+        m_canvas.heading(tr("Comparison of %n plans", "", int(plans.size())));
+        std::vector<ReportCanvas::Bar> bars;
+        for (size_t i = 0; i < plans.size(); ++i) {
+            const Evaluated &ev = plans[i];
+            const RankMemory &r = ev.estimate.memory.ranks[ev.worst];
+            ReportCanvas::Bar bar;
+            bar.label = planTag(i);
+            bar.components = r.peak().bytes;
+            bar.reserve = r.reserve.total();
+            bar.capacity = ev.hbm;
+            bar.usable = ev.estimate.memory.usable_bytes;
+            bar.emphasis = true;
+            bars.push_back(bar);
+        }
+        m_canvas.stackedBars(bars, barLabels());
+        m_canvas.paragraph(tr("Each bar is the fullest rank of a plan at its peak, with the runtime "
+                              "reserve hatched. The solid line is the HBM capacity, the dashed line "
+                              "what remains usable after the largest runtime reserve."),
+                           ReportCanvas::Small, ReportCanvas::muted());
+        m_canvas.space(4);
+
+        const double labelFraction = 0.22;
+        std::vector<double> widths{labelFraction};
+        for (size_t i = 0; i < plans.size(); ++i)
+            widths.push_back((1.0 - labelFraction) / double(plans.size()));
+        ReportCanvas::Row header{ReportCanvas::Cell{}};
+        for (size_t i = 0; i < plans.size(); ++i)
+            header.push_back(ReportCanvas::Cell{planTag(i) + QStringLiteral(": ") +
+                                                qs(plans[i].source->plan.name)});
+        std::vector<ReportCanvas::Row> rows;
+        auto addRow = [&](const QString &label, auto &&value) {
+            ReportCanvas::Row row{ReportCanvas::Cell{label}};
+            row.front().bold = true;
+            for (const Evaluated &ev : plans)
+                row.push_back(value(ev));
+            rows.push_back(std::move(row));
+        };
+        addRow(tr("Verdict"), [&](const Evaluated &ev) {
+            ReportCanvas::Cell c{verdictWord(ev)};
+            c.bold = true;
+            c.color = ev.estimate.memory.fits ? ReportCanvas::good() : ReportCanvas::bad();
+            return c;
+        });
+        addRow(tr("Layout"), [&](const Evaluated &ev) {
+            return ReportCanvas::Cell{layoutText(ev.source->plan)};
+        });
+        addRow(tr("Tokens"), [&](const Evaluated &ev) { return ReportCanvas::Cell{tokensText(ev.source->plan)}; });
+        addRow(tr("Memory options"), [&](const Evaluated &ev) {
+            return ReportCanvas::Cell{memoryOptionsText(ev.source->plan)};
+        });
+        addRow(tr("Device"), [&](const Evaluated &ev) {
+            return ReportCanvas::Cell{qs(ev.device->name) + QStringLiteral(", ") + gib(ev.hbm)};
+        });
+        for (int c = 0; c < kComponentCount; ++c) {
+            addRow(componentName(c), [&](const Evaluated &ev) {
+                return numberCell(gib(ev.estimate.memory.ranks[ev.worst].peak().bytes[size_t(c)]));
+            });
+        }
+        addRow(tr("Peak allocated"), [&](const Evaluated &ev) {
+            return numberCell(gib(ev.estimate.memory.ranks[ev.worst].peak_bytes), true);
+        });
+        addRow(tr("Runtime reserve"), [&](const Evaluated &ev) {
+            return numberCell(gib(ev.estimate.memory.ranks[ev.worst].reserve.total()));
+        });
+        addRow(tr("Total on device"), [&](const Evaluated &ev) { return numberCell(gib(ev.need), true); });
+        addRow(tr("Headroom"), [&](const Evaluated &ev) {
+            ReportCanvas::Cell c = numberCell(ev.need <= ev.hbm ? gib(ev.hbm - ev.need)
+                                                                : tr("over by %1").arg(gib(ev.need - ev.hbm)));
+            c.color = ev.need <= ev.hbm ? ReportCanvas::good() : ReportCanvas::bad();
+            return c;
+        });
+        addRow(tr("Step time"), [&](const Evaluated &ev) {
+            return numberCell(ev.estimate.step.step_s > 0 ? qs(formatSeconds(ev.estimate.step.step_s))
+                                                          : tr("not estimated"));
+        });
+        addRow(tr("Tokens/s"), [&](const Evaluated &ev) {
+            return numberCell(ev.estimate.step.tokens_per_s > 0 ? num(ev.estimate.step.tokens_per_s, 0)
+                                                                : tr("not estimated"));
+        });
+        addRow(tr("MFU"), [&](const Evaluated &ev) {
+            return numberCell(ev.estimate.step.mfu > 0 ? num(100 * ev.estimate.step.mfu, 1) + QStringLiteral(" %")
+                                                       : tr("not estimated"));
+        });
+        m_canvas.table(widths, header, rows, ReportCanvas::Small);
+        m_canvas.paragraph(tr("Memory of the fullest rank of each plan at its peak phase. GiB = 2^30 bytes."),
+                           ReportCanvas::Small, ReportCanvas::muted());
+    }
+
+    void plan(const Evaluated &ev, size_t index, size_t count)
+    {
+        const Plan &plan = ev.source->plan;
+        const MemoryEstimate &mem = ev.estimate.memory;
+        m_canvas.title(count > 1 ? tr("%1: %2").arg(planTag(index), qs(plan.name)) : qs(plan.name));
+        if (!ev.source->source.isEmpty())
+            m_canvas.paragraph(ev.source->source, ReportCanvas::Small, ReportCanvas::muted());
+
+        // Verdict first.
+        const RankMemory &w = mem.ranks[ev.worst];
+        QString detail;
+        if (ev.need <= ev.hbm) {
+            detail = tr("Every rank fits. The fullest (%1) needs %2 allocated at its peak in %3 plus "
+                        "%4 runtime reserve: %5 of %6 HBM, leaving %7.")
+                         .arg(rankRange(w), gib(w.peak_bytes), phaseName(w.peak_phase),
+                              gib(w.reserve.total()), gib(ev.need), gib(ev.hbm), gib(ev.hbm - ev.need));
+        } else {
+            QString who = rankRange(w);
+            who[0] = who.at(0).toUpper();
+            detail = tr("%1 need %2 allocated at the peak in %3 plus %4 runtime reserve: %5 of %6 HBM, "
+                        "over by %7.")
+                         .arg(who, gib(w.peak_bytes), phaseName(w.peak_phase),
+                              gib(w.reserve.total()), gib(ev.need), gib(ev.hbm), gib(ev.need - ev.hbm));
+        }
+        if (ev.estimate.step.step_s > 0)
+            detail += QLatin1Char(' ') +
+                      tr("Step %1, %2 tokens/s, MFU %3 %.")
+                          .arg(qs(formatSeconds(ev.estimate.step.step_s)),
+                               num(ev.estimate.step.tokens_per_s, 0), num(100 * ev.estimate.step.mfu, 1));
+        m_canvas.verdict(mem.fits, verdictWord(ev), detail);
+
+        // Plan summary.
+        m_canvas.heading(tr("Plan"));
+        const ParameterCounts pc = countParameters(plan.model);
+        const auto &m = plan.model;
+        const auto &pr = plan.precision;
+        QString model = tr("%1, %2 parameters: %3 layers, hidden %4, %5 heads (%6 KV), FFN %7 (%8), vocabulary %9")
+                            .arg(qs(m.preset.empty() ? m.display_name : m.preset), qs(formatCount(pc.total)),
+                                 QString::number(m.layers), QString::number(m.hidden),
+                                 QString::number(m.heads), QString::number(m.kv_heads),
+                                 QString::number(m.ffn_hidden), qs(toString(m.ffn)), QString::number(m.vocab));
+        if (m.moe.enabled())
+            model += QStringLiteral("; ") + tr("%1 experts, top-%2, expert FFN %3")
+                                                .arg(m.moe.experts)
+                                                .arg(m.moe.top_k)
+                                                .arg(m.moe.expert_ffn_hidden);
+        std::vector<std::pair<QString, QString>> summary{
+            {tr("Model"), model},
+            {tr("Tokens"), tokensText(plan)},
+            {tr("Layout"), layoutText(plan)},
+            {tr("Memory options"), memoryOptionsText(plan)},
+            {tr("Precision"),
+             tr("parameters %1, gradients %2, master weights %3, %4 states %5, compute %6")
+                 .arg(qs(toString(pr.params)), qs(toString(pr.grads)), qs(toString(pr.master_weights)),
+                      qs(toString(pr.optimizer)), qs(toString(pr.optimizer_state)), qs(toString(pr.compute)))},
+            {tr("Framework"), qs(ev.framework->name) + QStringLiteral(" (") + qs(plan.framework) +
+                                  QLatin1Char(')')},
+            {tr("Cluster"), tr("%1 x %2 per node x %3 node(s), %4 ranks")
+                                .arg(qs(ev.device->name))
+                                .arg(plan.cluster.devices_per_node)
+                                .arg(plan.cluster.nodes)
+                                .arg(plan.cluster.world())},
+        };
+        m_canvas.keyValues(summary);
+
+        // Per-rank stacked bars.
+        m_canvas.heading(tr("Memory per rank"));
+        std::vector<ReportCanvas::Bar> bars;
+        for (const RankMemory &r : mem.ranks) {
+            for (int p = 0; p < kPhaseCount; ++p) {
+                ReportCanvas::Bar bar;
+                bar.label = tr("%1, %2").arg(rankRange(r), phaseName(Phase(p)));
+                bar.components = r.phases[size_t(p)].bytes;
+                bar.reserve = r.reserve.total();
+                bar.capacity = ev.hbm;
+                bar.usable = mem.usable_bytes;
+                bar.emphasis = Phase(p) == r.peak_phase;
+                bars.push_back(bar);
+            }
+        }
+        m_canvas.stackedBars(bars, barLabels());
+        m_canvas.paragraph(tr("Peak of each phase of one steady-state step; the bold label is the rank's "
+                              "peak. Solid line: HBM capacity (%1). Dashed line: usable after the "
+                              "largest runtime reserve (%2).")
+                               .arg(gib(ev.hbm), gib(mem.usable_bytes)),
+                           ReportCanvas::Small, ReportCanvas::muted());
+
+        // Components, by phase and with their formulas.
+        for (const RankMemory &r : mem.ranks)
+            rankTables(plan, r);
+
+        collectives(ev);
+        deviceProfile(ev);
+    }
+
+private:
+    void rankTables(const Plan &plan, const RankMemory &r)
+    {
+        QString what = tr("stage %1, %2 layers").arg(r.stage).arg(r.layers);
+        if (r.has_embedding)
+            what += QStringLiteral(", ") + tr("embedding");
+        if (r.has_head)
+            what += QStringLiteral(", ") + tr("LM head");
+        m_canvas.heading(tr("Components of %1 (%2), peak in %3").arg(rankRange(r), what, phaseName(r.peak_phase)));
+
+        ReportCanvas::Row header{ReportCanvas::Cell{tr("Component")}, numberCell(phaseName(Phase::Forward)),
+                                 numberCell(phaseName(Phase::Backward)),
+                                 numberCell(phaseName(Phase::OptimizerStep)), numberCell(tr("At peak"))};
+        std::vector<ReportCanvas::Row> rows;
+        for (int c = 0; c < kComponentCount; ++c) {
+            ReportCanvas::Row row{swatchCell(c)};
+            for (int p = 0; p < kPhaseCount; ++p)
+                row.push_back(numberCell(gib(r.phases[size_t(p)].bytes[size_t(c)]), Phase(p) == r.peak_phase));
+            row.push_back(numberCell(gib(r.peak().bytes[size_t(c)]), true));
+            rows.push_back(std::move(row));
+        }
+        ReportCanvas::Row total{ReportCanvas::Cell{tr("Peak allocated")}};
+        total.front().bold = true;
+        for (int p = 0; p < kPhaseCount; ++p)
+            total.push_back(numberCell(gib(r.phases[size_t(p)].total()), Phase(p) == r.peak_phase));
+        total.push_back(numberCell(gib(r.peak_bytes), true));
+        rows.push_back(std::move(total));
+        ReportCanvas::Row reserve{swatchCell(kComponentCount)};
+        reserve.push_back(ReportCanvas::Cell{tr("context %1, %n communicator(s) %2, allocator %3", "",
+                                                r.reserve.communicators)
+                                                 .arg(gib(r.reserve.context), gib(r.reserve.comm_buffers),
+                                                      gib(r.reserve.allocator))});
+        reserve.push_back({});
+        reserve.push_back({});
+        reserve.push_back(numberCell(gib(r.reserve.total()), true));
+        rows.push_back(std::move(reserve));
+        ReportCanvas::Row need{ReportCanvas::Cell{tr("Total on device")}, {}, {}, {},
+                               numberCell(gib(r.peak_bytes + r.reserve.total()), true)};
+        need.front().bold = true;
+        rows.push_back(std::move(need));
+        m_canvas.table({0.28, 0.18, 0.18, 0.18, 0.18}, header, rows, ReportCanvas::Small,
+                       /*spanSecondCell=*/true);
+
+        m_canvas.subheading(tr("Formulas and assumptions at the peak (%1)").arg(phaseName(r.peak_phase)));
+        const MemoryExplanation ex = explainMemory(plan, m_catalog, r, r.peak_phase);
+        ReportCanvas::Row fheader{ReportCanvas::Cell{tr("Component")}, ReportCanvas::Cell{tr("Formula")},
+                                  ReportCanvas::Cell{tr("Assumptions")}};
+        std::vector<ReportCanvas::Row> frows;
+        for (int c = 0; c < kComponentCount; ++c) {
+            frows.push_back({swatchCell(c), ReportCanvas::Cell{qs(ex[size_t(c)].formula)},
+                             ReportCanvas::Cell{qs(ex[size_t(c)].assumptions)}});
+        }
+        m_canvas.table({0.2, 0.4, 0.4}, fheader, frows, ReportCanvas::Tiny);
+    }
+
+    void collectives(const Evaluated &ev)
+    {
+        m_canvas.heading(tr("Collectives and step time"));
+        const auto &comm = ev.estimate.communication;
+        if (comm.empty()) {
+            m_canvas.paragraph(tr("This engine did not estimate collectives for the plan."),
+                               ReportCanvas::Body, ReportCanvas::muted());
+        } else {
+            ReportCanvas::Row header{ReportCanvas::Cell{tr("Collective")}, ReportCanvas::Cell{tr("Group")},
+                                     numberCell(tr("Message")), numberCell(tr("Per step")),
+                                     numberCell(tr("Time each")), numberCell(tr("Exposed per step")),
+                                     ReportCanvas::Cell{tr("Phase and purpose")}};
+            std::vector<ReportCanvas::Row> rows;
+            for (const Collective &c : comm) {
+                QString purpose = qs(c.phase);
+                if (!c.note.empty())
+                    purpose += (purpose.isEmpty() ? QString() : QStringLiteral(": ")) + qs(c.note);
+                rows.push_back({ReportCanvas::Cell{qs(c.collective)},
+                                ReportCanvas::Cell{qs(c.group) + QStringLiteral(" x") + QString::number(c.group_size)},
+                                numberCell(qs(formatBytes(c.bytes))), numberCell(num(c.count_per_step, 0)),
+                                numberCell(qs(formatSeconds(c.time_s))),
+                                numberCell(qs(formatSeconds(c.exposed_time_s))), ReportCanvas::Cell{purpose}});
+            }
+            m_canvas.table({0.14, 0.1, 0.12, 0.09, 0.11, 0.12, 0.32}, header, rows, ReportCanvas::Small);
+        }
+        const StepEstimate &s = ev.estimate.step;
+        if (s.step_s > 0) {
+            m_canvas.keyValues({
+                {tr("Step time"), qs(formatSeconds(s.step_s))},
+                {tr("Compute"), qs(formatSeconds(s.compute_s))},
+                {tr("Exposed communication"), qs(formatSeconds(s.communication_s))},
+                {tr("Pipeline bubble"), qs(formatSeconds(s.bubble_s))},
+                {tr("Offload traffic"), qs(formatSeconds(s.offload_s))},
+                {tr("Throughput"), tr("%1 tokens/s").arg(num(s.tokens_per_s, 0))},
+                {tr("MFU / HFU"), num(100 * s.mfu, 1) + QStringLiteral(" % / ") + num(100 * s.hfu, 1) +
+                                      QStringLiteral(" %")},
+            });
+        } else {
+            m_canvas.paragraph(tr("This engine did not estimate the step time for the plan."),
+                               ReportCanvas::Body, ReportCanvas::muted());
+        }
+    }
+
+    void deviceProfile(const Evaluated &ev)
+    {
+        const DeviceProfile &d = *ev.device;
+        m_canvas.heading(tr("Device profile: %1 (%2)").arg(qs(d.name), qs(d.id)));
+        auto link = [](const LinkProfile &l) {
+            if (l.bandwidth <= 0)
+                return tr("none");
+            return tr("%1 %2, %3 GB/s per device, latency %4, efficiency %5")
+                .arg(qs(l.kind), qs(l.topology), num(l.bandwidth / kGB, 0), qs(formatSeconds(l.latency)),
+                     num(l.efficiency, 2));
+        };
+        m_canvas.keyValues({
+            {tr("HBM"), gib(d.hbm_bytes) + QStringLiteral(" (") + qs(formatGB(d.hbm_bytes)) + QLatin1Char(')')},
+            {tr("Context reserve"), gib(d.context_reserve_bytes)},
+            {tr("Collective buffers"), tr("%1 per communicator").arg(gib(d.comm_buffer_bytes_per_group))},
+            {tr("Peak BF16"), tr("%1 TFLOP/s (GEMM efficiency %2, attention %3)")
+                                  .arg(num(d.peak_flops_bf16 / 1e12, 0), num(d.gemm_efficiency, 2),
+                                       num(d.attention_efficiency, 2))},
+            {tr("HBM bandwidth"), tr("%1 TB/s (efficiency %2)").arg(num(d.hbm_bandwidth / 1e12, 2), num(d.memory_efficiency, 2))},
+            {tr("Intra-node"), link(d.intra_node)},
+            {tr("Inter-node"), link(d.inter_node)},
+            {tr("Host link"), tr("%1 GB/s").arg(num(d.host_bandwidth / kGB, 0))},
+        });
+        if (!d.sources.empty()) {
+            m_canvas.subheading(tr("Sources"));
+            ReportCanvas::Row header{ReportCanvas::Cell{tr("Figure")}, ReportCanvas::Cell{tr("Where it comes from")}};
+            std::vector<ReportCanvas::Row> rows;
+            for (const auto &[field, text] : d.sources)
+                rows.push_back({ReportCanvas::Cell{qs(field)}, ReportCanvas::Cell{qs(text)}});
+            m_canvas.table({0.22, 0.78}, header, rows, ReportCanvas::Tiny);
+        }
+    }
+
+    QString generatedText() const
+    {
+        const QDateTime when = m_options.generated.isValid() ? m_options.generated : QDateTime::currentDateTime();
+        return when.toString(QStringLiteral("yyyy-MM-dd HH:mm"));
+    }
+
+    static QString planTag(size_t index) { return tr("P%1").arg(index + 1); }
+
+    static QString verdictWord(const Evaluated &ev)
+    {
+        return ev.estimate.memory.fits ? tr("Fits") : tr("Does not fit");
+    }
+
+    static QString rankRange(const RankMemory &r)
+    {
+        if (r.count <= 1)
+            return tr("rank %1").arg(r.rank);
+        return tr("ranks %1-%2").arg(r.rank).arg(r.rank + r.count - 1);
+    }
+
+    static QString phaseName(Phase p)
+    {
+        switch (p) {
+        case Phase::Forward: return tr("forward");
+        case Phase::Backward: return tr("backward");
+        case Phase::OptimizerStep: return tr("optimizer step");
+        case Phase::Count: break;
+        }
+        return {};
+    }
+
+    static QString componentName(int c)
+    {
+        switch (c) {
+        case int(Component::Parameters): return tr("Parameters");
+        case int(Component::Gradients): return tr("Gradients");
+        case int(Component::MasterWeights): return tr("Master weights");
+        case int(Component::OptimizerStates): return tr("Optimizer states");
+        case int(Component::Activations): return tr("Activations");
+        case int(Component::LogitsAndLoss): return tr("Logits and loss");
+        case int(Component::CommunicationBuffers): return tr("Communication buffers");
+        case int(Component::Transient): return tr("Transient");
+        default: return tr("Runtime reserve");
+        }
+    }
+
+    static QStringList barLabels()
+    {
+        QStringList names;
+        for (int c = 0; c <= kComponentCount; ++c)
+            names << componentName(c);
+        names << tr("HBM capacity") << tr("usable");
+        return names;
+    }
+
+    static QString shardingText(Sharding s)
+    {
+        switch (s) {
+        case Sharding::None: return tr("none (DDP)");
+        case Sharding::Optimizer: return tr("optimizer states (ZeRO-1)");
+        case Sharding::Grads: return tr("gradients and optimizer states (ZeRO-2)");
+        case Sharding::Full: return tr("full (ZeRO-3 / FSDP)");
+        }
+        return {};
+    }
+
+    static QString layoutText(const Plan &plan)
+    {
+        const Parallel &p = plan.parallel;
+        QString s = tr("DP %1 x TP %2 x PP %3 x CP %4").arg(p.dp).arg(p.tp).arg(p.pp).arg(p.cp);
+        if (p.ep > 1)
+            s += QStringLiteral(", ") + tr("EP %1").arg(p.ep);
+        s += QStringLiteral("; ") + tr("sharding %1").arg(shardingText(p.sharding));
+        if (p.sp)
+            s += QStringLiteral("; ") + tr("sequence parallel");
+        if (p.pp > 1)
+            s += QStringLiteral("; ") + tr("schedule %1, %2 virtual stage(s)")
+                                            .arg(qs(toString(p.pp_schedule)))
+                                            .arg(p.virtual_stages);
+        return s;
+    }
+
+    static QString tokensText(const Plan &plan)
+    {
+        const Training &t = plan.training;
+        return tr("%1 tokens x micro-batch %2 x %3 micro-batch(es) per step")
+            .arg(t.seq_len)
+            .arg(t.micro_batch)
+            .arg(t.grad_accum);
+    }
+
+    static QString memoryOptionsText(const Plan &plan)
+    {
+        const MemoryOptions &m = plan.memory;
+        QString recompute;
+        switch (m.recompute) {
+        case Recompute::None: recompute = tr("no recompute"); break;
+        case Recompute::Selective: recompute = tr("selective recompute"); break;
+        case Recompute::Full: recompute = tr("full recompute"); break;
+        }
+        const QString attention =
+            m.attention == Attention::Flash ? tr("fused (flash) attention") : tr("eager attention");
+        QStringList offload;
+        if (m.offload.optimizer)
+            offload << tr("optimizer");
+        if (m.offload.params)
+            offload << tr("parameters");
+        if (m.offload.grads)
+            offload << tr("gradients");
+        if (m.offload.activations)
+            offload << tr("activations");
+        return tr("%1, %2, offload: %3")
+            .arg(recompute, attention, offload.isEmpty() ? tr("none") : offload.join(QStringLiteral(", ")));
+    }
+
+    static ReportCanvas::Cell numberCell(const QString &text, bool bold = false)
+    {
+        ReportCanvas::Cell c{text};
+        c.alignRight = true;
+        c.bold = bold;
+        return c;
+    }
+
+    static ReportCanvas::Cell swatchCell(int component)
+    {
+        ReportCanvas::Cell c{componentName(component)};
+        c.swatch = ReportCanvas::componentColor(component);
+        c.hatched = component == kComponentCount;
+        return c;
+    }
+
+    ReportCanvas &m_canvas;
+    const Catalog &m_catalog;
+    const ReportOptions &m_options;
+};
+
+} // namespace
+
+void renderPdfReport(QIODevice *device, const std::vector<ReportPlan> &plans, const Catalog &catalog,
+                     const ReportOptions &options)
+{
+    std::vector<Evaluated> evaluated;
+    evaluated.reserve(plans.size());
+    for (const ReportPlan &p : plans)
+        evaluated.push_back(evaluate(p, catalog));
+
+    QPdfWriter writer(device);
+    writer.setPageSize(QPageSize(options.pageSize));
+    writer.setPageMargins(QMarginsF(15, 15, 15, 15), QPageLayout::Millimeter);
+    writer.setResolution(300);
+    writer.setCreator(QStringLiteral("ShardScope " SHARDSCOPE_VERSION));
+
+    ReportCanvas canvas(writer);
+    ReportWriter text(canvas, catalog, options);
+    writer.setTitle(options.title.isEmpty() ? ReportWriter::tr("ShardScope plan report") : options.title);
+    canvas.setFooter(text.footerText(), &ReportWriter::pageText);
+    canvas.begin();
+    text.titleBlock(int(plans.size()));
+    if (evaluated.size() > 1) {
+        text.comparison(evaluated);
+        canvas.newPage();
+    }
+    for (size_t i = 0; i < evaluated.size(); ++i) {
+        if (i > 0)
+            canvas.newPage();
+        text.plan(evaluated[i], i, evaluated.size());
+    }
+    canvas.end();
+}
+
+QByteArray pdfReportBytes(const std::vector<ReportPlan> &plans, const Catalog &catalog,
+                          const ReportOptions &options)
+{
+    QByteArray bytes;
+    QBuffer buffer(&bytes);
+    buffer.open(QIODevice::WriteOnly);
+    renderPdfReport(&buffer, plans, catalog, options);
+    buffer.close();
+    return bytes;
+}
+
+bool writePdfReport(const QString &fileName, const std::vector<ReportPlan> &plans, const Catalog &catalog,
+                    const ReportOptions &options, QString *error)
+{
+    auto fail = [error](const QString &message) {
+        if (error)
+            *error = message;
+        return false;
+    };
+    if (plans.empty())
+        return fail(QCoreApplication::translate("PdfReport", "No plan to report."));
+    QSaveFile file(fileName);
+    if (!file.open(QIODevice::WriteOnly))
+        return fail(QCoreApplication::translate("PdfReport", "Cannot write %1: %2").arg(fileName, file.errorString()));
+    try {
+        renderPdfReport(&file, plans, catalog, options);
+    } catch (const PlanError &e) {
+        file.cancelWriting();
+        return fail(QCoreApplication::translate("PdfReport", "Cannot evaluate the plan: %1")
+                        .arg(QString::fromUtf8(e.what())));
+    }
+    if (!file.commit())
+        return fail(QCoreApplication::translate("PdfReport", "Cannot write %1: %2").arg(fileName, file.errorString()));
+    return true;
+}
+
+} // namespace shardscope

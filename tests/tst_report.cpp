@@ -1,0 +1,265 @@
+// PDF plan reports: the numbers a reader sees are the engine's (checked through pdftotext),
+// page sizes, the comparison page, the CLI verb, failures, and the render time.
+#include "cli/cli.h"
+#include "core/catalog.h"
+#include "core/estimate.h"
+#include "core/units.h"
+#include "report/pdfreport.h"
+#include "shardscope_config.h"
+
+#include <QElapsedTimer>
+#include <QFile>
+#include <QProcess>
+#include <QRegularExpression>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+#include <sstream>
+
+using namespace shardscope;
+
+namespace {
+
+QString qs(const std::string &s)
+{
+    return QString::fromStdString(s);
+}
+
+QString casePath(const QString &name)
+{
+    return qs(Catalog::builtin().dataDir()) + QStringLiteral("/cases/") + name;
+}
+
+ReportPlan loadCase(const QString &name)
+{
+    const std::string path = casePath(name).toStdString();
+    return {parsePlanText(cli::readFile(path), Catalog::builtin()), name};
+}
+
+/// Text of a PDF with every run of white space collapsed to one space.
+QString pdfText(const QString &path)
+{
+    QProcess p;
+    p.start(QStringLiteral("pdftotext"), {QStringLiteral("-enc"), QStringLiteral("UTF-8"), path,
+                                          QStringLiteral("-")});
+    if (!p.waitForFinished(30000) || p.exitCode() != 0)
+        return {};
+    return QString::fromUtf8(p.readAllStandardOutput()).simplified();
+}
+
+QString pdfInfo(const QString &path)
+{
+    QProcess p;
+    p.start(QStringLiteral("pdfinfo"), {path});
+    if (!p.waitForFinished(30000) || p.exitCode() != 0)
+        return {};
+    return QString::fromUtf8(p.readAllStandardOutput());
+}
+
+int pageCount(const QString &info)
+{
+    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)")).match(info);
+    return m.hasMatch() ? m.captured(1).toInt() : -1;
+}
+
+const QStringList kCases{QStringLiteral("hcie-ai-ddp.plan.json"), QStringLiteral("hcie-ai-fsdp.plan.json"),
+                         QStringLiteral("hcie-ai-tp8.plan.json"),
+                         QStringLiteral("hcie-ai-tp4-fsdp2.plan.json")};
+
+std::vector<ReportPlan> fourPlans()
+{
+    std::vector<ReportPlan> plans;
+    for (const QString &c : kCases)
+        plans.push_back(loadCase(c));
+    return plans;
+}
+
+} // namespace
+
+class TestReport : public QObject
+{
+    Q_OBJECT
+
+private:
+    QTemporaryDir m_dir;
+    ReportOptions m_options;
+
+    QString path(const QString &name) const { return m_dir.filePath(name); }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QVERIFY(m_dir.isValid());
+        if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty() ||
+            QStandardPaths::findExecutable(QStringLiteral("pdfinfo")).isEmpty())
+            QSKIP("pdftotext / pdfinfo (poppler-utils) not installed");
+        m_options.generated = QDateTime(QDate(2026, 1, 2), QTime(3, 4));
+    }
+
+    void singlePlan_data()
+    {
+        QTest::addColumn<QString>("file");
+        for (const QString &c : kCases)
+            QTest::addRow("%s", qPrintable(c)) << c;
+    }
+
+    /// The verdict, the worst rank's need, every component at the peak, the capacity, the
+    /// device and the footer all come out of the PDF as the engine computes them.
+    void singlePlan()
+    {
+        QFETCH(QString, file);
+        const ReportPlan rp = loadCase(file);
+        const QString out = path(file + QStringLiteral(".pdf"));
+        QString error;
+        QVERIFY2(writePdfReport(out, {rp}, Catalog::builtin(), m_options, &error), qPrintable(error));
+        const QString text = pdfText(out);
+        QVERIFY(!text.isEmpty());
+
+        const Estimate e = estimate(rp.plan, Catalog::builtin());
+        QVERIFY(text.contains(qs(rp.plan.name)));
+        QVERIFY(text.contains(e.memory.fits ? QStringLiteral("Fits") : QStringLiteral("Does not fit")));
+        for (const RankMemory &r : e.memory.ranks) {
+            const double need = r.peak_bytes + r.reserve.total();
+            QVERIFY2(text.contains(qs(formatGiB(need))), qPrintable(qs(formatGiB(need))));
+            QVERIFY(text.contains(qs(formatGiB(r.peak_bytes))));
+            QVERIFY(text.contains(qs(formatGiB(r.reserve.total()))));
+            for (int c = 0; c < kComponentCount; ++c)
+                QVERIFY2(text.contains(qs(formatGiB(r.peak().bytes[size_t(c)]))),
+                         qPrintable(qs(formatGiB(r.peak().bytes[size_t(c)]))));
+            const double left = e.memory.hbm_bytes - need;
+            QVERIFY(text.contains(qs(formatGiB(std::abs(left)))));
+        }
+        QVERIFY(text.contains(qs(formatGiB(e.memory.hbm_bytes))));
+        QVERIFY(text.contains(qs(formatGiB(e.memory.usable_bytes))));
+        QVERIFY(text.contains(QStringLiteral("Ascend 910B2")));
+        QVERIFY(text.contains(QStringLiteral("Formula")));
+        QVERIFY(text.contains(QStringLiteral("Sources")));
+        QVERIFY(text.contains(QStringLiteral("ShardScope " SHARDSCOPE_VERSION)));
+        QVERIFY(text.contains(QStringLiteral("2026-01-02 03:04")));
+        QVERIFY(!text.contains(QStringLiteral("Comparison of")));
+    }
+
+    void pageSizes_data()
+    {
+        QTest::addColumn<int>("size");
+        QTest::addColumn<QString>("expected");
+        QTest::addRow("a4") << int(QPageSize::A4) << QStringLiteral("(A4)");
+        QTest::addRow("letter") << int(QPageSize::Letter) << QStringLiteral("(letter)");
+    }
+
+    void pageSizes()
+    {
+        QFETCH(int, size);
+        QFETCH(QString, expected);
+        ReportOptions o = m_options;
+        o.pageSize = QPageSize::PageSizeId(size);
+        const QString out = path(QStringLiteral("size-%1.pdf").arg(size));
+        QVERIFY(writePdfReport(out, {loadCase(kCases.at(1))}, Catalog::builtin(), o));
+        QVERIFY2(pdfInfo(out).contains(expected), qPrintable(pdfInfo(out)));
+    }
+
+    /// Several plans: a comparison page first, then every plan.
+    void comparison()
+    {
+        const std::vector<ReportPlan> plans = fourPlans();
+        const QString out = path(QStringLiteral("four.pdf"));
+        QVERIFY(writePdfReport(out, plans, Catalog::builtin(), m_options));
+        const QString text = pdfText(out);
+        QVERIFY(text.contains(QStringLiteral("Comparison of 4 plans")));
+        const int comparisonAt = text.indexOf(QStringLiteral("Comparison of 4 plans"));
+        for (const ReportPlan &rp : plans) {
+            QVERIFY(text.indexOf(qs(rp.plan.name)) > comparisonAt);
+            const Estimate e = estimate(rp.plan, Catalog::builtin());
+            QVERIFY(text.contains(qs(formatGiB(e.memory.peak_bytes))));
+        }
+        const int pages = pageCount(pdfInfo(out));
+        QVERIFY2(pages >= 5, qPrintable(QString::number(pages)));
+        qInfo("four-plan report: %d pages, %lld bytes", pages, QFileInfo(out).size());
+    }
+
+    /// A four-plan report renders in under a second (the best of three runs).
+    void renderTime()
+    {
+        const std::vector<ReportPlan> plans = fourPlans();
+        qint64 best = std::numeric_limits<qint64>::max();
+        for (int i = 0; i < 3; ++i) {
+            QElapsedTimer t;
+            t.start();
+            const QByteArray pdf = pdfReportBytes(plans, Catalog::builtin(), m_options);
+            best = std::min(best, t.elapsed());
+            QVERIFY(pdf.startsWith("%PDF"));
+        }
+        qInfo("four-plan report rendered in %lld ms", best);
+        QVERIFY2(best < 1000, qPrintable(QString::number(best)));
+    }
+
+    void benchmarkFourPlans()
+    {
+        const std::vector<ReportPlan> plans = fourPlans();
+        QBENCHMARK {
+            const QByteArray pdf = pdfReportBytes(plans, Catalog::builtin(), m_options);
+            QVERIFY(!pdf.isEmpty());
+        }
+    }
+
+    void cliReport()
+    {
+        const QString out = path(QStringLiteral("cli.pdf"));
+        std::ostringstream o, err;
+        const int rc = cli::run({"report", casePath(kCases.at(0)).toStdString(),
+                                 casePath(kCases.at(1)).toStdString(), "-o", out.toStdString(),
+                                 "--page", "letter"},
+                                o, err);
+        QCOMPARE(rc, int(cli::ExitOk));
+        QVERIFY2(err.str().empty(), err.str().c_str());
+        const QString info = pdfInfo(out);
+        QVERIFY(info.contains(QStringLiteral("(letter)")));
+        QVERIFY(pageCount(info) >= 3);
+        QVERIFY(pdfText(out).contains(QStringLiteral("hcie-ai-fsdp.plan.json")));
+    }
+
+    void cliErrors_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<int>("exit");
+        const QString plan = casePath(kCases.at(0));
+        QTest::addRow("no output") << QStringList{QStringLiteral("report"), plan} << int(cli::ExitBadInput);
+        QTest::addRow("no plan") << QStringList{QStringLiteral("report"), QStringLiteral("-o"), QStringLiteral("x.pdf")}
+                                 << int(cli::ExitBadInput);
+        QTest::addRow("bad page") << QStringList{QStringLiteral("report"), plan, QStringLiteral("-o"),
+                                                 QStringLiteral("x.pdf"), QStringLiteral("--page"),
+                                                 QStringLiteral("a3")}
+                                  << int(cli::ExitBadInput);
+        QTest::addRow("missing plan") << QStringList{QStringLiteral("report"), QStringLiteral("/no/such.plan.json"),
+                                                     QStringLiteral("-o"), QStringLiteral("x.pdf")}
+                                      << int(cli::ExitBadInput);
+        QTest::addRow("unwritable") << QStringList{QStringLiteral("report"), plan, QStringLiteral("-o"),
+                                                   QStringLiteral("/no/such/dir/x.pdf")}
+                                    << int(cli::ExitFailure);
+    }
+
+    void cliErrors()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(int, exit);
+        std::vector<std::string> a;
+        for (const QString &s : args)
+            a.push_back(s.toStdString());
+        std::ostringstream o, err;
+        QCOMPARE(cli::run(a, o, err), exit);
+        QVERIFY(!err.str().empty());
+    }
+
+    void writeFailureLeavesNoFile()
+    {
+        QString error;
+        QVERIFY(!writePdfReport(QStringLiteral("/no/such/dir/x.pdf"), {loadCase(kCases.at(0))},
+                                Catalog::builtin(), m_options, &error));
+        QVERIFY(!error.isEmpty());
+        QVERIFY(!writePdfReport(path(QStringLiteral("empty.pdf")), {}, Catalog::builtin(), m_options, &error));
+        QVERIFY(!QFile::exists(path(QStringLiteral("empty.pdf"))));
+    }
+};
+
+QTEST_MAIN(TestReport)
+#include "tst_report.moc"
