@@ -1,6 +1,10 @@
 #include "estimate.h"
 
 #include "catalog.h"
+#include "comm.h"
+#include "compute.h"
+
+#include <algorithm>
 
 namespace shardscope {
 
@@ -8,7 +12,35 @@ Estimate estimate(const Plan &plan, const Catalog &catalog)
 {
     Estimate e;
     e.memory = estimateMemory(plan, catalog);
+    const DeviceProfile &dev = *catalog.device(plan.cluster.device);
+    const FrameworkProfile &fw = *catalog.framework(plan.framework);
+    const ComputeProfile cp = computeProfile(dev, fw, plan.precision.compute);
+    const ComputeEstimate ce = estimateCompute(plan, cp);
+    e.communication = communicationInventory(plan, dev, fw, ce);
+    double exposed = 0;
+    for (const Collective &c : e.communication)
+        exposed += c.exposed_time_s;
+    const double offload =
+        offloadBytesPerStep(plan, ce, activationOffloadBytesPerMicrobatch(plan, catalog));
+    e.step = assembleStep(plan, cp, ce, exposed, offload);
     return e;
+}
+
+double activationOffloadBytesPerMicrobatch(const Plan &plan, const Catalog &catalog)
+{
+    if (!plan.memory.offload.activations)
+        return 0.0;
+    // What the first stage would keep for one micro-batch without offloading.
+    Plan kept = plan;
+    kept.memory.offload.activations = false;
+    const MemoryEstimate me = estimateMemory(kept, catalog);
+    if (me.ranks.empty())
+        return 0.0;
+    const RankMemory &r = me.ranks.front();
+    const double inflight = plan.parallel.pp > 1
+                                ? std::min<double>(plan.parallel.pp, plan.training.grad_accum)
+                                : 1.0;
+    return r.phases[size_t(Phase::Forward)][Component::Activations] / inflight;
 }
 
 nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)

@@ -47,6 +47,10 @@ struct Estimate
 /// Memory, communication and step time of a validated plan.
 Estimate estimate(const Plan &plan, const Catalog &catalog);
 
+/// Bytes of activations one micro-batch saves on the first stage when they are not offloaded
+/// (what memory.offload.activations moves to the host and back); 0 when not offloading.
+double activationOffloadBytesPerMicrobatch(const Plan &plan, const Catalog &catalog);
+
 /// The `shardscope-cli estimate --format json` object of plan-format.md.
 nlohmann::json estimateToJson(const Plan &plan, const Estimate &e);
 

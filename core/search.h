@@ -22,7 +22,11 @@ struct SearchRequest
     /// grad_accum of the base plan.
     int64_t global_batch = 0;
     int top = 20;            ///< results kept, best step time first
+    /// Offload sets tried besides none: optimizer; optimizer + params + grads (full sharding);
+    /// activations.
     bool allow_offload = true;
+    int max_micro_batch = 16;    ///< largest micro-batch tried (divisors of the per-replica batch)
+    int max_virtual_stages = 8;  ///< largest interleaved virtual-stage count tried
 };
 
 struct SearchResult
@@ -34,17 +38,24 @@ struct SearchResult
     double tokens_per_s = 0;
     double mfu = 0;
     bool pareto = false;        ///< on the memory / step-time Pareto front
+    StepEstimate step;          ///< the step-time breakdown
 };
 
 struct SearchOutcome
 {
     std::vector<SearchResult> ranked; ///< fitting layouts, fastest first (at most `top`)
     std::vector<SearchResult> pareto; ///< memory/time Pareto front of all fitting layouts
-    uint64_t evaluated = 0;           ///< layouts evaluated
+    uint64_t evaluated = 0;           ///< layouts evaluated (enumerated and checked)
     uint64_t fitting = 0;
     double seconds = 0;               ///< wall time of the search
     bool cancelled = false;
 };
+
+/// The cross-field rules of validatePlan that the search varies (world size, divisibility by
+/// tp, pp x virtual stages, cp, sp, ep, offload of parameters, tokens per micro-batch), without
+/// building messages: true exactly when validatePlan would accept a plan whose fixed part
+/// (device, framework, dtypes) it already accepted.
+bool quickValidate(const Plan &plan);
 
 /// Progress callback: (evaluated so far, total to evaluate). Called from the searching thread.
 using SearchProgress = std::function<void(uint64_t done, uint64_t total)>;

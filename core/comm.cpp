@@ -1,0 +1,352 @@
+// The communication engine: the collectives of one training step (see comm.h for the model).
+// Message sizes follow the nccl-tests convention (S = the whole buffer); times use the
+// algbw/busbw relation of nccl-tests doc/PERFORMANCE.md with the device profile's link tiers.
+#include "comm.h"
+
+#include "compute.h"
+#include "device.h"
+#include "framework.h"
+#include "model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardscope {
+
+std::string_view collectiveKey(CollectiveKind k)
+{
+    switch (k) {
+    case CollectiveKind::AllReduce: return "all_reduce";
+    case CollectiveKind::AllGather: return "all_gather";
+    case CollectiveKind::ReduceScatter: return "reduce_scatter";
+    case CollectiveKind::AllToAll: return "all_to_all";
+    case CollectiveKind::SendRecv: return "send_recv";
+    }
+    return "";
+}
+
+std::string_view groupKey(CommGroup g)
+{
+    switch (g) {
+    case CommGroup::DP: return "dp";
+    case CommGroup::TP: return "tp";
+    case CommGroup::CP: return "cp";
+    case CommGroup::PP: return "pp";
+    case CommGroup::EP: return "ep";
+    }
+    return "";
+}
+
+std::string_view commPhaseKey(CommPhase p)
+{
+    switch (p) {
+    case CommPhase::Forward: return "forward";
+    case CommPhase::Backward: return "backward";
+    case CommPhase::OptimizerStep: return "optimizer_step";
+    }
+    return "";
+}
+
+double busBandwidthFactor(CollectiveKind k, int n)
+{
+    if (n <= 1)
+        return 0.0;
+    switch (k) {
+    case CollectiveKind::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveKind::AllGather:
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AllToAll: return double(n - 1) / n;
+    case CollectiveKind::SendRecv: return 1.0;
+    }
+    return 1.0;
+}
+
+int latencySteps(CollectiveKind k, int n)
+{
+    if (n <= 1)
+        return 0;
+    switch (k) {
+    case CollectiveKind::AllReduce: return 2 * (n - 1);
+    case CollectiveKind::AllGather:
+    case CollectiveKind::ReduceScatter:
+    case CollectiveKind::AllToAll: return n - 1;
+    case CollectiveKind::SendRecv: return 1;
+    }
+    return 1;
+}
+
+GroupPlacement placeGroup(int size, int stride, const Cluster &cluster, const LinkProfile &intra)
+{
+    GroupPlacement g;
+    g.size = size;
+    if (size <= 1)
+        return g;
+    const int node = std::max(1, cluster.devices_per_node);
+    // Groups are aligned blocks in rank order: the members span stride x size consecutive
+    // ranks, which fit in one node exactly when that span does.
+    g.inter_node = int64_t(stride) * size > node;
+    if (!g.inter_node && intra.topology == "full_mesh" && node > 1)
+        g.bandwidth_share = double(size - 1) / double(node - 1);
+    return g;
+}
+
+double collectiveTime(CollectiveKind k, const GroupPlacement &g, double bytes,
+                      const DeviceProfile &dev)
+{
+    if (g.size <= 1 || bytes <= 0)
+        return 0.0;
+    const LinkProfile &link = g.inter_node ? dev.inter_node : dev.intra_node;
+    const double bw = link.bandwidth * g.bandwidth_share * link.efficiency;
+    return link.latency * latencySteps(k, g.size) + bytes * busBandwidthFactor(k, g.size) / bw;
+}
+
+namespace {
+
+/// Parameter elements of the heaviest stage on one rank (per tp rank, before DP sharding).
+struct StageParams
+{
+    double layer = 0;   ///< one decoder layer (dense part / tp, norms, router, local experts)
+    double root = 0;    ///< embedding and/or head + final norm of the stage
+    double total = 0;   ///< layers x layer + root
+};
+
+StageParams stageParams(const Plan &plan)
+{
+    const ModelShape &mo = plan.model;
+    const Parallel &pa = plan.parallel;
+    const ParameterCounts pc = countParameters(mo);
+    const double t = pa.tp;
+    StageParams sp;
+    sp.layer = double(pc.attention_per_layer + pc.dense_ffn_per_layer) / t +
+               double(pc.norms_per_layer + pc.router_per_layer) +
+               (mo.moe.enabled() ? double(mo.moe.experts) / pa.ep * double(pc.expert_per_layer) / t
+                                 : 0.0);
+    const double first = double(pc.embedding) / t;
+    const double last = double(pc.final_norm) +
+                        (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
+                                            : double(pc.lm_head) / t);
+    sp.root = pa.pp == 1 ? first + last : std::max(first, last);
+    sp.total = sp.layer * (mo.layers / pa.pp) + sp.root;
+    return sp;
+}
+
+} // namespace
+
+void forEachCollective(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                       const ComputeEstimate &ce, CommSink &sink)
+{
+    const ModelShape &mo = plan.model;
+    const Parallel &pa = plan.parallel;
+    const Precision &pr = plan.precision;
+    const Cluster &cl = plan.cluster;
+    const double m = plan.training.grad_accum;
+    const double T = double(plan.training.seq_len) * plan.training.micro_batch / pa.cp;
+    const double c = bytesOf(pr.compute);
+    const double h = double(mo.hidden);
+    const int L = mo.layers / pa.pp;
+    const bool fullRecompute = plan.memory.recompute == Recompute::Full;
+
+    auto emit = [&](CollectiveKind k, CommGroup grp, const GroupPlacement &g, double bytes,
+                    double count, double exposed, CommPhase ph, const char *note) {
+        if (g.size <= 1 || count <= 0)
+            return;
+        CommItem it;
+        it.kind = k;
+        it.group = grp;
+        it.group_size = g.size;
+        it.bytes = bytes;
+        it.count = count;
+        it.time_s = collectiveTime(k, g, bytes, dev);
+        it.exposed_s = exposed < 0 ? it.time_s * count : exposed;
+        it.phase = ph;
+        it.note = note;
+        sink.add(it);
+    };
+
+    // ---- data parallel (dp x cp ranks hold the same parameters) ---------------------------
+    const int dpGroup = pa.dp * pa.cp;
+    if (dpGroup > 1) {
+        const GroupPlacement g = placeGroup(dpGroup, pa.tp, cl, dev.intra_node);
+        const StageParams sp = stageParams(plan);
+        const double gradBytes =
+            fw.main_grad_dtype != DType::None ? bytesOf(fw.main_grad_dtype) : bytesOf(pr.grads);
+        const double window = ce.backward_microbatch_s; // the last micro-batch's backward
+        switch (pa.sharding) {
+        case Sharding::None: {
+            // DDP: buckets of ddp_bucket_bytes all-reduced as backward fills them.
+            const double total = sp.total * gradBytes;
+            const double buckets = std::max(1.0, std::ceil(total / std::max(1.0, fw.ddp_bucket_bytes)));
+            const double S = total / buckets;
+            const double t1 = collectiveTime(CollectiveKind::AllReduce, g, S, dev);
+            const double exposed = std::max(t1, buckets * t1 - window);
+            emit(CollectiveKind::AllReduce, CommGroup::DP, g, S, buckets, exposed, CommPhase::Backward,
+                 "gradient buckets (DDP), overlapped with backward");
+            break;
+        }
+        case Sharding::Optimizer:
+        case Sharding::Grads: {
+            const double bucket = fw.reduce_bucket_bytes > 0 ? fw.reduce_bucket_bytes : fw.ddp_bucket_bytes;
+            const double gTotal = sp.total * gradBytes;
+            const double gBuckets = std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket)));
+            const double gS = gTotal / gBuckets;
+            const double t1 = collectiveTime(CollectiveKind::ReduceScatter, g, gS, dev);
+            emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, gS, gBuckets,
+                 std::max(t1, gBuckets * t1 - window), CommPhase::Backward,
+                 "gradient buckets (ZeRO-1/2), overlapped with backward");
+            const double pTotal = sp.total * bytesOf(pr.params);
+            const double pBuckets = std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket)));
+            emit(CollectiveKind::AllGather, CommGroup::DP, g, pTotal / pBuckets, pBuckets, -1,
+                 CommPhase::OptimizerStep, "updated parameter shards after the optimizer step");
+            break;
+        }
+        case Sharding::Full: {
+            // FSDP2 / ZeRO-3: parameters gathered in the compute dtype (mixed-precision policy),
+            // gradients reduce-scattered in the gradient dtype, layer by layer.
+            const double agS = sp.layer * c;
+            const double rsS = sp.layer * bytesOf(pr.grads);
+            const double tAg = collectiveTime(CollectiveKind::AllGather, g, agS, dev);
+            const double tRs = collectiveTime(CollectiveKind::ReduceScatter, g, rsS, dev);
+            // Forward: layer i+1 is gathered while layer i computes; the first is waited for.
+            const double fwdExposed = m * (tAg + (L - 1) * std::max(0.0, tAg - ce.layer_forward_s));
+            emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, fwdExposed, CommPhase::Forward,
+                 "layer parameters, forward (prefetched one layer ahead)");
+            const double bwdWin = ce.layer_backward_s + ce.layer_recompute_s;
+            const double bwdComm = (pa.reshard_after_forward ? tAg : 0.0) + tRs;
+            const double bwdExposed = m * (L * std::max(0.0, bwdComm - bwdWin) + tRs);
+            const double share = bwdComm > 0 ? (pa.reshard_after_forward ? tAg : 0.0) / bwdComm : 0.0;
+            if (pa.reshard_after_forward)
+                emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, bwdExposed * share,
+                     CommPhase::Backward, "layer parameters again in backward (reshard_after_forward)");
+            emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, rsS, m * L, bwdExposed * (1 - share),
+                 CommPhase::Backward, "layer gradients, overlapped with the next layer's backward");
+            if (sp.root > 0) {
+                emit(CollectiveKind::AllGather, CommGroup::DP, g, sp.root * c, m, -1, CommPhase::Forward,
+                     "root module (embedding, final norm, head), kept until backward ends");
+                emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, sp.root * bytesOf(pr.grads), m, -1,
+                     CommPhase::Backward, "root module gradients");
+            }
+            break;
+        }
+        }
+    }
+
+    // ---- tensor parallel ----------------------------------------------------------------------
+    if (pa.tp > 1) {
+        const GroupPlacement g = placeGroup(pa.tp, 1, cl, dev.intra_node);
+        const double S = T * h * c; // the full activation [T, h] (SP: the gathered buffer)
+        const double perMb = 2.0 * L;
+        if (!pa.sp) {
+            emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Forward,
+                 "after attention and MLP (row-parallel outputs)");
+            emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
+                 "input gradients of the column-parallel inputs");
+            if (fullRecompute)
+                emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
+                     "forward all-reduces repeated by full recompute");
+        } else {
+            emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Forward,
+                 "SP: gather the sequence before attention and MLP");
+            emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Forward,
+                 "SP: scatter attention and MLP outputs");
+            emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
+                 "SP: backward of the reduce-scatters");
+            emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
+                 "SP: backward of the all-gathers");
+            if (fullRecompute) {
+                emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
+                     "SP: all-gathers repeated by full recompute");
+                emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
+                     "SP: reduce-scatters repeated by full recompute");
+            }
+        }
+    }
+
+    // ---- context parallel: K/V ring ----------------------------------------------------------
+    if (pa.cp > 1) {
+        const GroupPlacement g = placeGroup(pa.cp, pa.tp, cl, dev.intra_node);
+        const double S = T * 2.0 * double(mo.kvDim()) / pa.tp * c; // this rank's K and V block
+        const double steps = pa.cp - 1.0;
+        const double t1 = collectiveTime(CollectiveKind::SendRecv, g, S, dev);
+        const double blockF = ce.layer_attention_forward_s / pa.cp;
+        const double blockB = ce.layer_attention_backward_s / pa.cp;
+        const double fwdCount = m * L * steps * (fullRecompute ? 2.0 : 1.0);
+        emit(CollectiveKind::SendRecv, CommGroup::CP, g, S, fwdCount,
+             fwdCount * std::max(0.0, t1 - blockF), CommPhase::Forward,
+             "K/V block to the next rank of the ring (x2 under full recompute)");
+        const double bwdCount = m * L * steps * 2.0;
+        emit(CollectiveKind::SendRecv, CommGroup::CP, g, S, bwdCount,
+             m * L * steps * std::max(0.0, 2.0 * t1 - blockB), CommPhase::Backward,
+             "K/V and dK/dV blocks around the ring");
+    }
+
+    // ---- pipeline parallel ---------------------------------------------------------------------
+    if (pa.pp > 1) {
+        const GroupPlacement g = placeGroup(2, pa.tp * pa.cp * pa.dp, cl, dev.intra_node);
+        const double v = pa.pp_schedule == PpSchedule::Interleaved ? pa.virtual_stages : 1;
+        const double S = T * h / (pa.sp ? pa.tp : 1) * c;
+        emit(CollectiveKind::SendRecv, CommGroup::PP, g, S, m * v, -1, CommPhase::Forward,
+             "activations to the next stage (per micro-batch and model chunk)");
+        emit(CollectiveKind::SendRecv, CommGroup::PP, g, S, m * v, -1, CommPhase::Backward,
+             "activation gradients to the previous stage");
+    }
+
+    // ---- expert parallel -------------------------------------------------------------------------
+    if (pa.ep > 1 && mo.moe.enabled()) {
+        const GroupPlacement g = placeGroup(pa.ep, pa.tp, cl, dev.intra_node);
+        const double S = T * mo.moe.top_k * h * c;
+        emit(CollectiveKind::AllToAll, CommGroup::EP, g, S, m * L * 2.0, -1, CommPhase::Forward,
+             "token dispatch and combine");
+        emit(CollectiveKind::AllToAll, CommGroup::EP, g, S, m * L * 2.0, -1, CommPhase::Backward,
+             "gradients of dispatch and combine");
+    }
+}
+
+namespace {
+
+class VectorSink final : public CommSink
+{
+public:
+    std::vector<Collective> out;
+    void add(const CommItem &it) override
+    {
+        Collective c;
+        c.collective = std::string(collectiveKey(it.kind));
+        c.group = std::string(groupKey(it.group));
+        c.group_size = it.group_size;
+        c.bytes = it.bytes;
+        c.count_per_step = it.count;
+        c.time_s = it.time_s;
+        c.exposed_time_s = it.exposed_s;
+        c.phase = std::string(commPhaseKey(it.phase));
+        c.note = it.note;
+        out.push_back(std::move(c));
+    }
+};
+
+class SumSink final : public CommSink
+{
+public:
+    double exposed = 0;
+    void add(const CommItem &it) override { exposed += it.exposed_s; }
+};
+
+} // namespace
+
+std::vector<Collective> communicationInventory(const Plan &plan, const DeviceProfile &dev,
+                                               const FrameworkProfile &fw,
+                                               const ComputeEstimate &compute)
+{
+    VectorSink sink;
+    forEachCollective(plan, dev, fw, compute, sink);
+    return std::move(sink.out);
+}
+
+double exposedCommunication(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                            const ComputeEstimate &compute)
+{
+    SumSink sink;
+    forEachCollective(plan, dev, fw, compute, sink);
+    return sink.exposed;
+}
+
+} // namespace shardscope

@@ -1,0 +1,393 @@
+// The compute model: time of one training step on one rank, kernel class by kernel class.
+//
+// - GEMMs from the shape (q, k, v, o, FFN, LM head; backward = dX and dW of the same FLOPs),
+//   each taking gemm_overhead_s + FLOPs / (peak x gemm_efficiency).
+// - Fused (flash) attention per query-key score: 4d FLOPs forward and 10d backward on the matrix
+//   units (FlashAttention-2, Dao 2023: backward = 2.5x forward) plus the score work that is
+//   not (exp, rescale; FlashAttention-3, Shah et al. 2024). Causal attention visits half the
+//   scores. Eager attention materializes every score: a batched GEMM plus the HBM traffic of
+//   the scale, mask, fp32 softmax and casts (Hugging Face eager_attention_forward).
+// - Elementwise, norm, RoPE, SwiGLU, residual, autocast casts, loss and optimizer kernels are
+//   memory bound: bytes moved / (hbm_bandwidth x memory_efficiency), plus a floor per kernel.
+//   Bytes are derived from what each kernel reads and writes in the plan's dtypes (comments
+//   below); the backward of an elementwise chain moves twice the forward's bytes (it reads the
+//   output gradient and the saved inputs and writes the input gradient).
+// - A decoder layer's forward (backward) is never faster than the host can issue its kernels:
+//   eager PyTorch spends tens of microseconds of Python and dispatcher time per kernel, which
+//   bounds small layers (2K tokens on an H200). A checkpointed layer's recompute costs the
+//   framework's recompute_host_factor times the forward's host time.
+// Checked against steady-state H200 steps of TinyLlama-1.1B (shared/calibration, tst_step).
+#include "compute.h"
+
+#include "device.h"
+#include "framework.h"
+#include "model.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardscope {
+
+namespace {
+
+double number(const nlohmann::json &j, const char *key, double fallback)
+{
+    if (!j.is_object())
+        return fallback;
+    auto it = j.find(key);
+    if (it == j.end() || !it->is_number())
+        return fallback;
+    const double v = it->get<double>();
+    return v >= 0 ? v : fallback;
+}
+
+double nested(const nlohmann::json &j, const char *key, const char *sub, double fallback)
+{
+    if (!j.is_object())
+        return fallback;
+    auto it = j.find(key);
+    if (it == j.end())
+        return fallback;
+    if (it->is_number())
+        return it->get<double>();
+    return number(*it, sub, fallback);
+}
+
+} // namespace
+
+ComputeProfile computeProfile(const DeviceProfile &dev, const FrameworkProfile &fw, DType compute)
+{
+    ComputeProfile p;
+    p.peak_flops = dev.peakFlops(compute);
+    if (!(p.peak_flops > 0))
+        p.peak_flops = dev.peak_flops_bf16;
+    p.gemm_efficiency = dev.gemm_efficiency;
+    // Matrix-unit efficiency inside fused attention; without the score term, the profile's
+    // overall attention efficiency stands in for it.
+    p.attention_efficiency = number(dev.raw, "attention_matmul_efficiency", dev.attention_efficiency);
+    p.hbm_bandwidth = dev.hbm_bandwidth;
+    // Framework elementwise / reduction kernels reach less of the HBM peak than a copy.
+    p.memory_efficiency = number(dev.raw, "elementwise_efficiency", dev.memory_efficiency);
+    p.host_bandwidth = dev.host_bandwidth > 0 ? dev.host_bandwidth : 25e9;
+    p.gemm_overhead_s = number(dev.raw, "gemm_overhead_s", p.gemm_overhead_s);
+    p.kernel_overhead_s = number(dev.raw, "kernel_overhead_s", p.kernel_overhead_s);
+    if (dev.raw.is_object() && dev.raw.contains("attention_matmul_efficiency")) {
+        p.attention_score_s_forward = nested(dev.raw, "attention_score_s", "forward", 0.0);
+        p.attention_score_s_backward = nested(dev.raw, "attention_score_s", "backward", 0.0);
+    }
+
+    p.host_s_per_kernel_forward = nested(fw.raw, "host_s_per_kernel", "forward", 0.0);
+    p.host_s_per_kernel_backward = nested(fw.raw, "host_s_per_kernel", "backward", 0.0);
+    p.recompute_host_factor = number(fw.raw, "recompute_host_factor", 1.0);
+    p.fused_norm = fw.norm == "fused";
+    p.fused_swiglu = fw.fused_swiglu;
+    p.fused_qkv = fw.fused_swiglu && fw.norm == "fused"; // Megatron / TE layer structure
+    p.hf_kernels = !p.fused_norm;
+    p.hf_loss = fw.loss == "hf_upcast";
+    p.autocast_casts = fw.autocast_weight_cache;
+    p.default_optimizer_impl = fw.default_optimizer_impl;
+    return p;
+}
+
+ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
+{
+    ComputeEstimate out;
+    const ModelShape &mo = plan.model;
+    const Parallel &pa = plan.parallel;
+    const Precision &pr = plan.precision;
+    const double t = pa.tp;
+    const double b = plan.training.micro_batch;
+    const double s = double(plan.training.seq_len);
+    const double T = s * b / pa.cp; // tokens per micro-batch on this rank
+    const double m = plan.training.grad_accum;
+    const double c = bytesOf(pr.compute);
+    const double pBytes = bytesOf(pr.params);
+    const bool fsdp = pa.sharding == Sharding::Full;
+    // torch.autocast: parameters stored above the compute dtype (as in the memory engine).
+    const bool autocast = pBytes > c && !fsdp && cp.autocast_casts;
+    const double r = autocast ? pBytes : c; // residual stream dtype
+    const double h = double(mo.hidden);
+    const double hSp = h / (pa.sp ? t : 1.0); // norm / residual region
+    const double q = double(mo.qDim()) / t;
+    const double kv = double(mo.kvDim()) / t;
+    const double heads = double(mo.heads) / t;
+    const double d = double(mo.head_dim);
+    const bool moe = mo.moe.enabled();
+    const double f = double(moe ? mo.moe.expert_ffn_hidden : mo.ffn_hidden) / t;
+    const bool swiglu = mo.ffn == FfnKind::SwiGLU;
+    const double P = cp.peak_flops;
+    const double gemmRate = P * cp.gemm_efficiency;
+    const double memRate = cp.hbm_bandwidth * cp.memory_efficiency;
+    const double k0 = cp.kernel_overhead_s;
+    const int L = mo.layers / pa.pp;
+    out.layers = L;
+
+    auto gemm = [&](double M, double N, double K, double calls) {
+        return calls * cp.gemm_overhead_s + 2.0 * M * N * K / gemmRate;
+    };
+    auto traffic = [&](double bytes, double kernels) { return bytes / memRate + kernels * k0; };
+
+    // ---- GEMMs of one layer, forward (Hugging Face: separate q, k, v, gate, up) -------------
+    double gemmF = 0, kernelsF = 0;
+    if (cp.fused_qkv) {
+        gemmF += gemm(T, q + 2 * kv, h, 1);
+        kernelsF += 1;
+    } else {
+        gemmF += gemm(T, q, h, 1) + gemm(T, kv, h, 2);
+        kernelsF += 3;
+    }
+    gemmF += gemm(T, h, q, 1); // o_proj
+    kernelsF += 1;
+    double ffnFlopsPerToken = 0; // forward matmul FLOPs per token of the FFN (for MFU)
+    if (moe) {
+        const double local = std::max(1.0, double(mo.moe.experts) / pa.ep);
+        const double rows = T * mo.moe.top_k; // token copies processed by this rank's experts
+        const double up = swiglu ? 2.0 * f : f;
+        gemmF += gemm(rows, up, h, local) + gemm(rows, h, f, local) +
+                 gemm(T, double(mo.moe.experts), h, 1); // router
+        kernelsF += 2 * local + 1;
+        ffnFlopsPerToken = (2.0 * mo.moe.top_k * (up + f) * h) * t + 2.0 * mo.moe.experts * h;
+    } else if (swiglu) {
+        gemmF += cp.fused_qkv ? gemm(T, 2 * f, h, 1) : gemm(T, f, h, 2);
+        gemmF += gemm(T, h, f, 1);
+        kernelsF += cp.fused_qkv ? 2 : 3;
+        ffnFlopsPerToken = 2.0 * 3.0 * f * h * t;
+    } else {
+        gemmF += gemm(T, f, h, 1) + gemm(T, h, f, 1);
+        kernelsF += 2;
+        ffnFlopsPerToken = 2.0 * 2.0 * f * h * t;
+    }
+    const double gemmB = 2.0 * gemmF; // dX and dW of every forward GEMM
+
+    // ---- attention core -----------------------------------------------------------------
+    double attF = 0, attB = 0, attKernelsF = 1;
+    const double sq = s / pa.cp; // queries per sample on this rank
+    if (plan.memory.attention == Attention::Flash) {
+        // Causal: each query sees half the keys on average (CP load-balances the halves).
+        const double scores = b * sq * s / 2.0 * heads;
+        attF = scores * (4.0 * d / (P * cp.attention_efficiency) + cp.attention_score_s_forward) + k0;
+        attB = scores * (10.0 * d / (P * cp.attention_efficiency) + cp.attention_score_s_backward) +
+               2 * k0;
+    } else {
+        // Eager: every score is materialized (the causal mask is added, not skipped).
+        const double scores = b * sq * s * heads;
+        // QK^T out c; * scale r/w 2c; + mask r 2c w c; softmax(dtype=fp32): cast c->4, softmax
+        // 4->4; .to(c) 4->c; PV reads c: 9c + 16 bytes per score.
+        const double fwdBytes = 9.0 * c + 16.0;
+        // dP out c; dV reads P c; cast back c->4; softmax backward 3 x 4; cast 4->c; scale
+        // 2c; dQ, dK read dS 2c: 8c + 20 bytes per score.
+        const double bwdBytes = 8.0 * c + 20.0;
+        attF = scores * 4.0 * d / gemmRate + 2 * cp.gemm_overhead_s + traffic(scores * fwdBytes, 4);
+        attB = scores * 8.0 * d / gemmRate + 4 * cp.gemm_overhead_s + traffic(scores * bwdBytes, 6);
+        attKernelsF = 6;
+    }
+
+    // ---- elementwise kernels of one layer, forward, bytes per token -----------------------
+    double ew = 0;
+    double ewKernels = 0;
+    // RMSNorm. Upcast (transformers LlamaRMSNorm): to(fp32) r->4 (skipped when r is fp32),
+    // pow 4->4, mean reads 4, x * rsqrt 8->4... : 20 + 2r (+ 2(r + 4) for the casts) per
+    // element. Fused: reads the input, writes the output.
+    double norm, normKernels;
+    if (cp.fused_norm) {
+        norm = r + c;
+        normKernels = 1;
+    } else {
+        norm = 20.0 + 2.0 * r + (r < 4.0 ? 2.0 * (r + 4.0) : 0.0);
+        normKernels = r < 4.0 ? 8 : 6;
+    }
+    ew += 2.0 * norm * hSp;
+    ewKernels += 2 * normKernels;
+    ew += 2.0 * (2.0 * r + c) * hSp; // two residual adds: read both, write one
+    ewKernels += 2;
+    if (cp.hf_kernels) {
+        // RoPE as in apply_rotary_pos_emb: x*cos, rotate_half (neg, cat), *sin, add: 10 c per
+        // element of q and k; the attention output transposed contiguous for o_proj: 2c.
+        ew += 10.0 * c * (q + kv) + 2.0 * c * q;
+        ewKernels += 11;
+    } else {
+        ew += 2.0 * c * (q + kv); // fused RoPE
+        ewKernels += 2;
+    }
+    if (swiglu) {
+        // silu(gate) r c w c; * up r 2c w c (unfused); fused: reads gate|up, writes f.
+        ew += (cp.fused_swiglu ? 3.0 : 5.0) * c * f * (moe ? mo.moe.top_k : 1.0);
+        ewKernels += cp.fused_swiglu ? 1 : 2;
+    } else {
+        ew += 2.0 * c * f;
+        ewKernels += 1;
+    }
+    if (moe) {
+        ew += 2.0 * mo.moe.top_k * 2.0 * c * h; // permute and unpermute token copies
+        ewKernels += 4;
+    }
+    if (autocast) {
+        // Each autocast linear casts its own input: q, k, v, gate, up (fused: qkv, fc1).
+        const double casts = cp.fused_qkv ? 2.0 : 5.0;
+        ew += casts * (r + c) * hSp;
+        ewKernels += casts;
+    }
+    const double ewF = traffic(ew * T, ewKernels);
+    const double ewB = traffic(2.0 * ew * T, 2 * ewKernels);
+
+    kernelsF += ewKernels + attKernelsF;
+    const double deviceF = gemmF + attF + ewF;
+    const double deviceB = gemmB + attB + ewB;
+    const double hostF = kernelsF * cp.host_s_per_kernel_forward;
+    const double hostB = 2.0 * kernelsF * cp.host_s_per_kernel_backward;
+    out.layer_forward_s = std::max(deviceF, hostF);
+    out.layer_backward_s = std::max(deviceB, hostB);
+    out.layer_gemm_forward_s = gemmF;
+    out.layer_attention_forward_s = attF;
+    out.layer_attention_backward_s = attB;
+    out.layer_elementwise_forward_s = ewF;
+    switch (plan.memory.recompute) {
+    case Recompute::Full:
+        out.layer_recompute_s = std::max(deviceF, cp.recompute_host_factor * hostF);
+        break;
+    case Recompute::Selective:
+        out.layer_recompute_s = attF; // attention core only (Megatron selective recompute)
+        break;
+    case Recompute::None:
+        break;
+    }
+
+    // ---- embedding (first stage) and head + loss (last stage), per micro-batch -------------
+    const double V = double(mo.vocab);
+    // Lookup: read rows, write T x h; backward: zero an fp32 table and index-add into it.
+    out.embedding_s = traffic(2.0 * T * h * c, 1) + traffic(V / t * h * 4.0 + T * h * (c + 4.0), 2);
+    {
+        const double headGemm = gemm(T, V / t, h, 1);
+        // hf_upcast: logits c, .float() c->4, log_softmax 4->4 (fwd); nll grad 4, log_softmax
+        // backward 3 x 4, cast back 4->c (bwd). fused_fp32: logits.float() and the softmax in
+        // place, the gradient written over it.
+        const double lossBytes = cp.hf_loss ? (c + 4.0 + 8.0) + (4.0 + 12.0 + 4.0 + c)
+                                            : (c + 4.0 + 8.0) + (8.0 + c);
+        const double finalNorm = (norm * 3.0) * hSp; // forward + backward
+        out.head_s = 3.0 * headGemm + traffic(T * (lossBytes * V / t + finalNorm), 10);
+    }
+    const double layerMb = out.layer_forward_s + out.layer_backward_s + out.layer_recompute_s;
+    const double firstStage = L * layerMb + out.embedding_s + (pa.pp == 1 ? out.head_s : 0.0);
+    const double lastStage = L * layerMb + out.head_s + (pa.pp == 1 ? out.embedding_s : 0.0);
+    out.microbatch_s = std::max(firstStage, lastStage);
+    out.backward_microbatch_s = L * (out.layer_backward_s + out.layer_recompute_s);
+
+    // ---- per step: autocast casts and the optimizer ---------------------------------------
+    const ParameterCounts pc = countParameters(mo);
+    const double layerDense = double(pc.attention_per_layer + pc.dense_ffn_per_layer) / t +
+                              double(pc.norms_per_layer + pc.router_per_layer);
+    const double layerExperts =
+        moe ? double(mo.moe.experts) / pa.ep * double(pc.expert_per_layer) / t : 0.0;
+    const double rootFirst = double(pc.embedding) / t;
+    const double rootLast = double(pc.final_norm) +
+                            (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
+                                                : double(pc.lm_head) / t);
+    const double root = pa.pp == 1 ? rootFirst + rootLast : std::max(rootFirst, rootLast);
+    const double denseOnRank = layerDense * L + root;
+    const double expertsOnRank = layerExperts * L;
+    const double matmulOnRank = (double(pc.attention_per_layer + pc.dense_ffn_per_layer) / t) * L +
+                                expertsOnRank + double(pc.lm_head > 0 ? pc.lm_head : pc.embedding) / t;
+    const double gBytes = bytesOf(pr.grads);
+    {
+        const double shard = double(pa.dp) * pa.cp;
+        const double shardedAll = denseOnRank / shard + expertsOnRank / std::max(1.0, shard / pa.ep);
+        out.params_on_rank = denseOnRank + expertsOnRank;
+        out.optimizer_elements = pa.sharding != Sharding::None ? shardedAll : out.params_on_rank;
+        out.sharded_params = pa.sharding == Sharding::Full ? shardedAll : out.params_on_rank;
+        out.sharded_grads = (pa.sharding == Sharding::Full || pa.sharding == Sharding::Grads)
+                                ? shardedAll : out.params_on_rank;
+    }
+    if (autocast) {
+        // Weights cast to the compute dtype per forward (again in a full recompute); weight
+        // gradients produced in the compute dtype and cast to the parameter dtype.
+        const double recast = plan.memory.recompute == Recompute::Full ? 2.0 : 1.0;
+        out.casts_s = m * traffic(matmulOnRank * ((pBytes + c) * recast + c + gBytes), 3);
+    }
+    if (!plan.memory.offload.optimizer) {
+        const double elems = out.optimizer_elements;
+        const bool master = pr.master_weights != DType::None && pr.master_weights != pr.params;
+        const double w = master ? bytesOf(pr.master_weights) : pBytes;
+        const double st = bytesOf(pr.optimizer_state);
+        const OptimizerImpl impl = pr.optimizer_impl == OptimizerImpl::Default
+                                       ? cp.default_optimizer_impl
+                                       : pr.optimizer_impl;
+        const bool adam = pr.optimizer == Optimizer::AdamW || pr.optimizer == Optimizer::Adam;
+        double perElem;
+        if (impl == OptimizerImpl::Fused) {
+            perElem = adam ? 2.0 * w + 4.0 * st + gBytes : 2.0 * w + 2.0 * st + gBytes;
+        } else {
+            // foreach AdamW (torch.optim.adamw._multi_tensor_adamw): weight decay p 2w; lerp m
+            // 2s+g; mul v 2s; addcmul v 2s+g; sqrt, div, add on a temporary 6s; addcdiv p
+            // 2w+2s: 4w + 12s + 2g. SGD momentum: 2w + 5s + g.
+            perElem = adam ? 4.0 * w + 12.0 * st + 2.0 * gBytes : 2.0 * w + 5.0 * st + gBytes;
+        }
+        if (master)
+            perElem += w + pBytes; // copy the updated master weights into the parameters
+        out.optimizer_s = traffic(elems * perElem, 8);
+    }
+    out.compute_s = m * out.microbatch_s + out.casts_s + out.optimizer_s;
+
+    // ---- FLOPs ------------------------------------------------------------------------------
+    // Forward FLOPs per token of the whole model: 2 x matmul weights seen by a token, causal
+    // attention 4 x (s/2) x head_dim x heads per layer, the LM head.
+    const double attnProj = 2.0 * double(pc.attention_per_layer - (mo.attention_bias ? mo.qDim() + 2 * mo.kvDim() : 0));
+    const double attnCore = 4.0 * (s / 2.0) * d * mo.heads;
+    const double layerFwd = attnProj + ffnFlopsPerToken + attnCore;
+    const double headFwd = 2.0 * double(mo.vocab) * h;
+    const double tokensPerStep = s * b * m; // per data-parallel replica
+    const double world = double(pa.tp) * pa.pp * pa.cp; // ranks sharing one replica
+    const double modelFwd = tokensPerStep * (mo.layers * layerFwd + headFwd);
+    out.model_flops = 3.0 * modelFwd / world;
+    double extra = 0;
+    if (plan.memory.recompute == Recompute::Full)
+        extra = tokensPerStep * mo.layers * layerFwd;
+    else if (plan.memory.recompute == Recompute::Selective)
+        extra = tokensPerStep * mo.layers * attnCore;
+    out.hardware_flops = out.model_flops + extra / world;
+    return out;
+}
+
+double offloadBytesPerStep(const Plan &plan, const ComputeEstimate &ce,
+                           double activationBytesPerMicrobatch)
+{
+    const Offload &off = plan.memory.offload;
+    const Precision &pr = plan.precision;
+    const double m = plan.training.grad_accum;
+    const double g = bytesOf(pr.grads);
+    const double p = bytesOf(pr.params);
+    double bytes = 0;
+    if (off.optimizer)
+        bytes += ce.optimizer_elements * (g + p);
+    if (off.params)
+        bytes += 2.0 * m * ce.sharded_params * p;
+    if (off.grads)
+        bytes += m * ce.sharded_grads * g;
+    if (off.activations)
+        bytes += 2.0 * m * activationBytesPerMicrobatch;
+    return bytes;
+}
+
+StepEstimate assembleStep(const Plan &plan, const ComputeProfile &cp, const ComputeEstimate &ce,
+                          double exposedCommunication, double offloadBytes)
+{
+    StepEstimate st;
+    const Parallel &pa = plan.parallel;
+    const double m = plan.training.grad_accum;
+    st.compute_s = ce.compute_s;
+    st.communication_s = exposedCommunication;
+    if (pa.pp > 1) {
+        const double v = pa.pp_schedule == PpSchedule::Interleaved ? pa.virtual_stages : 1;
+        st.bubble_s = (pa.pp - 1.0) / v * ce.microbatch_s;
+    }
+    st.offload_s = offloadBytes / cp.host_bandwidth;
+    st.step_s = st.compute_s + st.communication_s + st.bubble_s + st.offload_s;
+    const double tokens = double(plan.training.seq_len) * plan.training.micro_batch * m * pa.dp;
+    if (st.step_s > 0) {
+        st.tokens_per_s = tokens / st.step_s;
+        st.mfu = ce.model_flops / (st.step_s * cp.peak_flops);
+        st.hfu = ce.hardware_flops / (st.step_s * cp.peak_flops);
+    }
+    return st;
+}
+
+} // namespace shardscope

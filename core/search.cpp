@@ -1,0 +1,307 @@
+// The layout search: every (tp, pp, cp, dp, ep, sharding, sp, recompute, offload,
+// micro-batch, virtual stages) for the base plan's model, sequence, precision, framework and
+// cluster; each layout is checked with validatePlan's rules, costed by the compute and
+// communication models and kept when estimateMemory says it fits.
+//
+// The hot path mutates one working Plan in place (no copies of its strings or JSON), keeps
+// compact records of the fitting layouts, and builds full Plans only for the results.
+#include "search.h"
+
+#include "catalog.h"
+#include "comm.h"
+#include "compute.h"
+#include "device.h"
+#include "errors.h"
+#include "framework.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+
+namespace shardscope {
+
+namespace {
+
+std::vector<int> divisors(int64_t n, int64_t cap)
+{
+    std::vector<int> out;
+    for (int64_t d = 1; d <= n && d <= cap; ++d) {
+        if (n % d == 0)
+            out.push_back(int(d));
+    }
+    return out;
+}
+
+/// One layout, compactly (what varies between candidates).
+struct Layout
+{
+    int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, v = 1;
+    int micro_batch = 1, grad_accum = 1;
+    bool sp = false;
+    Sharding sharding = Sharding::None;
+    Recompute recompute = Recompute::None;
+    uint8_t offload = 0; ///< bit 0 optimizer, 1 params, 2 grads, 3 activations
+};
+
+struct Scored
+{
+    Layout layout;
+    double required = 0;
+    double peak = 0;
+    StepEstimate step;
+};
+
+void apply(Plan &p, const Layout &l)
+{
+    p.parallel.dp = l.dp;
+    p.parallel.tp = l.tp;
+    p.parallel.pp = l.pp;
+    p.parallel.cp = l.cp;
+    p.parallel.ep = l.ep;
+    p.parallel.sp = l.sp;
+    p.parallel.sharding = l.sharding;
+    p.parallel.virtual_stages = l.v;
+    p.parallel.pp_schedule = l.v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
+    p.training.micro_batch = l.micro_batch;
+    p.training.grad_accum = l.grad_accum;
+    p.memory.recompute = l.recompute;
+    p.memory.offload.optimizer = l.offload & 1;
+    p.memory.offload.params = l.offload & 2;
+    p.memory.offload.grads = l.offload & 4;
+    p.memory.offload.activations = l.offload & 8;
+}
+
+constexpr uint8_t kOffloadSets[] = {0, 1, 1 | 2 | 4, 8};
+
+} // namespace
+
+bool quickValidate(const Plan &plan)
+{
+    const ModelShape &m = plan.model;
+    const Parallel &pa = plan.parallel;
+    if (int64_t(pa.dp) * pa.tp * pa.pp * pa.cp != plan.cluster.world())
+        return false;
+    if (m.heads % pa.tp != 0 || m.kv_heads % pa.tp != 0)
+        return false;
+    const int64_t ffn = m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden;
+    if (ffn % pa.tp != 0)
+        return false;
+    if (pa.pp_schedule == PpSchedule::Interleaved) {
+        if (pa.pp < 2 || pa.virtual_stages < 2 || plan.training.grad_accum % pa.pp != 0)
+            return false;
+    } else if (pa.virtual_stages != 1) {
+        return false;
+    }
+    if (m.layers % (int64_t(pa.pp) * pa.virtual_stages) != 0)
+        return false;
+    if (plan.training.seq_len % pa.cp != 0)
+        return false;
+    if (pa.sp && (pa.tp < 2 || (plan.training.seq_len / pa.cp) % pa.tp != 0))
+        return false;
+    if (pa.ep > 1) {
+        if (!m.moe.enabled() || m.moe.experts % pa.ep != 0 ||
+            (int64_t(pa.dp) * pa.cp) % pa.ep != 0)
+            return false;
+    }
+    if (plan.memory.offload.params && pa.sharding != Sharding::Full)
+        return false;
+    if (double(plan.training.seq_len) * plan.training.micro_batch > 1.0e9)
+        return false;
+    return true;
+}
+
+SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog,
+                            const SearchProgress &progress, const std::atomic<bool> *cancel)
+{
+    const auto started = std::chrono::steady_clock::now();
+    SearchOutcome out;
+    Plan work = request.base;
+    validatePlan(work, catalog); // the fixed part (device, framework, dtypes) must be valid
+    const DeviceProfile &dev = *catalog.device(work.cluster.device);
+    const FrameworkProfile &fw = *catalog.framework(work.framework);
+    const ComputeProfile cprof = computeProfile(dev, fw, work.precision.compute);
+    const ModelShape &mo = work.model;
+    const int world = work.cluster.world();
+    const int64_t seq = work.training.seq_len;
+    const int64_t global = request.global_batch > 0
+                               ? request.global_batch
+                               : int64_t(request.base.parallel.dp) * request.base.training.micro_batch *
+                                     request.base.training.grad_accum;
+    if (global < 1)
+        throw PlanError("global_batch", "must be >= 1");
+    const int64_t ffn = mo.moe.enabled() ? mo.moe.expert_ffn_hidden : mo.ffn_hidden;
+
+    // TP stays inside a node (its collectives are on the critical path of every layer).
+    std::vector<int> tps;
+    for (int t : divisors(world, work.cluster.devices_per_node)) {
+        if (mo.heads % t == 0 && mo.kv_heads % t == 0 && ffn % t == 0)
+            tps.push_back(t);
+    }
+    const int maxMicro = std::max(1, request.max_micro_batch);
+    const int maxV = std::max(1, request.max_virtual_stages);
+
+    // Visits every candidate layout; returns false when cancelled.
+    auto enumerate = [&](auto &&visit) -> bool {
+        for (int tp : tps) {
+            for (int pp : divisors(world / tp, mo.layers)) {
+                if (mo.layers % pp != 0)
+                    continue;
+                for (int cpar : divisors(world / tp / pp, seq)) {
+                    if (seq % cpar != 0)
+                        continue;
+                    const int dp = world / tp / pp / cpar;
+                    if (global % dp != 0)
+                        continue;
+                    const int64_t perReplica = global / dp;
+                    std::vector<int> eps = {1};
+                    if (mo.moe.enabled()) {
+                        eps.clear();
+                        for (int e : divisors(mo.moe.experts, mo.moe.experts)) {
+                            if ((int64_t(dp) * cpar) % e == 0)
+                                eps.push_back(e);
+                        }
+                    }
+                    for (int ep : eps) {
+                        for (int mb : divisors(perReplica, maxMicro)) {
+                            const int ga = int(perReplica / mb);
+                            for (int v = 1; v <= (pp > 1 ? maxV : 1); ++v) {
+                                if (mo.layers % (pp * v) != 0)
+                                    continue;
+                                if (v > 1 && ga % pp != 0)
+                                    continue;
+                                for (int shi = 0; shi < 4; ++shi) {
+                                    const Sharding sh = Sharding(shi);
+                                    if (sh != Sharding::None && dp * cpar == 1)
+                                        continue;
+                                    for (int spi = 0; spi < 2; ++spi) {
+                                        if (spi && (tp < 2 || (seq / cpar) % tp != 0))
+                                            continue;
+                                        for (int rc = 0; rc < 3; ++rc) {
+                                            for (uint8_t off : kOffloadSets) {
+                                                if (off && !request.allow_offload)
+                                                    continue;
+                                                if ((off & 2) && sh != Sharding::Full)
+                                                    continue;
+                                                Layout l;
+                                                l.dp = dp;
+                                                l.tp = tp;
+                                                l.pp = pp;
+                                                l.cp = cpar;
+                                                l.ep = ep;
+                                                l.v = v;
+                                                l.micro_batch = mb;
+                                                l.grad_accum = ga;
+                                                l.sp = spi;
+                                                l.sharding = sh;
+                                                l.recompute = Recompute(rc);
+                                                l.offload = off;
+                                                if (!visit(l))
+                                                    return false;
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        return true;
+    };
+
+    uint64_t total = 0;
+    enumerate([&](const Layout &) {
+        ++total;
+        return true;
+    });
+
+    std::vector<Scored> fitting;
+    fitting.reserve(size_t(std::min<uint64_t>(total, 1u << 20)));
+    const bool finished = enumerate([&](const Layout &l) {
+        if ((out.evaluated & 4095u) == 0) {
+            if (cancel && cancel->load(std::memory_order_relaxed))
+                return false;
+            if (progress)
+                progress(out.evaluated, total);
+        }
+        ++out.evaluated;
+        apply(work, l);
+        if (!quickValidate(work))
+            return true;
+        const MemoryEstimate me = estimateMemory(work, catalog);
+        if (!me.fits)
+            return true;
+        double required = 0;
+        for (const RankMemory &r : me.ranks)
+            required = std::max(required, r.peak_bytes + r.reserve.total());
+        const ComputeEstimate ce = estimateCompute(work, cprof);
+        const double exposed = exposedCommunication(work, dev, fw, ce);
+        double actBytes = 0;
+        if (l.offload & 8)
+            actBytes = activationOffloadBytesPerMicrobatch(work, catalog);
+        Scored s;
+        s.layout = l;
+        s.required = required;
+        s.peak = me.peak_bytes;
+        s.step = assembleStep(work, cprof, ce, exposed, offloadBytesPerStep(work, ce, actBytes));
+        fitting.push_back(s);
+        return true;
+    });
+    out.cancelled = !finished;
+    out.fitting = fitting.size();
+    if (progress)
+        progress(out.evaluated, total);
+
+    auto toResult = [&](const Scored &s, bool pareto) {
+        SearchResult r;
+        r.plan = request.base;
+        apply(r.plan, s.layout);
+        r.peak_bytes = s.peak;
+        r.required_bytes = s.required;
+        r.step_s = s.step.step_s;
+        r.tokens_per_s = s.step.tokens_per_s;
+        r.mfu = s.step.mfu;
+        r.pareto = pareto;
+        r.step = s.step;
+        return r;
+    };
+
+    // Pareto front of required memory against step time: sorted by memory, a layout is on the
+    // front when it is faster than every layout that needs no more memory.
+    std::vector<uint32_t> order(fitting.size());
+    for (uint32_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+        if (fitting[a].required != fitting[b].required)
+            return fitting[a].required < fitting[b].required;
+        return fitting[a].step.step_s < fitting[b].step.step_s;
+    });
+    std::vector<char> onFront(fitting.size(), 0);
+    double best = INFINITY;
+    for (uint32_t i : order) {
+        if (fitting[i].step.step_s < best) {
+            best = fitting[i].step.step_s;
+            onFront[i] = 1;
+            out.pareto.push_back(toResult(fitting[i], true));
+        }
+    }
+
+    const size_t top = size_t(std::max(0, request.top));
+    std::vector<uint32_t> rank(fitting.size());
+    for (uint32_t i = 0; i < rank.size(); ++i)
+        rank[i] = i;
+    const size_t keep = std::min(top, rank.size());
+    std::partial_sort(rank.begin(), rank.begin() + long(keep), rank.end(), [&](uint32_t a, uint32_t b) {
+        if (fitting[a].step.step_s != fitting[b].step.step_s)
+            return fitting[a].step.step_s < fitting[b].step.step_s;
+        return fitting[a].required < fitting[b].required;
+    });
+    for (size_t i = 0; i < keep; ++i)
+        out.ranked.push_back(toResult(fitting[rank[i]], onFront[rank[i]]));
+
+    out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    return out;
+}
+
+} // namespace shardscope

@@ -1,0 +1,160 @@
+// The compute model and step time against real H200 steps: every steady-state `step_s` (steps
+// 1+) of the TinyLlama-1.1B rows of shared/calibration must be predicted within 20% by the
+// `pytorch` profile on the `h200` device. The rows span 2K to 32K tokens, amp and bf16,
+// checkpointing and eager attention; the model has no per-row cases (core/compute.cpp).
+// Also: FLOP counts and step assembly against hand calculations.
+#include "core/catalog.h"
+#include "core/compute.h"
+#include "core/estimate.h"
+#include "testdata.h"
+
+#include <QFile>
+#include <QTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+using namespace shardscope;
+using nlohmann::json;
+
+namespace {
+
+std::vector<json> smallRows()
+{
+    QFile f(testing::sharedDir() + QStringLiteral("/calibration/h200_tinyllama_and_kernels.jsonl"));
+    if (!f.open(QIODevice::ReadOnly))
+        return {};
+    std::vector<json> rows;
+    while (!f.atEnd()) {
+        const QByteArray line = f.readLine().trimmed();
+        if (line.isEmpty())
+            continue;
+        json j = json::parse(line.toStdString());
+        if (j.value("group", "") == "small" && j.value("ok", false))
+            rows.push_back(j);
+    }
+    return rows;
+}
+
+json tinyPlan(int64_t seq, int mbs, bool amp, bool ckpt, bool eager)
+{
+    return {{"format", "shardscope-plan"},
+            {"version", 1},
+            {"name", "calibration row"},
+            {"model",
+             {{"preset", "tinyllama-1.1b"}, {"hidden", 2048}, {"ffn_hidden", 5632}, {"layers", 22},
+              {"heads", 32}, {"kv_heads", 4}, {"vocab", 32000}, {"tied_embeddings", false}}},
+            {"training", {{"seq_len", seq}, {"micro_batch", mbs}, {"grad_accum", 1}}},
+            {"precision",
+             {{"params", amp ? "fp32" : "bf16"},
+              {"grads", amp ? "fp32" : "bf16"},
+              {"master_weights", "none"},
+              {"optimizer", "adamw"},
+              {"optimizer_state", amp ? "fp32" : "bf16"},
+              {"compute", "bf16"}}},
+            {"parallel", {{"dp", 1}, {"tp", 1}, {"pp", 1}, {"cp", 1}}},
+            {"memory", {{"recompute", ckpt ? "full" : "none"}, {"attention", eager ? "eager" : "flash"}}},
+            {"framework", "pytorch"},
+            {"cluster", {{"device", "h200"}, {"devices_per_node", 1}, {"nodes", 1}}}};
+}
+
+} // namespace
+
+class TestStep : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void calibrationStepTime_data();
+    void calibrationStepTime();
+    void flopsByHand();
+    void bubbleAndThroughput();
+};
+
+void TestStep::calibrationStepTime_data()
+{
+    QTest::addColumn<int>("row");
+    const std::vector<json> rows = smallRows();
+    QVERIFY2(!rows.empty(), "shared/calibration/h200_tinyllama_and_kernels.jsonl not found");
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const json &r = rows[i];
+        QTest::addRow("%s seq%d mbs%d %s %s", r["mode"].get<std::string>().c_str(),
+                      r["seq"].get<int>(), r["mbs"].get<int>(), r["ckpt"].get<bool>() ? "ckpt" : "nockpt",
+                      r["attn"].get<std::string>().c_str())
+            << int(i);
+    }
+}
+
+void TestStep::calibrationStepTime()
+{
+    QFETCH(int, row);
+    const json r = smallRows().at(size_t(row));
+    const Catalog &cat = Catalog::builtin();
+    const Plan plan = parsePlan(tinyPlan(r["seq"].get<int64_t>(), r["mbs"].get<int>(),
+                                         r["mode"] == "amp", r["ckpt"].get<bool>(),
+                                         r["attn"] == "eager"),
+                                cat);
+    const Estimate e = estimate(plan, cat);
+    QVERIFY(e.communication.empty()); // one device: no collectives
+    const double predicted = e.step.step_s;
+    const auto &steps = r["step_s"];
+    QVERIFY(steps.size() >= 2);
+    for (size_t i = 1; i < steps.size(); ++i) { // step 0 allocates the optimizer states
+        const double measured = steps[i].get<double>();
+        const double err = predicted / measured - 1.0;
+        qInfo("step %zu: predicted %.4f s, measured %.4f s (%+.1f%%)", i, predicted, measured, 100 * err);
+        QVERIFY2(std::fabs(err) <= 0.20, qPrintable(QStringLiteral("predicted %1 s vs measured %2 s")
+                                                       .arg(predicted).arg(measured)));
+    }
+}
+
+void TestStep::flopsByHand()
+{
+    // TinyLlama at 2048 tokens, bf16, no recompute, one device. Per token forward:
+    //   matmul weights per layer: q 2048^2 + k, v 2 x 2048 x 256 + o 2048^2 + FFN 3 x 2048 x 5632
+    //     = 4,194,304 + 1,048,576 + 4,194,304 + 34,603,008 = 44,040,192 -> x2 FLOPs
+    //   attention core (causal): 4 x (2048 / 2) x 64 x 32 = 8,388,608 per layer
+    //   LM head: 2 x 32000 x 2048 = 131,072,000
+    //   forward per token = 22 x (88,080,384 + 8,388,608) + 131,072,000 = 2,253,389,824
+    //   step = 3 x forward x 2048 tokens = 13,844,827,078,656 FLOPs.
+    const Catalog &cat = Catalog::builtin();
+    const Plan plan = parsePlan(tinyPlan(2048, 1, false, false, false), cat);
+    const ComputeProfile cp = computeProfile(*cat.device("h200"), *cat.framework("pytorch"), DType::BF16);
+    const ComputeEstimate ce = estimateCompute(plan, cp);
+    QCOMPARE(ce.model_flops, 13844827078656.0);
+    QCOMPARE(ce.hardware_flops, ce.model_flops);
+    // Full recompute adds one forward of the layers (not the head):
+    // 22 x (88,080,384 + 8,388,608) x 2048 tokens = 4,346,506,903,552.
+    const Plan rc = parsePlan(tinyPlan(2048, 1, false, true, false), cat);
+    const ComputeEstimate cr = estimateCompute(rc, cp);
+    QCOMPARE(cr.hardware_flops - cr.model_flops, 4346506903552.0);
+}
+
+void TestStep::bubbleAndThroughput()
+{
+    // 1F1B bubble = (pp - 1) x one micro-batch of a stage; interleaved divides it by v
+    // (Narayanan et al. 2021). Llama-2-7B on 8 x 910B, pp 4 x dp 2, 8 micro-batches.
+    json j = tinyPlan(4096, 1, false, false, false);
+    j["model"] = {{"preset", "llama2-7b"}};
+    j["training"]["grad_accum"] = 8;
+    j["parallel"] = {{"dp", 2}, {"pp", 4}};
+    j["cluster"] = {{"device", "ascend-910b2"}, {"devices_per_node", 8}, {"nodes", 1}};
+    const Catalog &cat = Catalog::builtin();
+    const Plan p1 = parsePlan(j, cat);
+    const Estimate e1 = estimate(p1, cat);
+    const ComputeProfile cp = computeProfile(*cat.device("ascend-910b2"), *cat.framework("pytorch"), DType::BF16);
+    const ComputeEstimate c1 = estimateCompute(p1, cp);
+    QCOMPARE(e1.step.bubble_s, 3.0 * c1.microbatch_s);
+    QCOMPARE(e1.step.step_s, e1.step.compute_s + e1.step.communication_s + e1.step.bubble_s + e1.step.offload_s);
+    // tokens/s: 4096 tokens x 8 micro-batches x 2 replicas per step.
+    QCOMPARE(e1.step.tokens_per_s, 4096.0 * 8 * 2 / e1.step.step_s);
+    j["parallel"]["pp_schedule"] = "interleaved";
+    j["parallel"]["virtual_stages"] = 2;
+    const Plan p2 = parsePlan(j, cat);
+    const Estimate e2 = estimate(p2, cat);
+    QCOMPARE(e2.step.bubble_s, 1.5 * estimateCompute(p2, cp).microbatch_s);
+    QVERIFY(e2.step.bubble_s < e1.step.bubble_s);
+    QVERIFY(e1.step.mfu > 0 && e1.step.mfu < 1 && e1.step.hfu >= e1.step.mfu);
+}
+
+QTEST_APPLESS_MAIN(TestStep)
+#include "tst_step.moc"
