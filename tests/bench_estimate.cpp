@@ -1,0 +1,74 @@
+// One plan's evaluation. Target: at most 5 us median for an 8-rank plan on a 2-core machine.
+// Run: ./bench_estimate --benchmark_repetitions=5 --benchmark_report_aggregates_only=true
+#include "core/catalog.h"
+#include "core/estimate.h"
+#include "core/memory.h"
+
+#include <benchmark/benchmark.h>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+using namespace shardscope;
+
+namespace {
+
+Plan loadCase(const char *name)
+{
+    const Catalog &cat = Catalog::builtin();
+    std::ifstream in(cat.dataDir() + "/cases/" + name);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parsePlanText(ss.str(), cat);
+}
+
+Plan pipelinePlan()
+{
+    // 8 ranks, every one a different pipeline stage: 8 distinct rank evaluations.
+    Plan p = loadCase("hcie-ai-ddp.plan.json");
+    p.parallel.dp = 1;
+    p.parallel.pp = 8;
+    p.training.grad_accum = 16;
+    validatePlan(p, Catalog::builtin());
+    return p;
+}
+
+void BM_MemoryCaseDdp8(benchmark::State &state)
+{
+    const Plan plan = loadCase("hcie-ai-ddp.plan.json");
+    const Catalog &cat = Catalog::builtin();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(estimateMemory(plan, cat));
+}
+BENCHMARK(BM_MemoryCaseDdp8);
+
+void BM_MemoryPipeline8Stages(benchmark::State &state)
+{
+    const Plan plan = pipelinePlan();
+    const Catalog &cat = Catalog::builtin();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(estimateMemory(plan, cat));
+}
+BENCHMARK(BM_MemoryPipeline8Stages);
+
+void BM_FullEstimateCaseFsdp8(benchmark::State &state)
+{
+    const Plan plan = loadCase("hcie-ai-fsdp.plan.json");
+    const Catalog &cat = Catalog::builtin();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(estimate(plan, cat));
+}
+BENCHMARK(BM_FullEstimateCaseFsdp8);
+
+void BM_FullEstimatePipeline8Stages(benchmark::State &state)
+{
+    const Plan plan = pipelinePlan();
+    const Catalog &cat = Catalog::builtin();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(estimate(plan, cat));
+}
+BENCHMARK(BM_FullEstimatePipeline8Stages);
+
+} // namespace
+
+BENCHMARK_MAIN();

@@ -29,6 +29,14 @@ const char *kUsage =
     "      Per-rank peak memory by component, the runtime reserve and whether it fits.\n"
     "  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]\n"
     "      A PDF report of one or more plans (runs headless).\n"
+    "  search PLAN.plan.json [--top N] [--global-batch N] [--no-offload] [--format table|json]\n"
+    "      Every layout of the plan's model, sequence and cluster that fits, fastest first,\n"
+    "      and the Pareto front of memory against step time.\n"
+    "  compare PLAN.plan.json PLAN.plan.json... [--format table|json]\n"
+    "      Per-layer collectives, message sizes, their time on the links, per-rank memory and\n"
+    "      step time of several plans side by side.\n"
+    "  bench PLAN.plan.json --backend cpu|torch [--device cuda|npu|cpu] [--python PATH] [-o FILE]\n"
+    "      Measures the plan's kernels on the attached device beside the prediction.\n"
     "\n"
     "Options:\n"
     "  --help       show this help\n"
@@ -47,6 +55,9 @@ std::vector<Command> &commands()
     static std::vector<Command> list = {
         {"estimate", estimateCommand},
         {"report", reportCommand},
+        {"search", searchCommand},
+        {"compare", compareCommand},
+        {"bench", benchCommand},
     };
     return list;
 }
@@ -125,12 +136,19 @@ std::string estimateTable(const std::string &planText)
         o << "; at a nominal " << formatFixed(nominal / 1e9, 0) << "B parameters: "
           << formatGB(nominal * perParam, 0);
     o << "\n";
-    if (pa.sharding != Sharding::None) {
-        const double shard = double(pa.dp) * pa.cp;
-        o << "  sharded across " << formatFixed(shard, 0) << " ranks (" << toString(pa.sharding)
-          << "): " << formatGB(P * perParam / shard / pa.tp / pa.pp, 1) << " per rank";
+    if (pa.sharding != Sharding::None || pa.tp > 1 || pa.pp > 1) {
+        // The same four states as this layout places them on its fullest rank.
+        double placed = 0;
+        for (const RankMemory &r : e.memory.ranks) {
+            const Breakdown &b = r.phases[size_t(Phase::OptimizerStep)];
+            placed = std::max(placed, b[Component::Parameters] + b[Component::Gradients] +
+                                          b[Component::MasterWeights] + b[Component::OptimizerStates]);
+        }
+        o << "  with this layout (sharding " << toString(pa.sharding) << " over dp x cp = "
+          << pa.dp * pa.cp << ", tp " << pa.tp << ", pp " << pa.pp << "): " << formatGB(placed, 1)
+          << " on the fullest rank";
         if (std::fabs(nominal - P) / P > 0.01)
-            o << " (nominal: " << formatGB(nominal * perParam / shard / pa.tp / pa.pp, 0) << ")";
+            o << " (nominal: " << formatGB(nominal / P * placed, 0) << ")";
         o << "\n";
     }
     o << "  That count leaves out activations, logits and loss, communication buffers, optimizer\n"
