@@ -1,0 +1,355 @@
+// Teaching mode: every number a step cites is the engine's for the step's plan (recomputed
+// here independently from the estimate), the text makes no claim the engine contradicts, and
+// the exercises' answers are checked against the engine.
+#include "core/catalog.h"
+#include "core/errors.h"
+#include "core/estimate.h"
+#include "core/model.h"
+#include "core/units.h"
+#include "teaching/lesson.h"
+
+#include <QTemporaryDir>
+#include <QtTest>
+#include <fstream>
+#include <sstream>
+
+using namespace shardscope;
+
+namespace {
+
+const Catalog &cat()
+{
+    return Catalog::builtin();
+}
+
+Plan readCase(const std::string &file)
+{
+    std::ifstream in(cat().dataDir() + "/" + file);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parsePlanText(ss.str(), cat());
+}
+
+Plan patch(const Plan &p, const nlohmann::json &patch)
+{
+    nlohmann::json j = planToJson(p);
+    j.merge_patch(patch);
+    return parsePlan(j, cat());
+}
+
+nlohmann::json lessonJson()
+{
+    std::ifstream in(cat().dataDir() + "/teaching/hcie-ai.lesson.json");
+    return nlohmann::json::parse(in);
+}
+
+struct Fullest
+{
+    const RankMemory *rank = nullptr;
+    double need = 0;
+};
+
+Fullest fullest(const Estimate &e)
+{
+    Fullest f;
+    for (const RankMemory &r : e.memory.ranks) {
+        const double n = r.peak_bytes + r.reserve.total();
+        if (!f.rank || n > f.need)
+            f = {&r, n};
+    }
+    return f;
+}
+
+/// The quantity as this test reads it from the estimate.
+double expected(const nlohmann::json &cite, const Plan &plan)
+{
+    const Estimate e = estimate(plan, cat());
+    const Fullest f = fullest(e);
+    const std::string q = cite.at("quantity");
+    const std::string phase = cite.value("phase", "");
+    Phase ph = f.rank->peak_phase;
+    if (phase == "forward")
+        ph = Phase::Forward;
+    else if (phase == "backward")
+        ph = Phase::Backward;
+    else if (phase == "optimizer_step")
+        ph = Phase::OptimizerStep;
+    const Breakdown &b = f.rank->phases[size_t(ph)];
+    const double state = b[Component::Parameters] + b[Component::Gradients] + b[Component::MasterWeights] +
+                         b[Component::OptimizerStates];
+    if (q == "parameters")
+        return double(countParameters(plan.model).total);
+    if (q == "seq_len")
+        return double(plan.training.seq_len);
+    if (q == "vocab")
+        return double(plan.model.vocab);
+    if (q == "hbm")
+        return e.memory.hbm_bytes;
+    if (q == "usable")
+        return e.memory.usable_bytes;
+    if (q == "need")
+        return f.need;
+    if (q == "peak")
+        return f.rank->peak_bytes;
+    if (q == "reserve")
+        return f.rank->reserve.total();
+    if (q == "headroom")
+        return e.memory.hbm_bytes - f.need;
+    if (q == "over")
+        return f.need - e.memory.hbm_bytes;
+    if (q == "model_state")
+        return state;
+    if (q == "hbm_minus_state")
+        return e.memory.hbm_bytes - state;
+    if (q == "component") {
+        for (int c = 0; c < kComponentCount; ++c) {
+            if (componentKey(Component(c)) == cite.at("component").get<std::string>())
+                return b.bytes[size_t(c)];
+        }
+        return -1;
+    }
+    if (q == "step_time")
+        return e.step.step_s;
+    if (q == "compute_time")
+        return e.step.compute_s;
+    if (q == "tokens_per_s")
+        return e.step.tokens_per_s;
+    if (q == "layer_compute_time")
+        return e.step.compute_s / (plan.model.layers * plan.training.grad_accum);
+    const std::string group = cite.value("group", "");
+    const std::string coll = cite.value("collective", "");
+    double calls = 0, total = 0, exposed = 0, bytes = 0, time = 0;
+    bool first = true;
+    for (const Collective &c : e.communication) {
+        if ((!group.empty() && c.group != group) || (!coll.empty() && c.collective != coll))
+            continue;
+        if (first) {
+            bytes = c.bytes;
+            time = c.time_s;
+            first = false;
+        }
+        calls += c.count_per_step;
+        total += c.count_per_step * c.time_s;
+        exposed += c.exposed_time_s;
+    }
+    if (q == "comm_calls")
+        return calls;
+    if (q == "comm_bytes")
+        return bytes;
+    if (q == "comm_time")
+        return time;
+    if (q == "comm_total")
+        return total;
+    if (q == "comm_exposed")
+        return exposed;
+    return -1;
+}
+
+} // namespace
+
+class TestTeaching : public QObject
+{
+    Q_OBJECT
+
+private:
+    Lesson m_lesson;
+
+    const LessonStep &step(const std::string &id) const
+    {
+        for (const LessonStep &s : m_lesson.steps) {
+            if (s.id == id)
+                return s;
+        }
+        qFatal("no step %s", id.c_str());
+    }
+    double cited(const std::string &stepId, const std::string &key) const
+    {
+        const Citation *c = step(stepId).citation(key);
+        return c ? c->value : std::nan("");
+    }
+
+private Q_SLOTS:
+    void initTestCase() { m_lesson = Lesson::hcieAi(cat()); }
+
+    void structure()
+    {
+        QCOMPARE(m_lesson.id, std::string("hcie-ai-32k"));
+        QVERIFY(!m_lesson.title.isEmpty());
+        const std::vector<std::string> ids{"scenario", "ddp-state", "full-sharding", "long-context", "shorten",
+                                           "tp8", "fsdp-comm", "hybrid", "evidence"};
+        QCOMPARE(m_lesson.steps.size(), ids.size());
+        for (size_t i = 0; i < ids.size(); ++i) {
+            QCOMPARE(m_lesson.steps[i].id, ids[i]);
+            QVERIFY(!m_lesson.steps[i].title.isEmpty());
+            QVERIFY(!m_lesson.steps[i].body.isEmpty());
+        }
+        QCOMPARE(m_lesson.exercises.size(), size_t(3));
+    }
+
+    /// The plan a step sets is the case file with the step's patch.
+    void stepPlans()
+    {
+        const nlohmann::json j = lessonJson();
+        for (size_t i = 0; i < m_lesson.steps.size(); ++i) {
+            const nlohmann::json &s = j["steps"][i];
+            const Plan want = patch(readCase(s["plan"]), s.value("patch", nlohmann::json::object()));
+            QCOMPARE(planToJson(m_lesson.steps[i].plan).dump(), planToJson(want).dump());
+        }
+    }
+
+    void citations_data()
+    {
+        QTest::addColumn<int>("stepIndex");
+        QTest::addColumn<QString>("key");
+        const nlohmann::json j = lessonJson();
+        for (size_t i = 0; i < j["steps"].size(); ++i) {
+            for (const auto &[key, value] : j["steps"][i]["cite"].items()) {
+                QTest::addRow("%s/%s", j["steps"][i]["id"].get<std::string>().c_str(), key.c_str())
+                    << int(i) << QString::fromStdString(key);
+            }
+        }
+    }
+
+    /// Every cited number equals the engine's for the step's plan, appears in the step's text
+    /// and carries its formula.
+    void citations()
+    {
+        QFETCH(int, stepIndex);
+        QFETCH(QString, key);
+        const nlohmann::json cite = lessonJson()["steps"][size_t(stepIndex)]["cite"][key.toStdString()];
+        const LessonStep &s = m_lesson.steps[size_t(stepIndex)];
+        const Citation *c = s.citation(key.toStdString());
+        QVERIFY(c);
+        const Plan plan = patch(s.plan, cite.value("patch", nlohmann::json::object()));
+        const double want = expected(cite, plan);
+        QCOMPARE(c->value, want);
+        QVERIFY2(!c->text.isEmpty(), qPrintable(key));
+        QVERIFY2((s.body + s.note).contains(c->text), qPrintable(c->text));
+        QVERIFY(c->formula.endsWith(c->text));
+    }
+
+    void textIsComplete()
+    {
+        for (const LessonStep &s : m_lesson.steps) {
+            QVERIFY2(!s.body.contains(QLatin1Char('{')), qPrintable(s.body));
+            QVERIFY2(!s.note.contains(QLatin1Char('{')), qPrintable(s.note));
+        }
+    }
+
+    /// What the prose asserts, the engine agrees with.
+    void claimsHold()
+    {
+        const double hbm = cited("scenario", "hbm");
+        QCOMPARE(hbm, 64.0 * kGiB);
+        // DDP: 16 bytes per parameter of state, more than the HBM on its own.
+        const double params = cited("ddp-state", "params");
+        QVERIFY(std::fabs(cited("ddp-state", "state") - 16 * params) < 1e-6 * params);
+        QVERIFY(cited("ddp-state", "state") > hbm);
+        QVERIFY(cited("ddp-state", "over") > 0);
+        // The case's 112 GB is the nominal 7e9 parameters x 16 B.
+        QVERIFY(std::fabs(7e9 * 16 / kGB - 112) < 1e-9);
+        // Full sharding: one eighth of the state, fits.
+        QVERIFY(std::fabs(cited("full-sharding", "state") - 2 * params) < 1e-6 * params);
+        QVERIFY(cited("full-sharding", "headroom") > 0);
+        QVERIFY(cited("full-sharding", "headroom") < cited("full-sharding", "left"));
+        // 32K: the fp32 loss outweighs checkpointed activations; every remedy lowers the need
+        // except dropping recompute or fused attention.
+        QVERIFY(cited("long-context", "logits") > cited("long-context", "act"));
+        QVERIFY(cited("long-context", "need_norecompute") > cited("long-context", "need"));
+        QVERIFY(cited("long-context", "need_eager") >= cited("long-context", "need"));
+        QVERIFY(cited("long-context", "act_tp4sp") < cited("long-context", "act"));
+        QVERIFY(cited("long-context", "act_cp2") < cited("long-context", "act"));
+        QVERIFY(cited("long-context", "need_offload") < cited("long-context", "need"));
+        // 8K: less memory than 32K.
+        QVERIFY(cited("shorten", "need") < cited("shorten", "need32"));
+        QCOMPARE(cited("shorten", "need32"), cited("full-sharding", "need"));
+        // TP 8's messages are a whole sequence's hidden states in bf16, not small ones.
+        QCOMPARE(cited("tp8", "tp_bytes"), 32768.0 * 4096 * 2);
+        // FSDP is predicted the fastest per token; TP exposes its collectives.
+        QVERIFY(cited("evidence", "tps") > cited("evidence", "tps_tp8"));
+        QVERIFY(cited("evidence", "tps") > cited("evidence", "tps_hybrid"));
+        QVERIFY(cited("evidence", "comm_exposed") < cited("tp8", "tp_exposed"));
+        QVERIFY(cited("evidence", "ag_time") < cited("evidence", "layer_compute"));
+    }
+
+    void exercises()
+    {
+        // Exercise 1: the first listed layout that fits 64K tokens.
+        const Exercise &x1 = m_lesson.exercises.at(0);
+        QCOMPARE(x1.kind, Exercise::Kind::Choice);
+        QCOMPARE(x1.plan.training.seq_len, int64_t(65536));
+        int first = x1.choices.size();
+        for (int i = 0; i < x1.choices.size(); ++i) {
+            const Estimate e = estimate(x1.choicePlans[size_t(i)], cat());
+            QCOMPARE(x1.choiceNeed[size_t(i)], fullest(e).need);
+            const bool withMargin = e.memory.fits && fullest(e).need <= 0.9 * e.memory.hbm_bytes;
+            if (withMargin && first == x1.choices.size())
+                first = i;
+        }
+        QCOMPARE(x1.margin, 0.1);
+        QCOMPARE(x1.correctChoice(), first);
+        const QString right = first < x1.choices.size() ? x1.choices.at(first) : QStringLiteral("none");
+        QVERIFY(x1.check(right).correct);
+        QVERIFY(x1.check(right.toLower()).correct);
+        const QString wrong = first == 0 ? QStringLiteral("none") : x1.choices.at(0);
+        QVERIFY(!x1.check(wrong).correct);
+        QVERIFY(!x1.check(QStringLiteral("nonsense")).correct);
+
+        // Exercise 2: logits and loss at a 152K vocabulary.
+        const Exercise &x2 = m_lesson.exercises.at(1);
+        QCOMPARE(x2.kind, Exercise::Kind::Number);
+        QCOMPARE(x2.plan.model.vocab, int64_t(152064));
+        const Estimate e2 = estimate(x2.plan, cat());
+        const Fullest f2 = fullest(e2);
+        const double logits = f2.rank->peak()[Component::LogitsAndLoss];
+        QCOMPARE(x2.answerCitation.value, logits);
+        QVERIFY(logits > cited("long-context", "logits") * 4);
+        QVERIFY(x2.check(QString::number(logits / kGiB, 'f', 2)).correct);
+        QVERIFY(x2.check(QString::number(logits / kGiB * 1.03, 'f', 2) + QStringLiteral(" GiB")).correct);
+        QVERIFY(!x2.check(QString::number(logits / kGiB * 0.5, 'f', 2)).correct);
+        QVERIFY(!x2.check(QStringLiteral("many")).correct);
+
+        // Exercise 3: does the 152K plan still fit?
+        const Exercise &x3 = m_lesson.exercises.at(2);
+        QCOMPARE(x3.kind, Exercise::Kind::Fits);
+        QCOMPARE(x3.fits, e2.memory.fits);
+        QVERIFY(x3.check(e2.memory.fits ? QStringLiteral("yes") : QStringLiteral("no")).correct);
+        QVERIFY(!x3.check(e2.memory.fits ? QStringLiteral("no") : QStringLiteral("yes")).correct);
+        QVERIFY(x3.check(QStringLiteral("yes")).feedback.contains(QString::fromStdString(formatGiB(f2.need))));
+    }
+
+    /// SHARDSCOPE_DUMP_LESSON=1 prints the lesson as a reader sees it.
+    void dump()
+    {
+        if (qEnvironmentVariableIsEmpty("SHARDSCOPE_DUMP_LESSON"))
+            return;
+        for (const LessonStep &s : m_lesson.steps) {
+            qInfo().noquote() << "\n##" << s.title << "\n" << s.body << "\n[note]" << s.note;
+            for (const Citation &c : s.citations)
+                qInfo().noquote() << "  " << QString::fromStdString(c.key) << ":" << c.formula;
+        }
+        for (const Exercise &x : m_lesson.exercises)
+            qInfo().noquote() << "\n##" << x.title << "\n" << x.question << x.choices.join(QStringLiteral(" | "))
+                              << "\n" << x.check(QStringLiteral("yes")).feedback;
+    }
+
+    void brokenLessonIsRejected()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("x.lesson.json")).toStdString();
+        std::ofstream(path) << R"({"format": "shardscope-lesson", "id": "x",
+            "steps": [{"id": "no-such-step", "plan": "cases/hcie-ai-ddp.plan.json"}]})";
+        QVERIFY_THROWS_EXCEPTION(PlanError, Lesson::load(path, cat()));
+        std::ofstream(path) << R"({"format": "shardscope-lesson", "id": "x",
+            "steps": [{"id": "scenario", "plan": "cases/hcie-ai-ddp.plan.json",
+                       "cite": {"a": {"quantity": "no_such_quantity"}}}]})";
+        QVERIFY_THROWS_EXCEPTION(PlanError, Lesson::load(path, cat()));
+        std::ofstream(path) << R"({"format": "shardscope-lesson", "id": "x",
+            "steps": [{"id": "scenario", "plan": "cases/hcie-ai-ddp.plan.json",
+                       "patch": {"parallel": {"tp": 3}}}]})";
+        QVERIFY_THROWS_EXCEPTION(PlanError, Lesson::load(path, cat()));
+    }
+};
+
+QTEST_APPLESS_MAIN(TestTeaching)
+#include "tst_teaching.moc"
