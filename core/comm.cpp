@@ -146,6 +146,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
     const int L = mo.layers / pa.pp;
     const bool fullRecompute = plan.memory.recompute == Recompute::Full;
 
+    bool layerWise = false;
     auto emit = [&](CollectiveKind k, CommGroup grp, const GroupPlacement &g, double bytes,
                     double count, double exposed, CommPhase ph, const char *note) {
         if (g.size <= 1 || count <= 0)
@@ -160,6 +161,10 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         it.exposed_s = exposed < 0 ? it.time_s * count : exposed;
         it.phase = ph;
         it.note = note;
+        const double perLayer = count / (m * L);
+        // Layer-wise collectives have counts that are whole multiples of layers x micro-batches.
+        it.per_layer = layerWise;
+        it.per_layer_count = layerWise ? perLayer : 0.0;
         sink.add(it);
     };
 
@@ -207,6 +212,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             const double tAg = collectiveTime(CollectiveKind::AllGather, g, agS, dev);
             const double tRs = collectiveTime(CollectiveKind::ReduceScatter, g, rsS, dev);
             // Forward: layer i+1 is gathered while layer i computes; the first is waited for.
+            layerWise = true;
             const double fwdExposed = m * (tAg + (L - 1) * std::max(0.0, tAg - ce.layer_forward_s));
             emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, fwdExposed, CommPhase::Forward,
                  "layer parameters, forward (prefetched one layer ahead)");
@@ -219,6 +225,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
                      CommPhase::Backward, "layer parameters again in backward (reshard_after_forward)");
             emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, rsS, m * L, bwdExposed * (1 - share),
                  CommPhase::Backward, "layer gradients, overlapped with the next layer's backward");
+            layerWise = false;
             if (sp.root > 0) {
                 emit(CollectiveKind::AllGather, CommGroup::DP, g, sp.root * c, m, -1, CommPhase::Forward,
                      "root module (embedding, final norm, head), kept until backward ends");
@@ -231,6 +238,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
     }
 
     // ---- tensor parallel ----------------------------------------------------------------------
+    layerWise = true; // TP, CP and EP collectives are issued layer by layer
     if (pa.tp > 1) {
         const GroupPlacement g = placeGroup(pa.tp, 1, cl, dev.intra_node);
         const double S = T * h * c; // the full activation [T, h] (SP: the gathered buffer)
@@ -281,6 +289,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
 
     // ---- pipeline parallel ---------------------------------------------------------------------
     if (pa.pp > 1) {
+        layerWise = false;
         const GroupPlacement g = placeGroup(2, pa.tp * pa.cp * pa.dp, cl, dev.intra_node);
         const double v = pa.pp_schedule == PpSchedule::Interleaved ? pa.virtual_stages : 1;
         const double S = T * h / (pa.sp ? pa.tp : 1) * c;
@@ -292,6 +301,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
 
     // ---- expert parallel -------------------------------------------------------------------------
     if (pa.ep > 1 && mo.moe.enabled()) {
+        layerWise = true;
         const GroupPlacement g = placeGroup(pa.ep, pa.tp, cl, dev.intra_node);
         const double S = T * mo.moe.top_k * h * c;
         emit(CollectiveKind::AllToAll, CommGroup::EP, g, S, m * L * 2.0, -1, CommPhase::Forward,

@@ -62,6 +62,10 @@ struct CommItem
     double exposed_s = 0;      ///< per step, not hidden behind compute
     CommPhase phase = CommPhase::Forward;
     const char *note = "";
+    /// Issued once per decoder layer and micro-batch (count = layers x micro-batches x
+    /// per_layer_count); false for per-step or per-micro-batch collectives.
+    bool per_layer = false;
+    double per_layer_count = 0; ///< calls per layer and micro-batch
 };
 
 /// Receives the collectives of a step one by one.

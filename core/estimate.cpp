@@ -33,7 +33,11 @@ double activationOffloadBytesPerMicrobatch(const Plan &plan, const Catalog &cata
     // What the first stage would keep for one micro-batch without offloading.
     Plan kept = plan;
     kept.memory.offload.activations = false;
-    const MemoryEstimate me = estimateMemory(kept, catalog);
+    return activationBytesPerMicrobatch(kept, estimateMemory(kept, catalog));
+}
+
+double activationBytesPerMicrobatch(const Plan &plan, const MemoryEstimate &me)
+{
     if (me.ranks.empty())
         return 0.0;
     const RankMemory &r = me.ranks.front();

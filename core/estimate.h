@@ -50,6 +50,9 @@ Estimate estimate(const Plan &plan, const Catalog &catalog);
 /// Bytes of activations one micro-batch saves on the first stage when they are not offloaded
 /// (what memory.offload.activations moves to the host and back); 0 when not offloading.
 double activationOffloadBytesPerMicrobatch(const Plan &plan, const Catalog &catalog);
+/// Activations the first stage of `me` (an estimate without activation offload) holds for one
+/// micro-batch at the end of forward.
+double activationBytesPerMicrobatch(const Plan &plan, const MemoryEstimate &me);
 
 /// The `shardscope-cli estimate --format json` object of plan-format.md.
 nlohmann::json estimateToJson(const Plan &plan, const Estimate &e);

@@ -238,8 +238,11 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         const ComputeEstimate ce = estimateCompute(work, cprof);
         const double exposed = exposedCommunication(work, dev, fw, ce);
         double actBytes = 0;
-        if (l.offload & 8)
-            actBytes = activationOffloadBytesPerMicrobatch(work, catalog);
+        if (l.offload & 8) {
+            work.memory.offload.activations = false;
+            actBytes = activationBytesPerMicrobatch(work, estimateMemory(work, catalog));
+            work.memory.offload.activations = true;
+        }
         Scored s;
         s.layout = l;
         s.required = required;

@@ -35,6 +35,12 @@ const char *kUsage =
     "  compare PLAN.plan.json PLAN.plan.json... [--format table|json]\n"
     "      Per-layer collectives, message sizes, their time on the links, per-rank memory and\n"
     "      step time of several plans side by side.\n"
+    "  search PLAN.plan.json [--top N] [--global-batch N] [--no-offload] [--format table|json]\n"
+    "      Every layout of the plan's model, sequence and cluster that fits, fastest first,\n"
+    "      and the Pareto front of memory against step time.\n"
+    "  compare PLAN.plan.json PLAN.plan.json... [--format table|json]\n"
+    "      Per-layer collectives, message sizes, their time on the links, per-rank memory and\n"
+    "      step time of several plans side by side.\n"
     "  bench PLAN.plan.json --backend cpu|torch [--device cuda|npu|cpu] [--python PATH] [-o FILE]\n"
     "      Measures the plan's kernels on the attached device beside the prediction.\n"
     "\n"
@@ -55,6 +61,8 @@ std::vector<Command> &commands()
     static std::vector<Command> list = {
         {"estimate", estimateCommand},
         {"report", reportCommand},
+        {"search", searchCommand},
+        {"compare", compareCommand},
         {"search", searchCommand},
         {"compare", compareCommand},
         {"bench", benchCommand},

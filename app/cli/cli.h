@@ -19,6 +19,11 @@ std::string readFile(const std::string &path);
 int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 /// `report PLAN... -o FILE.pdf`: the PDF plan report (cli_report.cpp; needs Qt Gui).
 int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+/// `search PLAN [--top N] [--global-batch N] [--no-offload] [--format table|json]`: the layout
+/// search (cli_search.cpp).
+int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+/// `compare PLAN PLAN... [--format table|json]`: plans side by side (cli_search.cpp).
+int compareCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
 /// The human-readable estimate table (also used by golden tests).
 std::string estimateTable(const std::string &planText);

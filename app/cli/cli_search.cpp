@@ -1,0 +1,365 @@
+// `shardscope-cli search` and `shardscope-cli compare`: the layout search and a side-by-side
+// comparison of plans (per-layer collectives, their time on the cluster's links, per-rank
+// memory and step time).
+#include "cli.h"
+
+#include "core/catalog.h"
+#include "core/comm.h"
+#include "core/compute.h"
+#include "core/errors.h"
+#include "core/estimate.h"
+#include "core/search.h"
+#include "core/units.h"
+
+#include <algorithm>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace shardscope::cli {
+
+namespace {
+
+using nlohmann::json;
+
+std::string padTo(const std::string &s, size_t w, bool right = false)
+{
+    if (s.size() >= w)
+        return s;
+    return right ? std::string(w - s.size(), ' ') + s : s + std::string(w - s.size(), ' ');
+}
+
+std::string layoutText(const Plan &p)
+{
+    const Parallel &pa = p.parallel;
+    std::ostringstream o;
+    o << "dp" << pa.dp << " tp" << pa.tp << " pp" << pa.pp << " cp" << pa.cp;
+    if (pa.ep > 1)
+        o << " ep" << pa.ep;
+    if (pa.pp_schedule == PpSchedule::Interleaved)
+        o << " v" << pa.virtual_stages;
+    o << " " << toString(pa.sharding) << (pa.sp ? " sp" : "") << " rc:" << toString(p.memory.recompute);
+    const Offload &off = p.memory.offload;
+    if (off.optimizer || off.params || off.grads || off.activations) {
+        o << " off:";
+        if (off.optimizer)
+            o << "O";
+        if (off.params)
+            o << "P";
+        if (off.grads)
+            o << "G";
+        if (off.activations)
+            o << "A";
+    }
+    o << " mb" << p.training.micro_batch << "x" << p.training.grad_accum;
+    return o.str();
+}
+
+json resultJson(const SearchResult &r)
+{
+    const json pj = planToJson(r.plan);
+    return {{"layout", layoutText(r.plan)},
+            {"parallel", pj["parallel"]},
+            {"training", pj["training"]},
+            {"memory", pj["memory"]},
+            {"peak_bytes", r.peak_bytes},
+            {"required_bytes", r.required_bytes},
+            {"step_s", r.step_s},
+            {"compute_s", r.step.compute_s},
+            {"communication_s", r.step.communication_s},
+            {"bubble_s", r.step.bubble_s},
+            {"offload_s", r.step.offload_s},
+            {"tokens_per_s", r.tokens_per_s},
+            {"mfu", r.mfu},
+            {"hfu", r.step.hfu},
+            {"pareto", r.pareto}};
+}
+
+void resultRows(std::ostream &o, const std::vector<SearchResult> &rs)
+{
+    o << "  " << padTo("#", 4) << padTo("layout", 58) << padTo("memory", 11, true)
+      << padTo("step", 11, true) << padTo("comm", 11, true) << padTo("bubble", 11, true)
+      << padTo("tokens/s", 11, true) << padTo("MFU", 7, true) << "\n";
+    int i = 0;
+    for (const SearchResult &r : rs) {
+        o << "  " << padTo(std::to_string(++i), 4) << padTo(layoutText(r.plan) + (r.pareto ? " *" : ""), 58)
+          << padTo(formatFixed(r.required_bytes / kGiB, 1) + " GiB", 11, true)
+          << padTo(formatSeconds(r.step_s), 11, true) << padTo(formatSeconds(r.step.communication_s), 11, true)
+          << padTo(formatSeconds(r.step.bubble_s), 11, true) << padTo(formatFixed(r.tokens_per_s, 0), 11, true)
+          << padTo(formatFixed(100 * r.mfu, 1) + "%", 7, true) << "\n";
+    }
+}
+
+/// Parses `--name value` / `--name=value`; returns false (message on err) on a bad option.
+struct Options
+{
+    std::vector<std::string> files;
+    std::string format = "table";
+    int top = 20;
+    int64_t globalBatch = 0;
+    bool offload = true;
+};
+
+bool parseOptions(const char *verb, const std::vector<std::string> &args, Options &o, bool allowSearch,
+                  std::ostream &err)
+{
+    for (size_t i = 0; i < args.size(); ++i) {
+        std::string a = args[i];
+        std::string value;
+        const auto eq = a.find('=');
+        if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
+            value = a.substr(eq + 1);
+            a = a.substr(0, eq);
+        }
+        auto need = [&](const char *what) {
+            if (!value.empty())
+                return true;
+            if (i + 1 >= args.size()) {
+                err << "shardscope-cli " << verb << ": " << a << " needs a value (" << what << ")\n";
+                return false;
+            }
+            value = args[++i];
+            return true;
+        };
+        auto integer = [&](const char *field, int64_t lo, int64_t hi, int64_t &outV) {
+            try {
+                size_t used = 0;
+                const long long v = std::stoll(value, &used);
+                if (used != value.size() || v < lo || v > hi)
+                    throw std::invalid_argument(field);
+                outV = v;
+                return true;
+            } catch (const std::exception &) {
+                err << "shardscope-cli " << verb << ": " << field << " must be an integer between "
+                    << lo << " and " << hi << ", got \"" << value << "\"\n";
+                return false;
+            }
+        };
+        if (a == "--format") {
+            if (!need("table or json"))
+                return false;
+            o.format = value;
+            if (o.format != "table" && o.format != "json") {
+                err << "shardscope-cli " << verb << ": --format must be table or json, not " << value << "\n";
+                return false;
+            }
+        } else if (allowSearch && a == "--top") {
+            int64_t v = 0;
+            if (!need("a count") || !integer("--top", 1, 100000, v))
+                return false;
+            o.top = int(v);
+        } else if (allowSearch && a == "--global-batch") {
+            if (!need("sequences per step") || !integer("--global-batch", 1, int64_t(1) << 40, o.globalBatch))
+                return false;
+        } else if (allowSearch && a == "--no-offload") {
+            o.offload = false;
+        } else if (!a.empty() && a[0] == '-') {
+            err << "shardscope-cli " << verb << ": unknown option " << a << "\n";
+            return false;
+        } else {
+            o.files.push_back(a);
+        }
+    }
+    return true;
+}
+
+} // namespace
+
+int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+        out << "Usage: shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]\n"
+               "                             [--format table|json]\n";
+        return ExitOk;
+    }
+    Options o;
+    if (!parseOptions("search", args, o, true, err))
+        return ExitBadInput;
+    if (o.files.size() != 1) {
+        err << "shardscope-cli search: " << (o.files.empty() ? "missing PLAN.plan.json" : "one plan file expected")
+            << "\n";
+        return ExitBadInput;
+    }
+    const std::string &file = o.files.front();
+    try {
+        const Catalog &cat = Catalog::builtin();
+        SearchRequest req;
+        req.base = parsePlanText(readFile(file), cat);
+        req.top = o.top;
+        req.global_batch = o.globalBatch;
+        req.allow_offload = o.offload;
+        const SearchOutcome res = searchLayouts(req, cat);
+        const double rate = res.seconds > 0 ? double(res.evaluated) / res.seconds : 0.0;
+        const int64_t global = o.globalBatch > 0 ? o.globalBatch
+                                                 : int64_t(req.base.parallel.dp) * req.base.training.micro_batch *
+                                                       req.base.training.grad_accum;
+        if (o.format == "json") {
+            json j;
+            j["plan"] = req.base.name;
+            j["global_batch"] = global;
+            j["evaluated"] = res.evaluated;
+            j["fitting"] = res.fitting;
+            j["seconds"] = res.seconds;
+            j["evaluations_per_s"] = rate;
+            j["ranked"] = json::array();
+            for (const SearchResult &r : res.ranked)
+                j["ranked"].push_back(resultJson(r));
+            j["pareto"] = json::array();
+            for (const SearchResult &r : res.pareto)
+                j["pareto"].push_back(resultJson(r));
+            out << j.dump(2) << "\n";
+            return ExitOk;
+        }
+        const Plan &b = req.base;
+        out << "Search: " << b.name << "\n";
+        out << "Model " << (b.model.preset.empty() ? b.model.display_name : b.model.preset) << ", "
+            << b.training.seq_len << " tokens per sequence, global batch " << global << " sequences, "
+            << b.cluster.nodes << " x " << b.cluster.devices_per_node << " " << b.cluster.device
+            << ", framework " << b.framework << "\n";
+        out << res.evaluated << " layouts evaluated in " << formatSeconds(res.seconds) << " ("
+            << formatFixed(rate / 1000.0, 0) << "k/s), " << res.fitting << " fit with the runtime reserve.\n\n";
+        if (res.ranked.empty()) {
+            out << "No layout fits.\n";
+            return ExitOk;
+        }
+        out << "Fastest layouts (memory = peak allocated + runtime reserve on the worst rank; * = on the "
+               "Pareto front):\n";
+        resultRows(out, res.ranked);
+        out << "\nPareto front, least memory first (no layout is both smaller and faster):\n";
+        resultRows(out, res.pareto);
+        out << "\nLayout: dp/tp/pp/cp degrees, v virtual stages, sharding, sp, recompute, offload "
+               "(O optimizer, P params, G grads, A activations), micro-batch x micro-batches.\n";
+    } catch (const PlanError &e) {
+        err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
+        return ExitBadInput;
+    }
+    return ExitOk;
+}
+
+int compareCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
+{
+    if (std::find(args.begin(), args.end(), "--help") != args.end()) {
+        out << "Usage: shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]\n";
+        return ExitOk;
+    }
+    Options o;
+    if (!parseOptions("compare", args, o, false, err))
+        return ExitBadInput;
+    if (o.files.size() < 2) {
+        err << "shardscope-cli compare: at least two plan files expected\n";
+        return ExitBadInput;
+    }
+    struct Row
+    {
+        Plan plan;
+        Estimate est;
+        std::vector<CommItem> items;
+        int layers = 0;
+    };
+    std::vector<Row> rows;
+    const Catalog &cat = Catalog::builtin();
+    for (const std::string &file : o.files) {
+        try {
+            Row r;
+            r.plan = parsePlanText(readFile(file), cat);
+            r.est = estimate(r.plan, cat);
+            const DeviceProfile &dev = *cat.device(r.plan.cluster.device);
+            const FrameworkProfile &fw = *cat.framework(r.plan.framework);
+            const ComputeEstimate ce =
+                estimateCompute(r.plan, computeProfile(dev, fw, r.plan.precision.compute));
+            struct Sink final : CommSink
+            {
+                std::vector<CommItem> *v;
+                void add(const CommItem &it) override { v->push_back(it); }
+            } sink;
+            sink.v = &r.items;
+            forEachCollective(r.plan, dev, fw, ce, sink);
+            r.layers = ce.layers;
+            rows.push_back(std::move(r));
+        } catch (const PlanError &e) {
+            err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
+            return ExitBadInput;
+        }
+    }
+
+    auto required = [](const Estimate &e) {
+        double req = 0;
+        for (const RankMemory &r : e.memory.ranks)
+            req = std::max(req, r.peak_bytes + r.reserve.total());
+        return req;
+    };
+
+    if (o.format == "json") {
+        json j = json::array();
+        for (const Row &r : rows) {
+            json cols = json::array();
+            for (const CommItem &it : r.items) {
+                cols.push_back({{"collective", std::string(collectiveKey(it.kind))},
+                                {"group", std::string(groupKey(it.group))},
+                                {"group_size", it.group_size},
+                                {"bytes", it.bytes},
+                                {"per_layer", it.per_layer},
+                                {"count_per_layer", it.per_layer_count},
+                                {"count_per_step", it.count},
+                                {"time_s", it.time_s},
+                                {"exposed_time_s", it.exposed_s},
+                                {"phase", std::string(commPhaseKey(it.phase))},
+                                {"note", it.note}});
+            }
+            j.push_back({{"plan", r.plan.name},
+                         {"layout", layoutText(r.plan)},
+                         {"micro_batch", r.plan.training.micro_batch},
+                         {"fits", r.est.memory.fits},
+                         {"peak_bytes", r.est.memory.peak_bytes},
+                         {"required_bytes", required(r.est)},
+                         {"hbm_bytes", r.est.memory.hbm_bytes},
+                         {"collectives", cols},
+                         {"step", estimateToJson(r.plan, r.est)["step"]}});
+        }
+        out << json({{"plans", j}}).dump(2) << "\n";
+        return ExitOk;
+    }
+
+    for (const Row &r : rows) {
+        const Plan &p = r.plan;
+        const DeviceProfile &dev = *cat.device(p.cluster.device);
+        out << p.name << "\n  " << layoutText(p) << "; " << p.training.seq_len << " tokens x micro-batch "
+            << p.training.micro_batch << "; " << dev.name << " (" << dev.intra_node.kind << " intra-node, "
+            << dev.inter_node.kind << " inter-node)\n";
+        out << "  memory: peak " << formatGiB(r.est.memory.peak_bytes) << " + reserve = "
+            << formatGiB(required(r.est)) << " of " << formatGiB(r.est.memory.hbm_bytes) << " -> "
+            << (r.est.memory.fits ? "fits" : "DOES NOT FIT") << "\n";
+        if (r.items.empty()) {
+            out << "  no collectives\n";
+        } else {
+            out << "  " << padTo("collective", 16) << padTo("group", 8) << padTo("message", 12, true)
+                << padTo("per layer", 11, true) << padTo("per step", 10, true) << padTo("time each", 12, true)
+                << padTo("exposed/step", 14, true) << "  what\n";
+            for (const CommItem &it : r.items) {
+                out << "  " << padTo(std::string(collectiveKey(it.kind)), 16)
+                    << padTo(std::string(groupKey(it.group)) + " x" + std::to_string(it.group_size), 8)
+                    << padTo(formatBytes(it.bytes), 12, true)
+                    << padTo(it.per_layer ? formatFixed(it.per_layer_count, 0) : std::string("-"), 11, true)
+                    << padTo(formatFixed(it.count, 0), 10, true) << padTo(formatSeconds(it.time_s), 12, true)
+                    << padTo(formatSeconds(it.exposed_s), 14, true) << "  " << it.note << "\n";
+            }
+        }
+        const StepEstimate &s = r.est.step;
+        out << "  step " << formatSeconds(s.step_s) << " = compute " << formatSeconds(s.compute_s)
+            << " + exposed communication " << formatSeconds(s.communication_s) << " + bubble "
+            << formatSeconds(s.bubble_s) << " + offload " << formatSeconds(s.offload_s) << "; "
+            << formatFixed(s.tokens_per_s, 0) << " tokens/s, MFU " << formatFixed(100 * s.mfu, 1) << "%\n\n";
+    }
+    out << "Summary\n  " << padTo("plan", 60) << padTo("memory", 12, true) << padTo("fits", 6, true)
+        << padTo("step", 11, true) << padTo("exposed comm", 14, true) << padTo("tokens/s", 11, true) << "\n";
+    for (const Row &r : rows) {
+        out << "  " << padTo(r.plan.name.substr(0, 58), 60)
+            << padTo(formatFixed(required(r.est) / kGiB, 1) + " GiB", 12, true)
+            << padTo(r.est.memory.fits ? "yes" : "no", 6, true) << padTo(formatSeconds(r.est.step.step_s), 11, true)
+            << padTo(formatSeconds(r.est.step.communication_s), 14, true)
+            << padTo(formatFixed(r.est.step.tokens_per_s, 0), 11, true) << "\n";
+    }
+    return ExitOk;
+}
+
+} // namespace shardscope::cli

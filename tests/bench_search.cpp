@@ -1,0 +1,55 @@
+// The layout search on its target case: llama3-70b at 32K tokens on 1024 Ascend 910B2 NPUs
+// (128 nodes x 8), global batch 512 sequences, every layout (tp, pp, cp, dp, sharding, sp,
+// recompute, offload, micro-batch, virtual stages). Target: the whole space in at most 200 ms
+// single-threaded; the `evals/s` counter reports evaluations per second.
+#include "core/catalog.h"
+#include "core/search.h"
+
+#include <benchmark/benchmark.h>
+#include <nlohmann/json.hpp>
+
+using namespace shardscope;
+
+namespace {
+
+SearchRequest targetRequest()
+{
+    const nlohmann::json j = {
+        {"format", "shardscope-plan"},
+        {"version", 1},
+        {"name", "llama3-70b 32K on 1024 x 910B2"},
+        {"model", {{"preset", "llama3-70b"}}},
+        {"training", {{"seq_len", 32768}, {"micro_batch", 1}, {"grad_accum", 1}}},
+        {"precision", {{"params", "bf16"}, {"grads", "bf16"}, {"master_weights", "fp32"},
+                       {"optimizer", "adamw"}, {"optimizer_state", "fp32"}, {"compute", "bf16"}}},
+        {"parallel", {{"dp", 1024}}},
+        {"memory", {{"recompute", "full"}, {"attention", "flash"}}},
+        {"framework", "megatron"},
+        {"cluster", {{"device", "ascend-910b2"}, {"devices_per_node", 8}, {"nodes", 128}}}};
+    SearchRequest r;
+    r.base = parsePlan(j, Catalog::builtin());
+    r.global_batch = 512;
+    r.top = 20;
+    return r;
+}
+
+void BM_SearchLlama3_70b_1024(benchmark::State &state)
+{
+    const SearchRequest req = targetRequest();
+    const Catalog &cat = Catalog::builtin();
+    uint64_t evaluated = 0, fitting = 0;
+    for (auto _ : state) {
+        const SearchOutcome out = searchLayouts(req, cat);
+        benchmark::DoNotOptimize(out.ranked.data());
+        evaluated += out.evaluated;
+        fitting = out.fitting;
+    }
+    state.counters["layouts"] = double(evaluated) / double(state.iterations());
+    state.counters["fitting"] = double(fitting);
+    state.counters["evals/s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
+}
+BENCHMARK(BM_SearchLlama3_70b_1024)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
+} // namespace
+
+BENCHMARK_MAIN();

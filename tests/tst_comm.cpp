@@ -1,0 +1,341 @@
+// The communication engine: collective inventories of known layouts against hand-checked counts
+// and message sizes, the time model against the nccl-tests conventions, group placement on the
+// cluster, and the overlap rules.
+#include "core/catalog.h"
+#include "core/comm.h"
+#include "core/compute.h"
+#include "core/device.h"
+#include "core/estimate.h"
+
+#include <QTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+using namespace shardscope;
+using nlohmann::json;
+
+namespace {
+
+json casePlan(const std::string &preset, int64_t seq, json parallel, const std::string &recompute,
+              int grad_accum = 1, const std::string &device = "ascend-910b2", int nodes = 1)
+{
+    return {{"format", "shardscope-plan"},
+            {"version", 1},
+            {"name", "comm test"},
+            {"model", {{"preset", preset}}},
+            {"training", {{"seq_len", seq}, {"micro_batch", 1}, {"grad_accum", grad_accum}}},
+            {"precision", {{"params", "bf16"}, {"grads", "bf16"}, {"master_weights", "fp32"},
+                           {"optimizer", "adamw"}, {"optimizer_state", "fp32"}, {"compute", "bf16"}}},
+            {"parallel", parallel},
+            {"memory", {{"recompute", recompute}, {"attention", "flash"}}},
+            {"framework", "pytorch"},
+            {"cluster", {{"device", device}, {"devices_per_node", 8}, {"nodes", nodes}}}};
+}
+
+std::vector<CommItem> inventory(const json &j)
+{
+    const Catalog &cat = Catalog::builtin();
+    const Plan p = parsePlan(j, cat);
+    const DeviceProfile &dev = *cat.device(p.cluster.device);
+    const FrameworkProfile &fw = *cat.framework(p.framework);
+    const ComputeEstimate ce = estimateCompute(p, computeProfile(dev, fw, p.precision.compute));
+    struct Sink final : CommSink
+    {
+        std::vector<CommItem> items;
+        void add(const CommItem &it) override { items.push_back(it); }
+    } sink;
+    forEachCollective(p, dev, fw, ce, sink);
+    return sink.items;
+}
+
+/// "kind group size bytes count" per item, compared as text so a failure shows the whole list.
+QString describe(const std::vector<CommItem> &items)
+{
+    QStringList out;
+    for (const CommItem &it : items) {
+        out << QStringLiteral("%1 %2x%3 S=%4 n=%5")
+                   .arg(QString::fromUtf8(collectiveKey(it.kind).data(), int(collectiveKey(it.kind).size())))
+                   .arg(QString::fromUtf8(groupKey(it.group).data(), int(groupKey(it.group).size())))
+                   .arg(it.group_size)
+                   .arg(qlonglong(std::llround(it.bytes)))
+                   .arg(it.count);
+    }
+    return out.join(QStringLiteral("; "));
+}
+
+DeviceProfile syntheticDevice(const std::string &intraTopology)
+{
+    DeviceProfile d;
+    d.id = "synthetic";
+    d.intra_node = {"nvlink", intraTopology, 100e9, 10e-6, 0.5};
+    d.inter_node = {"infiniband", "switch", 25e9, 20e-6, 0.8};
+    return d;
+}
+
+} // namespace
+
+class TestComm : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void inventories_data();
+    void inventories();
+    void busBandwidthConvention_data();
+    void busBandwidthConvention();
+    void timeModel_data();
+    void timeModel();
+    void placement_data();
+    void placement();
+    void overlap();
+    void estimateCarriesInventory();
+};
+
+void TestComm::inventories_data()
+{
+    QTest::addColumn<QByteArray>("plan");
+    QTest::addColumn<QString>("expected");
+
+    // Llama-2-7B: L = 32, h = 4096, 32 heads of 128 (kv_heads 32), FFN 11008, vocab 32000.
+    // Parameters 6,738,415,616; one layer 4 x 4096^2 + 3 x 4096 x 11008 + 2 x 4096 = 202,383,360;
+    // root: embedding 131,072,000 + head 131,072,000 + final norm 4096 = 262,148,096.
+    // T = 32768 tokens, bf16 (2 B).
+
+    // DDP, dp 8: gradients 6,738,415,616 x 2 B = 13,476,831,232 B in 25 MiB (26,214,400 B)
+    // buckets: ceil(514.1) = 515 buckets of 13,476,831,232 / 515 = 26,168,604.3 B, once per step.
+    QTest::addRow("ddp dp8")
+        << QByteArray(casePlan("llama2-7b", 32768, {{"dp", 8}}, "full").dump().c_str())
+        << QStringLiteral("all_reduce dpx8 S=26168604 n=515");
+
+    // FSDP full shard, dp 8: per layer an all-gather of 202,383,360 x 2 = 404,766,720 B forward,
+    // again backward (reshard_after_forward), a reduce-scatter of the same size: 32 each; the
+    // root 262,148,096 x 2 = 524,296,192 B gathered and reduce-scattered once.
+    QTest::addRow("fsdp dp8")
+        << QByteArray(casePlan("llama2-7b", 32768, {{"dp", 8}, {"sharding", "full"}}, "full").dump().c_str())
+        << QStringLiteral("all_gather dpx8 S=404766720 n=32; all_gather dpx8 S=404766720 n=32; "
+                          "reduce_scatter dpx8 S=404766720 n=32; all_gather dpx8 S=524296192 n=1; "
+                          "reduce_scatter dpx8 S=524296192 n=1");
+
+    // TP 8 + SP, full recompute: S = T x h x 2 = 32768 x 4096 x 2 = 268,435,456 B; per layer 2
+    // all-gathers + 2 reduce-scatters forward, the same backward, and the forward pair again
+    // under full recompute: 6 entries of 2 x 32 = 64 calls.
+    QTest::addRow("tp8 sp")
+        << QByteArray(casePlan("llama2-7b", 32768, {{"tp", 8}, {"sp", true}}, "full").dump().c_str())
+        << QStringLiteral("all_gather tpx8 S=268435456 n=64; reduce_scatter tpx8 S=268435456 n=64; "
+                          "all_gather tpx8 S=268435456 n=64; reduce_scatter tpx8 S=268435456 n=64; "
+                          "all_gather tpx8 S=268435456 n=64; reduce_scatter tpx8 S=268435456 n=64");
+
+    // TP 2 without SP, no recompute, dp 4 DDP: 2 all-reduces forward + 2 backward per layer of
+    // 268,435,456 B (64 each). DDP over 4: each TP rank holds (67,108,864 + 135,266,304) / 2 +
+    // 8192 = 101,195,776 per layer x 32 = 3,238,264,832 + (2 x 131,072,000) / 2 + 4096 =
+    // 3,369,340,928 params x 2 B = 6,738,681,856 B -> ceil(/26,214,400) = 258 buckets of
+    // 26,118,921.9 B.
+    QTest::addRow("tp2 dp4 ddp")
+        << QByteArray(casePlan("llama2-7b", 32768, {{"tp", 2}, {"dp", 4}}, "none").dump().c_str())
+        << QStringLiteral("all_reduce dpx4 S=26118922 n=258; all_reduce tpx2 S=268435456 n=64; "
+                          "all_reduce tpx2 S=268435456 n=64");
+
+    // TP 4 x FSDP 2 + SP: layer per TP rank (67,108,864 + 135,266,304) / 4 + 8192 = 50,601,984
+    // x 2 B = 101,203,968 B over dp 2; root (131,072,000 x 2) / 4 + 4096 = 65,540,096 x 2 =
+    // 131,080,192 B; TP as above over 4 ranks.
+    QTest::addRow("tp4 fsdp2 sp")
+        << QByteArray(casePlan("llama2-7b", 32768, {{"tp", 4}, {"dp", 2}, {"sp", true}, {"sharding", "full"}},
+                               "full").dump().c_str())
+        << QStringLiteral("all_gather dpx2 S=101203968 n=32; all_gather dpx2 S=101203968 n=32; "
+                          "reduce_scatter dpx2 S=101203968 n=32; all_gather dpx2 S=131080192 n=1; "
+                          "reduce_scatter dpx2 S=131080192 n=1; "
+                          "all_gather tpx4 S=268435456 n=64; reduce_scatter tpx4 S=268435456 n=64; "
+                          "all_gather tpx4 S=268435456 n=64; reduce_scatter tpx4 S=268435456 n=64; "
+                          "all_gather tpx4 S=268435456 n=64; reduce_scatter tpx4 S=268435456 n=64");
+
+    // CP 8 under full sharding over dp x cp = 8: the FSDP collectives as for dp 8; the ring moves
+    // this rank's K and V: 4096 tokens x 2 x 4096 (32 KV heads x 128) x 2 B = 67,108,864 B,
+    // 7 steps per layer: forward 32 x 7 x 2 (full recompute repeats it) = 448; backward K/V and
+    // dK/dV 32 x 7 x 2 = 448.
+    QTest::addRow("cp8 fsdp")
+        << QByteArray(casePlan("llama2-7b", 32768, {{"cp", 8}, {"sharding", "full"}}, "full").dump().c_str())
+        << QStringLiteral("all_gather dpx8 S=404766720 n=32; all_gather dpx8 S=404766720 n=32; "
+                          "reduce_scatter dpx8 S=404766720 n=32; all_gather dpx8 S=524296192 n=1; "
+                          "reduce_scatter dpx8 S=524296192 n=1; send_recv cpx8 S=67108864 n=448; "
+                          "send_recv cpx8 S=67108864 n=448");
+
+    // GQA shrinks the ring: Mixtral has 8 KV heads: 4096 x 2 x 1024 x 2 = 16,777,216 B. Its
+    // experts are spread by ep 8 over dp 8 (world 64 = 8 nodes): all-to-all of T x top_k x h x 2
+    // = 4096 x 2 x 4096 x 2 = 67,108,864 B, dispatch + combine per layer: 64 forward, 64 backward.
+    // The dp x cp group is 8 x 8 = 64 ranks; stage parameters per rank: experts 8 / 8 = 1 per
+    // layer (3 x 4096 x 14336 = 176,160,768) + attention 4 x 4096^2 / ... (GQA: 2 x 4096^2 +
+    // 2 x 4096 x 1024 = 41,943,040) + norms 8192 + router 32,768 = 218,144,768 per layer x 32 =
+    // 6,980,632,576 + root 262,148,096 = 7,242,780,672 x 2 B = 14,485,561,344 B in 553 buckets
+    // (ceil(552.6)) of 26,194,505.1 B.
+    QTest::addRow("mixtral cp8 ep8")
+        << QByteArray(casePlan("mixtral-8x7b", 32768, {{"cp", 8}, {"dp", 8}, {"ep", 8}}, "none", 1,
+                               "ascend-910b2", 8).dump().c_str())
+        << QStringLiteral("all_reduce dpx64 S=26194505 n=553; send_recv cpx8 S=16777216 n=224; "
+                          "send_recv cpx8 S=16777216 n=448; all_to_all epx8 S=67108864 n=64; "
+                          "all_to_all epx8 S=67108864 n=64");
+
+    // PP 4 x dp 2 at 4096 tokens, 8 micro-batches: activations 4096 x 4096 x 2 = 33,554,432 B,
+    // one send/recv per micro-batch forward and one backward (8 each); interleaved with 2 virtual
+    // stages doubles both (16). DDP buckets: stage params 8 layers x 202,383,360 + max(embedding
+    // 131,072,000, head + norm 131,076,096) = 1,750,142,976 x 2 B = 3,500,285,952 B -> 134
+    // buckets (ceil(133.5)) of 26,121,536.96 B.
+    QTest::addRow("pp4 1f1b")
+        << QByteArray(casePlan("llama2-7b", 4096, {{"pp", 4}, {"dp", 2}}, "none", 8).dump().c_str())
+        << QStringLiteral("all_reduce dpx2 S=26121537 n=134; send_recv ppx2 S=33554432 n=8; "
+                          "send_recv ppx2 S=33554432 n=8");
+    QTest::addRow("pp4 interleaved v2")
+        << QByteArray(casePlan("llama2-7b", 4096,
+                               {{"pp", 4}, {"dp", 2}, {"pp_schedule", "interleaved"}, {"virtual_stages", 2}},
+                               "none", 8).dump().c_str())
+        << QStringLiteral("all_reduce dpx2 S=26121537 n=134; send_recv ppx2 S=33554432 n=16; "
+                          "send_recv ppx2 S=33554432 n=16");
+}
+
+void TestComm::inventories()
+{
+    QFETCH(QByteArray, plan);
+    QFETCH(QString, expected);
+    QCOMPARE(describe(inventory(json::parse(plan.toStdString()))), expected);
+}
+
+void TestComm::busBandwidthConvention_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("n");
+    QTest::addColumn<double>("factor");
+    QTest::addColumn<int>("steps");
+    // nccl-tests doc/PERFORMANCE.md: all-reduce 2(n-1)/n, all-gather / reduce-scatter /
+    // all-to-all (n-1)/n, send/recv 1.
+    QTest::addRow("all_reduce 8") << int(CollectiveKind::AllReduce) << 8 << 1.75 << 14;
+    QTest::addRow("all_reduce 2") << int(CollectiveKind::AllReduce) << 2 << 1.0 << 2;
+    QTest::addRow("all_gather 8") << int(CollectiveKind::AllGather) << 8 << 0.875 << 7;
+    QTest::addRow("reduce_scatter 4") << int(CollectiveKind::ReduceScatter) << 4 << 0.75 << 3;
+    QTest::addRow("all_to_all 16") << int(CollectiveKind::AllToAll) << 16 << 0.9375 << 15;
+    QTest::addRow("send_recv 2") << int(CollectiveKind::SendRecv) << 2 << 1.0 << 1;
+    QTest::addRow("single rank") << int(CollectiveKind::AllReduce) << 1 << 0.0 << 0;
+}
+
+void TestComm::busBandwidthConvention()
+{
+    QFETCH(int, kind);
+    QFETCH(int, n);
+    QFETCH(double, factor);
+    QFETCH(int, steps);
+    QCOMPARE(busBandwidthFactor(CollectiveKind(kind), n), factor);
+    QCOMPARE(latencySteps(CollectiveKind(kind), n), steps);
+    if (n < 2)
+        return;
+    // With no latency, busbw = (S / t) x factor equals the link's achieved bandwidth.
+    DeviceProfile d = syntheticDevice("switch");
+    d.intra_node.latency = 0;
+    GroupPlacement g;
+    g.size = n;
+    const double S = 1e9;
+    const double t = collectiveTime(CollectiveKind(kind), g, S, d);
+    QCOMPARE(S / t * factor, 100e9 * 0.5);
+}
+
+void TestComm::timeModel_data()
+{
+    QTest::addColumn<int>("kind");
+    QTest::addColumn<int>("size");
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<QString>("topology");
+    QTest::addColumn<double>("seconds");
+    // Intra-node: 100 GB/s x 0.5, 10 us per step; inter-node: 25 GB/s x 0.8, 20 us per step.
+    // all-reduce 8 of 1 GB: 14 x 10 us + 1e9 x 1.75 / 50e9 = 0.03514 s
+    QTest::addRow("all_reduce 8 intra") << int(CollectiveKind::AllReduce) << 8 << 1 << "switch" << 0.03514;
+    // all-gather 8: 7 x 10 us + 1e9 x 0.875 / 50e9 = 0.01757 s
+    QTest::addRow("all_gather 8 intra") << int(CollectiveKind::AllGather) << 8 << 1 << "switch" << 0.01757;
+    // send/recv across nodes (stride 8): 20 us + 1e9 / 20e9 = 0.05002 s
+    QTest::addRow("send_recv inter") << int(CollectiveKind::SendRecv) << 2 << 8 << "switch" << 0.05002;
+    // all-reduce over 16 ranks spans two nodes: 30 x 20 us + 1e9 x 1.875 / 20e9 = 0.09435 s
+    QTest::addRow("all_reduce 16 inter") << int(CollectiveKind::AllReduce) << 16 << 1 << "switch" << 0.09435;
+    // Full mesh, 4 of 8 devices: 3 of 7 links: 100e9 x 3/7 x 0.5 = 21.43 GB/s;
+    // all-gather: 3 x 10 us + 1e9 x 0.75 / 21.4286e9 = 0.03503 s
+    QTest::addRow("all_gather 4 mesh") << int(CollectiveKind::AllGather) << 4 << 1 << "full_mesh" << 0.03503;
+}
+
+void TestComm::timeModel()
+{
+    QFETCH(int, kind);
+    QFETCH(int, size);
+    QFETCH(int, stride);
+    QFETCH(QString, topology);
+    QFETCH(double, seconds);
+    const DeviceProfile d = syntheticDevice(topology.toStdString());
+    Cluster c;
+    c.devices_per_node = 8;
+    c.nodes = 4;
+    const GroupPlacement g = placeGroup(size, stride, c, d.intra_node);
+    QCOMPARE(collectiveTime(CollectiveKind(kind), g, 1e9, d), seconds);
+}
+
+void TestComm::placement_data()
+{
+    QTest::addColumn<int>("size");
+    QTest::addColumn<int>("stride");
+    QTest::addColumn<bool>("inter");
+    QTest::addColumn<double>("share");
+    // 8 devices per node, full mesh. Megatron order: tp stride 1, cp stride tp, dp stride tp x cp.
+    QTest::addRow("tp8") << 8 << 1 << false << 1.0;
+    QTest::addRow("tp4") << 4 << 1 << false << 3.0 / 7.0;
+    QTest::addRow("dp2 after tp4") << 2 << 4 << false << 1.0 / 7.0;
+    QTest::addRow("dp2 after tp8") << 2 << 8 << true << 1.0;
+    QTest::addRow("dp16") << 16 << 1 << true << 1.0;
+    QTest::addRow("cp4 after tp2") << 4 << 2 << false << 3.0 / 7.0;
+}
+
+void TestComm::placement()
+{
+    QFETCH(int, size);
+    QFETCH(int, stride);
+    QFETCH(bool, inter);
+    QFETCH(double, share);
+    Cluster c;
+    c.devices_per_node = 8;
+    c.nodes = 4;
+    const GroupPlacement g = placeGroup(size, stride, c, syntheticDevice("full_mesh").intra_node);
+    QCOMPARE(g.inter_node, inter);
+    QCOMPARE(g.bandwidth_share, share);
+}
+
+void TestComm::overlap()
+{
+    // TP collectives stay on the critical path: exposed = count x time.
+    for (const CommItem &it : inventory(casePlan("llama2-7b", 32768, {{"tp", 8}, {"sp", true}}, "full")))
+        QCOMPARE(it.exposed_s, it.count * it.time_s);
+    // DDP: at least the last bucket, at most everything.
+    for (const CommItem &it : inventory(casePlan("llama2-7b", 32768, {{"dp", 8}}, "full"))) {
+        QVERIFY(it.exposed_s >= it.time_s);
+        QVERIFY(it.exposed_s <= it.count * it.time_s);
+    }
+    // FSDP forward: only the first layer's gather waits when a layer's forward hides the next
+    // gather (32K tokens of a 7B layer take far longer than 386 MiB over HCCS).
+    const auto fsdp = inventory(casePlan("llama2-7b", 32768, {{"dp", 8}, {"sharding", "full"}}, "full"));
+    QCOMPARE(fsdp.front().exposed_s, fsdp.front().time_s);
+    // At 256 tokens the layer is short and the gathers show.
+    const auto small = inventory(casePlan("llama2-7b", 256, {{"dp", 8}, {"sharding", "full"}}, "full"));
+    QVERIFY(small.front().exposed_s > 2 * small.front().time_s);
+}
+
+void TestComm::estimateCarriesInventory()
+{
+    const Catalog &cat = Catalog::builtin();
+    const Plan p = parsePlan(casePlan("llama2-7b", 32768, {{"tp", 4}, {"dp", 2}, {"sp", true}, {"sharding", "full"}},
+                                      "full"),
+                             cat);
+    const Estimate e = estimate(p, cat);
+    QCOMPARE(int(e.communication.size()), 11);
+    double exposed = 0;
+    for (const Collective &c : e.communication)
+        exposed += c.exposed_time_s;
+    QCOMPARE(e.step.communication_s, exposed);
+    const json j = estimateToJson(p, e);
+    QCOMPARE(j["communication"].size(), size_t(11));
+    QCOMPARE(j["communication"][5]["collective"].get<std::string>(), std::string("all_gather"));
+    QCOMPARE(j["communication"][5]["group"].get<std::string>(), std::string("tp"));
+}
+
+QTEST_APPLESS_MAIN(TestComm)
+#include "tst_comm.moc"
