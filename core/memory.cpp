@@ -635,8 +635,9 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                                            "layer in backward."
                                          : "");
 
-    G.formula = num(elems, 0) + " x " + num(x.bGrads) + " B" + (gradSh ? " " + shardText : "") +
-                " = " + gib(q.grads) + "; held now: " + gib(b[Component::Gradients]);
+    G.formula = formatCount((long long)std::llround(elems)) + " x " + num(x.bGrads) + " B" + (gradSh ? " " + shardText : "") +
+                 " = " + gib(q.grads) + "; held at the " + std::string(phaseKey(phase)) + " peak: " +
+                gib(b[Component::Gradients]);
     G.assumptions = fw.grads_set_to_none
                         ? "Gradients are created in backward and freed by zero_grad(set_to_none=True)"
                           " after the step" + std::string(x.m > 1 ? "; with " + num(x.m) +
@@ -649,15 +650,17 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         G.assumptions += " Gradients are offloaded to host memory.";
 
     M.formula = x.masterSeparate
-                    ? num(elems, 0) + " x " + num(x.bMaster) + " B (" +
+                    ? formatCount((long long)std::llround(elems)) + " x " + num(x.bMaster) + " B (" +
                           std::string(toString(pr.master_weights)) + ")" + (optSh ? " " + shardText : "") +
                           " = " + gib(q.master)
                     : "0: the optimizer updates the " + std::string(toString(pr.params)) +
                           " parameters directly";
-    M.assumptions = plan.memory.offload.optimizer ? "Optimizer (master weights and states) offloaded to host."
-                                                  : "Sharded with the optimizer states (ZeRO-1 and up).";
+    M.assumptions = plan.memory.offload.optimizer
+                        ? "Optimizer (master weights and states) offloaded to host."
+                        : (optSh ? "Sharded with the optimizer states (ZeRO-1 and up)."
+                                 : "Replicated on every data-parallel rank (no sharding).");
 
-    O.formula = num(elems, 0) + " x " + num(x.nStates) + " states x " + num(x.bState) + " B" +
+    O.formula = formatCount((long long)std::llround(elems)) + " x " + num(x.nStates) + " states x " + num(x.bState) + " B" +
                 (optSh ? " " + shardText : "") + " = " + gib(q.states);
     O.assumptions = std::string(toString(pr.optimizer)) + ": " + num(x.nStates) +
                     " state tensor(s) per parameter in " + std::string(toString(pr.optimizer_state)) + ".";
@@ -710,20 +713,42 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         addC(q.reduceBucket, "reduce bucket");
     if (C.formula.empty())
         C.formula = "0";
-    C.assumptions = "DDP (gradient_as_bucket_view=False) keeps bucket copies of every gradient; "
-                    "FSDP gathers " + num(1 + fw.fsdp_prefetch_layers) +
-                    " layers at a time (current + prefetch)" +
-                    (fw.fsdp_root_stays_gathered ? " and keeps the root module gathered from forward to backward." : ".");
+    if (q.ddpBuckets > 0)
+        C.assumptions = "DDP (gradient_as_bucket_view=False) keeps flat bucket copies of every "
+                        "gradient for its all-reduce. ";
+    if (full)
+        C.assumptions += "FSDP gathers " + num(1 + fw.fsdp_prefetch_layers) +
+                         " layers at a time (current + prefetch) in the compute dtype; backward adds "
+                         "the layer's unsharded gradients and the reduce-scatter input" +
+                         std::string(fw.fsdp_root_stays_gathered
+                                         ? "; the root module (embedding, final norm, head) stays "
+                                           "gathered from forward to backward (FSDP2). "
+                                         : ". ");
+    if (q.p2p > 0)
+        C.assumptions += "Pipeline stages double-buffer the activations they send and receive. ";
+    if (q.reduceBucket > 0)
+        C.assumptions += "ZeRO-1/2 reduce gradients through buckets of " + gib(q.reduceBucket) + ". ";
 
     T.formula = phase == Phase::OptimizerStep
                     ? "optimizer temporaries (" + std::string(toString(x.optImpl)) + ") " + gib(q.optTemp)
                     : (phase == Phase::Backward ? "layer backward working set " + gib(q.bwdTransient)
                                                 : "forward working set " + gib(q.fwdTransient));
+    const char *optText =
+        x.optImpl == OptimizerImpl::Foreach
+            ? "foreach: the step materializes sqrt(exp_avg_sq) (Adam) or the update for all "
+              "parameters at once."
+            : (x.optImpl == OptimizerImpl::Fused ? "fused: the step updates in place, no temporaries."
+                                                 : "for_loop: two temporaries of the largest tensor.");
     T.assumptions = phase == Phase::OptimizerStep
-                        ? "foreach Adam materializes sqrt(exp_avg_sq) for all parameters at once; fused: "
-                          "none; for_loop: two temporaries of the largest tensor."
+                        ? std::string(optText)
                         : "Gradients of the FFN intermediates and the residual, flash attention's dq/dk/dv "
                           "with an fp32 dq accumulator, the recomputed layer under full recompute.";
+    // Components whose size changes within a phase: say what is held at this phase's peak.
+    for (Component c : {Component::Parameters, Component::Activations,
+                        Component::CommunicationBuffers, Component::Transient}) {
+        ex[size_t(c)].formula += "; held at the " + std::string(phaseKey(phase)) +
+                                 " peak: " + gib(b[c]);
+    }
     return ex;
 }
 

@@ -35,12 +35,6 @@ const char *kUsage =
     "  compare PLAN.plan.json PLAN.plan.json... [--format table|json]\n"
     "      Per-layer collectives, message sizes, their time on the links, per-rank memory and\n"
     "      step time of several plans side by side.\n"
-    "  search PLAN.plan.json [--top N] [--global-batch N] [--no-offload] [--format table|json]\n"
-    "      Every layout of the plan's model, sequence and cluster that fits, fastest first,\n"
-    "      and the Pareto front of memory against step time.\n"
-    "  compare PLAN.plan.json PLAN.plan.json... [--format table|json]\n"
-    "      Per-layer collectives, message sizes, their time on the links, per-rank memory and\n"
-    "      step time of several plans side by side.\n"
     "  bench PLAN.plan.json --backend cpu|torch [--device cuda|npu|cpu] [--python PATH] [-o FILE]\n"
     "      Measures the plan's kernels on the attached device beside the prediction.\n"
     "\n"
@@ -61,8 +55,6 @@ std::vector<Command> &commands()
     static std::vector<Command> list = {
         {"estimate", estimateCommand},
         {"report", reportCommand},
-        {"search", searchCommand},
-        {"compare", compareCommand},
         {"search", searchCommand},
         {"compare", compareCommand},
         {"bench", benchCommand},
@@ -185,9 +177,19 @@ std::string estimateTable(const std::string &planText)
         o << "  " << pad("total on device", 26) << gibgb(need) << "\n";
         o << "  " << pad("HBM capacity", 26) << gibgb(e.memory.hbm_bytes) << "\n";
         if (need <= e.memory.hbm_bytes)
-            o << "  fits, " << formatGiB(e.memory.hbm_bytes - need) << " headroom\n\n";
+            o << "  fits, " << formatGiB(e.memory.hbm_bytes - need) << " headroom\n";
         else
-            o << "  DOES NOT FIT: over by " << formatGiB(need - e.memory.hbm_bytes) << "\n\n";
+            o << "  DOES NOT FIT: over by " << formatGiB(need - e.memory.hbm_bytes) << "\n";
+        o << "  How the " << phaseKey(r.peak_phase) << " peak is made up:\n";
+        const MemoryExplanation ex = explainMemory(plan, cat, r, r.peak_phase);
+        for (int c = 0; c < kComponentCount; ++c) {
+            if (r.peak().bytes[size_t(c)] <= 0)
+                continue;
+            o << "    " << componentLabel(Component(c)) << ": " << ex[size_t(c)].formula << "\n";
+            if (!ex[size_t(c)].assumptions.empty())
+                o << "      (" << ex[size_t(c)].assumptions << ")\n";
+        }
+        o << "\n";
     }
     if (!e.communication.empty()) {
         o << "Communication per step (one rank):\n";
