@@ -1,0 +1,221 @@
+// The layout search: its quick validity check agrees with validatePlan, every result fits when
+// estimated on its own, the ranking follows the reported step times, the Pareto front is not
+// dominated, a layout known to fit is found, and a search can be cancelled.
+#include "core/catalog.h"
+#include "core/errors.h"
+#include "core/estimate.h"
+#include "core/search.h"
+
+#include <QTest>
+#include <atomic>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+using namespace shardscope;
+using nlohmann::json;
+
+namespace {
+
+json seedCase(const std::string &preset, int64_t seq, int nodes, const std::string &device)
+{
+    return {{"format", "shardscope-plan"},
+            {"version", 1},
+            {"name", "search test"},
+            {"model", {{"preset", preset}}},
+            {"training", {{"seq_len", seq}, {"micro_batch", 1}, {"grad_accum", 1}}},
+            {"precision", {{"params", "bf16"}, {"grads", "bf16"}, {"master_weights", "fp32"},
+                           {"optimizer", "adamw"}, {"optimizer_state", "fp32"}, {"compute", "bf16"}}},
+            {"parallel", {{"dp", 8 * nodes}}},
+            {"memory", {{"recompute", "full"}, {"attention", "flash"}}},
+            {"framework", "pytorch"},
+            {"cluster", {{"device", device}, {"devices_per_node", 8}, {"nodes", nodes}}}};
+}
+
+SearchRequest request(const json &j, int64_t globalBatch, int top)
+{
+    SearchRequest r;
+    r.base = parsePlan(j, Catalog::builtin());
+    r.global_batch = globalBatch;
+    r.top = top;
+    return r;
+}
+
+bool sameLayout(const Plan &a, const Plan &b)
+{
+    const Parallel &x = a.parallel, &y = b.parallel;
+    return x.dp == y.dp && x.tp == y.tp && x.pp == y.pp && x.cp == y.cp && x.sp == y.sp &&
+           x.sharding == y.sharding && x.virtual_stages == y.virtual_stages &&
+           a.memory.recompute == b.memory.recompute && a.training.micro_batch == b.training.micro_batch &&
+           a.memory.offload.optimizer == b.memory.offload.optimizer &&
+           a.memory.offload.params == b.memory.offload.params &&
+           a.memory.offload.activations == b.memory.offload.activations;
+}
+
+} // namespace
+
+class TestSearch : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void quickValidateAgreesWithValidatePlan();
+    void resultsFitAndRankByTime_data();
+    void resultsFitAndRankByTime();
+    void paretoFrontNotDominated();
+    void knownLayoutFound();
+    void cancel();
+};
+
+void TestSearch::quickValidateAgreesWithValidatePlan()
+{
+    // Vary every field the search varies, including invalid values, and compare.
+    const Catalog &cat = Catalog::builtin();
+    Plan p = parsePlan(seedCase("mixtral-8x7b", 4096, 2, "ascend-910b2"), cat);
+    int checked = 0, valid = 0;
+    for (int tp : {1, 2, 3, 4, 8})
+        for (int pp : {1, 2, 3, 4})
+            for (int cp : {1, 2, 4, 3})
+                for (int ep : {1, 2, 4, 8, 16})
+                    for (int v : {1, 2, 3})
+                        for (int ga : {1, 2, 4})
+                            for (int sp = 0; sp < 2; ++sp)
+                                for (int offp = 0; offp < 2; ++offp)
+                                    for (int sh = 0; sh < 4; ++sh) {
+                                        p.parallel.tp = tp;
+                                        p.parallel.pp = pp;
+                                        p.parallel.cp = cp;
+                                        p.parallel.ep = ep;
+                                        p.parallel.dp = std::max(1, 16 / (tp * pp * cp));
+                                        p.parallel.virtual_stages = v;
+                                        p.parallel.pp_schedule = v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
+                                        p.training.grad_accum = ga;
+                                        p.parallel.sp = sp;
+                                        p.memory.offload.params = offp;
+                                        p.parallel.sharding = Sharding(sh);
+                                        bool accepted = true;
+                                        try {
+                                            validatePlan(p, cat);
+                                        } catch (const PlanError &) {
+                                            accepted = false;
+                                        }
+                                        QCOMPARE(quickValidate(p), accepted);
+                                        ++checked;
+                                        valid += accepted;
+                                    }
+    qInfo("%d layouts compared, %d valid", checked, valid);
+    QVERIFY(valid > 0 && valid < checked);
+}
+
+void TestSearch::resultsFitAndRankByTime_data()
+{
+    QTest::addColumn<QByteArray>("plan");
+    QTest::addColumn<int>("globalBatch");
+    QTest::addRow("llama2-7b 32K 8 x 910B2")
+        << QByteArray(seedCase("llama2-7b", 32768, 1, "ascend-910b2").dump().c_str()) << 8;
+    QTest::addRow("llama3-8b 8K 32 x H100")
+        << QByteArray(seedCase("llama3-8b", 8192, 4, "h100-80g").dump().c_str()) << 64;
+    QTest::addRow("mixtral 4K 16 x 910B2")
+        << QByteArray(seedCase("mixtral-8x7b", 4096, 2, "ascend-910b2").dump().c_str()) << 32;
+}
+
+void TestSearch::resultsFitAndRankByTime()
+{
+    QFETCH(QByteArray, plan);
+    QFETCH(int, globalBatch);
+    const Catalog &cat = Catalog::builtin();
+    const SearchOutcome out = searchLayouts(request(json::parse(plan.toStdString()), globalBatch, 25), cat);
+    qInfo("%llu evaluated, %llu fit, %.1f ms", (unsigned long long)out.evaluated,
+          (unsigned long long)out.fitting, 1e3 * out.seconds);
+    QVERIFY(!out.cancelled);
+    QVERIFY(!out.ranked.empty());
+    QVERIFY(out.fitting >= out.ranked.size());
+    double previous = 0;
+    for (const SearchResult &r : out.ranked) {
+        // Each result, estimated on its own as a plan, fits and has the reported step time.
+        validatePlan(r.plan, cat);
+        const Estimate e = estimate(r.plan, cat);
+        QVERIFY(e.memory.fits);
+        QCOMPARE(e.step.step_s, r.step_s);
+        QCOMPARE(e.memory.peak_bytes, r.peak_bytes);
+        QVERIFY(r.required_bytes <= e.memory.hbm_bytes);
+        QCOMPARE(int64_t(r.plan.parallel.dp) * r.plan.training.micro_batch * r.plan.training.grad_accum,
+                 int64_t(globalBatch));
+        QVERIFY(r.step_s >= previous);
+        previous = r.step_s;
+    }
+}
+
+void TestSearch::paretoFrontNotDominated()
+{
+    const Catalog &cat = Catalog::builtin();
+    SearchRequest req = request(seedCase("llama2-7b", 32768, 1, "ascend-910b2"), 8, 100000);
+    const SearchOutcome out = searchLayouts(req, cat);
+    QVERIFY(out.pareto.size() >= 2);
+    // Along the front memory rises and time falls, strictly.
+    for (size_t i = 1; i < out.pareto.size(); ++i) {
+        QVERIFY(out.pareto[i].required_bytes >= out.pareto[i - 1].required_bytes);
+        QVERIFY(out.pareto[i].step_s < out.pareto[i - 1].step_s);
+    }
+    // No fitting layout (all are in `ranked` with this top) dominates a front member.
+    QCOMPARE(uint64_t(out.ranked.size()), out.fitting);
+    for (const SearchResult &f : out.pareto) {
+        for (const SearchResult &r : out.ranked) {
+            const bool dominates = r.required_bytes < f.required_bytes && r.step_s < f.step_s;
+            QVERIFY(!dominates);
+        }
+    }
+    // The fastest layout overall is on the front.
+    QVERIFY(out.ranked.front().pareto);
+}
+
+void TestSearch::knownLayoutFound()
+{
+    // The seed case's deployed layout: Llama-2-7B at 32K on 8 x 910B2 under full sharding with
+    // full recompute (resources/cases/hcie-ai-fsdp.plan.json) fits; DDP does not.
+    const Catalog &cat = Catalog::builtin();
+    const SearchOutcome out = searchLayouts(request(seedCase("llama2-7b", 32768, 1, "ascend-910b2"), 8, 100000), cat);
+    Plan fsdp = parsePlan(seedCase("llama2-7b", 32768, 1, "ascend-910b2"), cat);
+    fsdp.parallel.sharding = Sharding::Full;
+    Plan ddp = fsdp;
+    ddp.parallel.sharding = Sharding::None;
+    bool foundFsdp = false, foundDdp = false;
+    for (const SearchResult &r : out.ranked) {
+        foundFsdp = foundFsdp || sameLayout(r.plan, fsdp);
+        foundDdp = foundDdp || sameLayout(r.plan, ddp);
+    }
+    QVERIFY(foundFsdp);
+    QVERIFY(!foundDdp);
+    QVERIFY(estimate(fsdp, cat).memory.fits);
+    QVERIFY(!estimate(ddp, cat).memory.fits);
+}
+
+void TestSearch::cancel()
+{
+    const Catalog &cat = Catalog::builtin();
+    const SearchRequest req = request(seedCase("llama3-8b", 8192, 4, "h100-80g"), 64, 10);
+    const SearchOutcome full = searchLayouts(req, cat);
+    std::atomic<bool> stop{false};
+    uint64_t calls = 0, total = 0;
+    const SearchOutcome cut = searchLayouts(
+        req, cat,
+        [&](uint64_t done, uint64_t all) {
+            ++calls;
+            total = all;
+            if (done > 0)
+                stop = true; // cancel at the first progress report after work started
+        },
+        &stop);
+    QVERIFY(cut.cancelled);
+    QVERIFY(!full.cancelled);
+    QCOMPARE(total, full.evaluated);
+    QVERIFY(cut.evaluated < full.evaluated);
+    QVERIFY(calls >= 2);
+    std::atomic<bool> already{true};
+    const SearchOutcome none = searchLayouts(req, cat, {}, &already);
+    QVERIFY(none.cancelled);
+    QCOMPARE(none.evaluated, uint64_t(0));
+    QVERIFY(none.ranked.empty());
+}
+
+QTEST_APPLESS_MAIN(TestSearch)
+#include "tst_search.moc"
