@@ -293,6 +293,21 @@ ModelShape readModel(const json &j, const Catalog &catalog, json &unknown)
     return m;
 }
 
+/// Writes the fields kept in Plan::unknown back over the known ones. Unlike a JSON merge patch
+/// (RFC 7396), a null value is a value to keep, not a deletion.
+void overlayUnknown(json &target, const json &unknown)
+{
+    if (!unknown.is_object())
+        return;
+    for (auto it = unknown.begin(); it != unknown.end(); ++it) {
+        auto found = target.find(it.key());
+        if (found != target.end() && found->is_object() && it.value().is_object())
+            overlayUnknown(*found, it.value());
+        else
+            target[it.key()] = it.value();
+    }
+}
+
 } // namespace
 
 Plan parsePlan(const json &j, const Catalog &catalog)
@@ -424,8 +439,9 @@ Plan parsePlanText(const std::string &text, const Catalog &catalog)
     json j;
     try {
         j = json::parse(text);
-    } catch (const json::parse_error &e) {
+    } catch (const json::exception &e) {
         // e.what() carries "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
+        // or, for a number beyond double (1e999), "[json.exception.out_of_range.406] ..."
         std::string what = e.what();
         const auto pos = what.find("] ");
         throw PlanError("", "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
@@ -546,6 +562,8 @@ nlohmann::json planToJson(const Plan &p)
         m["moe"] = {{"experts", p.model.moe.experts},
                     {"top_k", p.model.moe.top_k},
                     {"expert_ffn_hidden", p.model.moe.expert_ffn_hidden}};
+    else if (!p.model.preset.empty())
+        m["moe"] = nullptr; // the preset may have experts that this plan turned off
     j["model"] = m;
     j["training"] = {{"seq_len", p.training.seq_len},
                      {"micro_batch", p.training.micro_batch},
@@ -580,8 +598,7 @@ nlohmann::json planToJson(const Plan &p)
     j["cluster"] = {{"device", p.cluster.device},
                     {"devices_per_node", p.cluster.devices_per_node},
                     {"nodes", p.cluster.nodes}};
-    if (!p.unknown.empty())
-        j.merge_patch(p.unknown);
+    overlayUnknown(j, p.unknown);
     return j;
 }
 
