@@ -1,47 +1,393 @@
 #include "mainwindow.h"
 
-#include "core/catalog.h"
-#include "core/errors.h"
-#include "core/estimate.h"
-#include "core/units.h"
+#include "appsettings.h"
+#include "communicationpanel.h"
+#include "comparepanel.h"
+#include "memorypanel.h"
+#include "plandocument.h"
+#include "planeditor.h"
+#include "qstrings.h"
+#include "searchpanel.h"
 
-#include <QFile>
-#include <QLabel>
-#include <QMessageBox>
+#include "core/catalog.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDockWidget>
+#include <QFileDialog>
+#include <QDir>
+#include <QFileInfo>
+#include <QKeySequence>
+#include <QMenu>
+#include <QMenuBar>
+#include <QPixmap>
+#include <QPushButton>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QUndoStack>
 
 namespace shardscope {
 
-MainWindow::MainWindow(QWidget *parent) : QMainWindow(parent)
+namespace {
+
+QString exampleCasePath()
 {
-    setWindowTitle(tr("ShardScope"));
-    resize(1200, 800);
+    return qs(locateDataDir()) + QStringLiteral("/cases/hcie-ai-ddp.plan.json");
+}
+
+} // namespace
+
+MainWindow::MainWindow(QWidget *parent) : MainWindow(Catalog::builtin(), parent) {}
+
+MainWindow::MainWindow(const Catalog &catalog, QWidget *parent)
+    : QMainWindow(parent), m_document(new PlanDocument(catalog, this)),
+      m_autosave(new Autosave(m_document, this))
+{
+    setObjectName(QStringLiteral("MainWindow"));
+    setDockOptions(QMainWindow::AnimatedDocks | QMainWindow::AllowTabbedDocks);
+    // Start on the teaching case so that the window is never empty.
+    QString error;
+    m_document->loadAsUntitled(exampleCasePath(), &error);
+
+    m_memory = new MemoryPanel(m_document, this);
+    setCentralWidget(m_memory);
+    m_editor = new PlanEditor(m_document, this);
+    m_communication = new CommunicationPanel(m_document, this);
+    m_compare = new ComparePanel(m_document, this);
+    m_search = new SearchPanel(m_document, this);
+    createActions();
+    createDocks();
+
+    connect(m_document, &PlanDocument::fileStateChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &PlanDocument::planChanged, this, &MainWindow::updateTitle);
+    connect(m_document, &PlanDocument::editRefused, this,
+            [this](const QString &reason) { statusBar()->showMessage(tr("Not applied: %1").arg(reason), 10000); });
+    statusBar()->showMessage(tr("Change the plan on the left; every change redraws the per-rank bars."), 8000);
+
+    resize(1360, 740);
+    restoreGeometry(settings::windowGeometry().get());
+    restoreState(settings::windowState().get());
+    updateTitle();
+    updateRecentMenu();
 }
 
 MainWindow::~MainWindow() = default;
 
+void MainWindow::createActions()
+{
+    QMenu *file = menuBar()->addMenu(tr("&File"));
+    QAction *newAction = file->addAction(tr("&New"), this, &MainWindow::newPlan);
+    newAction->setShortcut(QKeySequence::New);
+    newAction->setToolTip(tr("Start from the HCIE-AI case as an untitled plan"));
+    QAction *open = file->addAction(tr("&Open..."), this, [this] {
+        if (!maybeSave())
+            return;
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open plan"), dialogDirectory(),
+                                                          tr("Plans (*.plan.json *.json)"));
+        if (!path.isEmpty())
+            openPlan(path);
+    });
+    open->setShortcut(QKeySequence::Open);
+    QMenu *examples = file->addMenu(tr("Open &example"));
+    const QString casesDir = qs(locateDataDir()) + QStringLiteral("/cases");
+    const QFileInfoList cases =
+        QDir(casesDir).entryInfoList({QStringLiteral("*.plan.json")}, QDir::Files, QDir::Name);
+    for (const QFileInfo &info : cases) {
+        examples->addAction(info.completeBaseName().chopped(5), this, [this, path = info.absoluteFilePath()] {
+            if (maybeSave())
+                openExample(path);
+        });
+    }
+    examples->setEnabled(!cases.isEmpty());
+    m_recentMenu = file->addMenu(tr("Open &recent"));
+    file->addSeparator();
+    file->addAction(tr("&Save"), this, &MainWindow::save)->setShortcut(QKeySequence::Save);
+    file->addAction(tr("Save &as..."), this, &MainWindow::saveAs)->setShortcut(QKeySequence::SaveAs);
+    m_exportMenu = file->addMenu(tr("&Export"));
+    m_exportMenu->addAction(tr("Chart as PNG..."), this, [this] {
+        const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), dialogDirectory(),
+                                                          tr("PNG images (*.png)"));
+        if (!path.isEmpty() && !m_memory->grab().save(path, "PNG"))
+            showError(tr("Export chart"), tr("Cannot write %1").arg(path));
+    });
+    file->addSeparator();
+    QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+    quit->setShortcut(QKeySequence::Quit);
+    quit->setMenuRole(QAction::QuitRole);
+
+    QMenu *edit = menuBar()->addMenu(tr("&Edit"));
+    QAction *undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
+    undo->setShortcut(QKeySequence::Undo);
+    QAction *redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
+    redo->setShortcut(QKeySequence::Redo);
+    edit->addAction(undo);
+    edit->addAction(redo);
+
+    QMenu *plan = menuBar()->addMenu(tr("&Plan"));
+    QAction *pin = plan->addAction(tr("&Pin for comparison"), this, [this] {
+        if (!m_compare->pinCurrent())
+            statusBar()->showMessage(tr("Four plans are pinned; unpin one first."), 5000);
+    });
+    pin->setShortcut(QKeySequence(tr("Ctrl+Shift+P")));
+    QAction *search = plan->addAction(tr("&Search layouts"), m_search, &SearchPanel::run);
+    search->setShortcut(QKeySequence(tr("F5")));
+    QAction *cancel = plan->addAction(tr("&Cancel search"), m_search, &SearchPanel::cancel);
+    cancel->setShortcut(QKeySequence(tr("Shift+F5")));
+
+    m_viewMenu = menuBar()->addMenu(tr("&View"));
+    const QString phases[] = {tr("&Peak of the step"), tr("&Forward"), tr("&Backward"),
+                              tr("&Optimizer step")};
+    for (int i = 0; i < 4; ++i) {
+        QAction *a = m_viewMenu->addAction(phases[i], this, [this, i] { m_memory->setPhaseView(PhaseView(i)); });
+        a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
+    }
+    m_viewMenu->addSeparator();
+
+    QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->addAction(tr("&About ShardScope"), this, [this] {
+        QMessageBox::about(this, tr("About ShardScope"),
+                           tr("<b>ShardScope %1</b><p>Per-rank memory, communication and step time "
+                              "of transformer training layouts.</p><p>GPL-3.0-or-later.</p>")
+                               .arg(QApplication::applicationVersion()));
+    });
+}
+
+void MainWindow::createDocks()
+{
+    m_editorDock = new QDockWidget(tr("Plan"), this);
+    m_editorDock->setObjectName(QStringLiteral("PlanDock"));
+    m_editorDock->setWidget(m_editor);
+    m_editorDock->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                              QDockWidget::DockWidgetClosable);
+    m_editor->setMinimumWidth(300);
+    addDockWidget(Qt::LeftDockWidgetArea, m_editorDock);
+    QAction *toggle = m_editorDock->toggleViewAction();
+    toggle->setShortcut(QKeySequence(tr("Ctrl+Shift+E")));
+    m_viewMenu->addAction(toggle);
+
+    addPanel(m_communication, tr("Communication"));
+    addPanel(m_compare, tr("Compare"));
+    addPanel(m_search, tr("Search"));
+    m_bottomDocks.first()->raise();
+    resizeDocks({m_editorDock}, {340}, Qt::Horizontal);
+    resizeDocks({m_bottomDocks.first()}, {250}, Qt::Vertical);
+}
+
+QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, Qt::DockWidgetArea area)
+{
+    auto *dock = new QDockWidget(title, this);
+    const QString name = panel->objectName().isEmpty() ? QString::fromLatin1(panel->metaObject()->className())
+                                                       : panel->objectName();
+    dock->setObjectName(name + QStringLiteral("Dock"));
+    dock->setWidget(panel);
+    if (area == Qt::BottomDockWidgetArea && !m_bottomDocks.isEmpty()) {
+        tabifyDockWidget(m_bottomDocks.last(), dock);
+    } else {
+        addDockWidget(area, dock);
+    }
+    if (area == Qt::BottomDockWidgetArea)
+        m_bottomDocks.append(dock);
+    m_viewMenu->addAction(dock->toggleViewAction());
+    return dock;
+}
+
+QAction *MainWindow::addExportAction(const QString &text, std::function<void()> handler)
+{
+    return m_exportMenu->addAction(text, this, std::move(handler));
+}
+
+void MainWindow::updateTitle()
+{
+    const QString name = qs(m_document->plan().name);
+    setWindowTitle(tr("%1[*] (%2) - ShardScope").arg(m_document->displayName(), name));
+    setWindowModified(m_document->isModified());
+}
+
+void MainWindow::showError(const QString &title, const QString &text)
+{
+    m_lastError = text;
+    statusBar()->showMessage(text, 15000);
+    auto *box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("errorBox"));
+    box->open();
+}
+
+QString MainWindow::dialogDirectory() const
+{
+    const QString last = settings::lastDirectory().get();
+    return last.isEmpty() ? QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation) : last;
+}
+
 bool MainWindow::openPlan(const QString &path)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        QMessageBox::warning(this, tr("Open plan"), tr("Cannot read %1").arg(path));
+    QString error;
+    if (!m_document->load(path, &error)) {
+        showError(tr("Open plan"), tr("%1 was not opened; the current plan is unchanged.\n\n%2")
+                                       .arg(QFileInfo(path).fileName(), error));
         return false;
     }
-    try {
-        const Catalog &cat = Catalog::builtin();
-        const Plan plan = parsePlanText(f.readAll().toStdString(), cat);
-        const Estimate e = estimate(plan, cat);
-        auto *label = new QLabel(this);
-        label->setText(tr("%1\npeak %2 per rank: %3")
-                           .arg(QString::fromStdString(plan.name),
-                                QString::fromStdString(formatGiB(e.memory.peak_bytes)),
-                                e.memory.fits ? tr("fits") : tr("does not fit")));
-        setCentralWidget(label);
-        setWindowTitle(tr("%1 - ShardScope").arg(QString::fromStdString(plan.name)));
+    addRecentFile(m_document->filePath());
+    settings::lastDirectory().set(QFileInfo(path).absolutePath());
+    statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    return true;
+}
+
+bool MainWindow::openExample(const QString &path)
+{
+    QString error;
+    if (!m_document->loadAsUntitled(path, &error)) {
+        showError(tr("Open example"), tr("%1 was not opened; the current plan is unchanged.\n\n%2")
+                                          .arg(QFileInfo(path).fileName(), error));
+        return false;
+    }
+    return true;
+}
+
+void MainWindow::newPlan()
+{
+    if (maybeSave())
+        openExample(exampleCasePath());
+}
+
+bool MainWindow::save()
+{
+    if (m_document->filePath().isEmpty())
+        return saveAs();
+    QString error;
+    if (!m_document->save(&error)) {
+        showError(tr("Save plan"), error);
+        return false;
+    }
+    m_autosave->saveNow();
+    statusBar()->showMessage(tr("Saved %1").arg(m_document->filePath()), 5000);
+    return true;
+}
+
+bool MainWindow::saveAs()
+{
+    QString suggestion = m_document->filePath();
+    if (suggestion.isEmpty())
+        suggestion = dialogDirectory() + QStringLiteral("/plan.plan.json");
+    QString path = QFileDialog::getSaveFileName(this, tr("Save plan"), suggestion,
+                                                tr("Plans (*.plan.json)"));
+    if (path.isEmpty())
+        return false;
+    if (!path.endsWith(QStringLiteral(".json")))
+        path += QStringLiteral(".plan.json");
+    QString error;
+    if (!m_document->saveAs(path, &error)) {
+        showError(tr("Save plan"), error);
+        return false;
+    }
+    m_autosave->saveNow();
+    addRecentFile(m_document->filePath());
+    settings::lastDirectory().set(QFileInfo(path).absolutePath());
+    return true;
+}
+
+void MainWindow::setSavePrompt(std::function<QMessageBox::StandardButton()> prompt)
+{
+    m_savePrompt = std::move(prompt);
+}
+
+bool MainWindow::maybeSave()
+{
+    if (!m_document->isModified())
         return true;
-    } catch (const PlanError &e) {
-        QMessageBox::warning(this, tr("Open plan"), QString::fromStdString(e.what()));
+    const QMessageBox::StandardButton answer =
+        m_savePrompt ? m_savePrompt()
+                     : QMessageBox::warning(this, tr("Unsaved changes"),
+                                            tr("The plan \"%1\" has unsaved changes. Save them?")
+                                                .arg(qs(m_document->plan().name)),
+                                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
+                                            QMessageBox::Save);
+    if (answer == QMessageBox::Save)
+        return save();
+    return answer == QMessageBox::Discard;
+}
+
+bool MainWindow::restoreRecovery(const Autosave::Recovery &recovery)
+{
+    QString error;
+    if (!m_document->loadRecovered(recovery.planPath, recovery.originalPath, &error)) {
+        showError(tr("Restore unsaved plan"), error);
         return false;
     }
+    Autosave::discard(recovery);
+    m_autosave->saveNow();
+    statusBar()->showMessage(tr("Restored unsaved edits from %1").arg(recovery.savedAt.toLocalTime().toString()), 8000);
+    return true;
+}
+
+void MainWindow::offerRecovery()
+{
+    const QList<Autosave::Recovery> pending = Autosave::pendingRecoveries();
+    if (pending.isEmpty())
+        return;
+    const Autosave::Recovery &r = pending.first();
+    QMessageBox box(QMessageBox::Question, tr("Restore unsaved plan"),
+                    tr("ShardScope did not close normally. Unsaved edits of \"%1\"%2 from %3 were "
+                       "kept. Restore them?")
+                        .arg(r.planName,
+                             r.originalPath.isEmpty() ? QString() : tr(" (%1)").arg(r.originalPath),
+                             r.savedAt.toLocalTime().toString()),
+                    QMessageBox::NoButton, this);
+    QPushButton *restore = box.addButton(tr("&Restore"), QMessageBox::AcceptRole);
+    box.addButton(tr("&Discard"), QMessageBox::DestructiveRole);
+    box.setDefaultButton(restore);
+    box.exec();
+    if (box.clickedButton() == restore)
+        restoreRecovery(r);
+    else
+        Autosave::discard(r);
+}
+
+void MainWindow::addRecentFile(const QString &path)
+{
+    QStringList files = settings::recentFiles().get();
+    files.removeAll(path);
+    files.prepend(path);
+    while (files.size() > settings::kMaxRecentFiles)
+        files.removeLast();
+    settings::recentFiles().set(files);
+    updateRecentMenu();
+}
+
+void MainWindow::updateRecentMenu()
+{
+    m_recentMenu->clear();
+    const QStringList files = settings::recentFiles().get();
+    int n = 0;
+    for (const QString &path : files) {
+        ++n;
+        QAction *a = m_recentMenu->addAction(QStringLiteral("&%1 %2").arg(n).arg(QFileInfo(path).fileName()),
+                                             this, [this, path] {
+                                                 if (maybeSave())
+                                                     openPlan(path);
+                                             });
+        a->setToolTip(path);
+        a->setStatusTip(path);
+    }
+    m_recentMenu->setEnabled(!files.isEmpty());
+}
+
+bool MainWindow::saveScreenshot(const QString &path)
+{
+    return grab().save(path, "PNG");
+}
+
+void MainWindow::closeEvent(QCloseEvent *event)
+{
+    if (!maybeSave()) {
+        event->ignore();
+        return;
+    }
+    settings::windowGeometry().set(saveGeometry());
+    settings::windowState().set(saveState());
+    m_autosave->finish();
+    event->accept();
 }
 
 } // namespace shardscope

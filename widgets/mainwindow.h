@@ -1,10 +1,31 @@
 #pragma once
 
+#include "autosave.h"
+
 #include <QMainWindow>
+#include <QMessageBox>
+#include <functional>
+
+class QAction;
+class QDockWidget;
+class QMenu;
 
 namespace shardscope {
 
-/// The workbench window.
+class Catalog;
+class CommunicationPanel;
+class ComparePanel;
+class MemoryPanel;
+class PlanDocument;
+class PlanEditor;
+class SearchPanel;
+
+/// The workbench window: the plan editor on the left, per-rank HBM in the centre, and the
+/// communication, compare and search panels below.
+///
+/// Other parts add themselves with one line each:
+///   window.addPanel(new RunnerPanel(...), tr("Runner"));            // a dock, tabbed below
+///   window.addExportAction(tr("Export PDF report..."), [&] { ... }); // File > Export
 class MainWindow final : public QMainWindow
 {
     Q_OBJECT
@@ -12,10 +33,71 @@ class MainWindow final : public QMainWindow
 
 public:
     explicit MainWindow(QWidget *parent = nullptr);
+    MainWindow(const Catalog &catalog, QWidget *parent);
     ~MainWindow() override;
 
-    /// Loads a plan file; returns false and shows the error when it cannot.
+    PlanDocument *document() const { return m_document; }
+    MemoryPanel *memoryPanel() const { return m_memory; }
+    PlanEditor *planEditor() const { return m_editor; }
+    CommunicationPanel *communicationPanel() const { return m_communication; }
+    ComparePanel *comparePanel() const { return m_compare; }
+    SearchPanel *searchPanel() const { return m_search; }
+    Autosave *autosave() const { return m_autosave; }
+
+    /// Adds a panel as a dock (tabbed with the panels in that area) with a View menu entry.
+    QDockWidget *addPanel(QWidget *panel, const QString &title,
+                          Qt::DockWidgetArea area = Qt::BottomDockWidgetArea);
+    /// Adds an entry to File > Export; the handler reads document() for the plan.
+    QAction *addExportAction(const QString &text, std::function<void()> handler);
+
+    /// Opens a plan file; on failure shows the error and keeps the current document.
     bool openPlan(const QString &path);
+    /// Opens a plan file as an untitled copy (the built-in examples).
+    bool openExample(const QString &path);
+    /// Restores an autosaved plan from a session that did not end normally.
+    bool restoreRecovery(const Autosave::Recovery &recovery);
+    /// Offers the newest recovery, if any (asks the user).
+    void offerRecovery();
+
+    bool save();
+    bool saveAs();
+    void newPlan();
+    /// Asks to save unsaved edits; false when the user cancels.
+    bool maybeSave();
+
+    /// The last error shown to the user.
+    QString lastError() const { return m_lastError; }
+    /// Replaces the save prompt (for tests and scripted runs).
+    void setSavePrompt(std::function<QMessageBox::StandardButton()> prompt);
+    /// Renders the window into a PNG.
+    bool saveScreenshot(const QString &path);
+
+protected:
+    void closeEvent(QCloseEvent *event) override;
+
+private:
+    void createActions();
+    void createDocks();
+    void updateTitle();
+    void updateRecentMenu();
+    void addRecentFile(const QString &path);
+    void showError(const QString &title, const QString &text);
+    QString dialogDirectory() const;
+
+    PlanDocument *m_document;
+    Autosave *m_autosave;
+    MemoryPanel *m_memory;
+    PlanEditor *m_editor;
+    CommunicationPanel *m_communication;
+    ComparePanel *m_compare;
+    SearchPanel *m_search;
+    QDockWidget *m_editorDock = nullptr;
+    QList<QDockWidget *> m_bottomDocks;
+    QMenu *m_viewMenu = nullptr;
+    QMenu *m_recentMenu = nullptr;
+    QMenu *m_exportMenu = nullptr;
+    QString m_lastError;
+    std::function<QMessageBox::StandardButton()> m_savePrompt;
 };
 
 } // namespace shardscope

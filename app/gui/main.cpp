@@ -1,21 +1,99 @@
 #include "core/catalog.h"
+#include "core/errors.h"
+#include "shardscope_config.h"
 #include "widgets/mainwindow.h"
 
 #include <QApplication>
-#include <QDir>
+#include <QCommandLineParser>
+#include <QMessageBox>
+#include <QPalette>
+#include <QStyleFactory>
+#include <QTimer>
+
+namespace {
+
+QPalette darkPalette()
+{
+    QPalette p;
+    const QColor window(0x2b, 0x2d, 0x30), base(0x1e, 0x1f, 0x22), text(0xe6, 0xe6, 0xe6);
+    p.setColor(QPalette::Window, window);
+    p.setColor(QPalette::WindowText, text);
+    p.setColor(QPalette::Base, base);
+    p.setColor(QPalette::AlternateBase, window);
+    p.setColor(QPalette::Text, text);
+    p.setColor(QPalette::Button, window);
+    p.setColor(QPalette::ButtonText, text);
+    p.setColor(QPalette::ToolTipBase, base);
+    p.setColor(QPalette::ToolTipText, text);
+    p.setColor(QPalette::Highlight, QColor(0x3d, 0x6f, 0xb0));
+    p.setColor(QPalette::HighlightedText, Qt::white);
+    p.setColor(QPalette::Mid, QColor(0x55, 0x57, 0x5c));
+    p.setColor(QPalette::PlaceholderText, QColor(0x9a, 0x9a, 0x9a));
+    p.setColor(QPalette::Disabled, QPalette::Text, QColor(0x80, 0x80, 0x80));
+    p.setColor(QPalette::Disabled, QPalette::WindowText, QColor(0x80, 0x80, 0x80));
+    p.setColor(QPalette::Disabled, QPalette::ButtonText, QColor(0x80, 0x80, 0x80));
+    return p;
+}
+
+} // namespace
 
 int main(int argc, char **argv)
 {
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("ShardScope"));
     QApplication::setOrganizationName(QStringLiteral("ShardScope"));
+    QApplication::setApplicationVersion(QStringLiteral(SHARDSCOPE_VERSION));
+
+    QCommandLineParser parser;
+    parser.setApplicationDescription(QApplication::translate("main", "Transformer training planner"));
+    parser.addHelpOption();
+    parser.addVersionOption();
+    parser.addPositionalArgument(QStringLiteral("plan"),
+                                 QApplication::translate("main", "Plan file to open (.plan.json)"));
+    const QCommandLineOption screenshot(
+        QStringLiteral("screenshot"),
+        QApplication::translate("main", "Save a PNG of the window to <file> and quit."),
+        QStringLiteral("file"));
+    const QCommandLineOption dark(QStringLiteral("dark"),
+                                  QApplication::translate("main", "Use a dark palette."));
+    const QCommandLineOption size(QStringLiteral("size"),
+                                  QApplication::translate("main", "Window size, e.g. 1366x768."),
+                                  QStringLiteral("WxH"));
+    parser.addOptions({screenshot, dark, size});
+    parser.process(app);
+
+    if (parser.isSet(dark)) {
+        QApplication::setStyle(QStyleFactory::create(QStringLiteral("Fusion")));
+        QApplication::setPalette(darkPalette());
+    }
+
+    try {
+        shardscope::Catalog::builtin();
+    } catch (const shardscope::PlanError &e) {
+        QMessageBox::critical(nullptr, QStringLiteral("ShardScope"), QString::fromUtf8(e.what()));
+        return 1;
+    }
+
     shardscope::MainWindow window;
-    const QStringList args = QApplication::arguments();
-    const QString plan = args.size() > 1
-                             ? args.at(1)
-                             : QString::fromStdString(shardscope::locateDataDir()) +
-                                   QStringLiteral("/cases/hcie-ai-ddp.plan.json");
-    window.openPlan(plan);
+    if (parser.isSet(size)) {
+        const QStringList wh = parser.value(size).split(QLatin1Char('x'));
+        if (wh.size() == 2)
+            window.resize(wh.at(0).toInt(), wh.at(1).toInt());
+    }
+    // Without a file the window starts on the HCIE-AI case.
+    if (!parser.positionalArguments().isEmpty())
+        window.openPlan(parser.positionalArguments().constFirst());
     window.show();
+
+    if (parser.isSet(screenshot)) {
+        const QString path = parser.value(screenshot);
+        QTimer::singleShot(500, &window, [&window, path] {
+            const bool ok = window.saveScreenshot(path);
+            window.autosave()->finish();
+            QApplication::exit(ok ? 0 : 1);
+        });
+        return QApplication::exec();
+    }
+    QTimer::singleShot(0, &window, [&window] { window.offerRecovery(); });
     return QApplication::exec();
 }

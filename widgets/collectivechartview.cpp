@@ -1,0 +1,97 @@
+#include "collectivechartview.h"
+
+#include "qstrings.h"
+
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QChart>
+#include <QChartView>
+#include <QEvent>
+#include <QHorizontalBarSeries>
+#include <QLegend>
+#include <QVBoxLayout>
+#include <QValueAxis>
+#include <algorithm>
+
+namespace shardscope {
+
+CollectiveChartView::CollectiveChartView(QWidget *parent)
+    : QWidget(parent), m_chart(new QChart), m_series(new QHorizontalBarSeries),
+      m_total(new QBarSet(tr("Time per step"))), m_exposed(new QBarSet(tr("Exposed per step"))),
+      m_axisY(new QBarCategoryAxis), m_axisX(new QValueAxis)
+{
+    m_chart->setAnimationOptions(QChart::NoAnimation);
+    m_chart->setMargins(QMargins(2, 2, 2, 2));
+    m_chart->legend()->setAlignment(Qt::AlignBottom);
+    m_series->append(m_total);
+    m_series->append(m_exposed);
+    m_chart->addSeries(m_series);
+    m_chart->addAxis(m_axisY, Qt::AlignLeft);
+    m_chart->addAxis(m_axisX, Qt::AlignBottom);
+    m_series->attachAxis(m_axisY);
+    m_series->attachAxis(m_axisX);
+    m_axisX->setTitleText(tr("ms"));
+    m_axisX->setLabelFormat(QStringLiteral("%.0f"));
+
+    m_view = new QChartView(m_chart, this);
+    m_view->setRenderHint(QPainter::Antialiasing);
+    m_view->setFocusPolicy(Qt::NoFocus);
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(0, 0, 0, 0);
+    layout->addWidget(m_view);
+    applyPalette();
+}
+
+CollectiveChartView::~CollectiveChartView() = default;
+
+void CollectiveChartView::setCollectives(const std::vector<Collective> &collectives)
+{
+    QStringList labels;
+    QList<qreal> total, exposed;
+    double top = 0;
+    for (const Collective &c : collectives) {
+        labels.append(QStringLiteral("%1 %2").arg(qs(c.collective), qs(c.group)));
+        total.append(c.time_s * c.count_per_step * 1e3);
+        exposed.append(c.exposed_time_s * 1e3);
+        top = std::max({top, total.last(), exposed.last()});
+    }
+    // Identical labels would merge categories.
+    for (int i = 0; i < labels.size(); ++i) {
+        if (labels.indexOf(labels.at(i)) != i)
+            labels[i] += QStringLiteral(" (%1)").arg(i + 1);
+    }
+    m_total->remove(0, m_total->count());
+    m_exposed->remove(0, m_exposed->count());
+    m_axisY->setCategories(labels);
+    m_total->append(total);
+    m_exposed->append(exposed);
+    m_axisX->setRange(0, top > 0 ? top * 1.1 : 1.0);
+    m_axisX->applyNiceNumbers();
+}
+
+void CollectiveChartView::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::PaletteChange)
+        applyPalette();
+    QWidget::changeEvent(event);
+}
+
+void CollectiveChartView::applyPalette()
+{
+    const QPalette pal = palette();
+    const bool dark = pal.color(QPalette::Window).lightness() < 128;
+    m_chart->setTheme(dark ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    m_chart->setBackgroundBrush(pal.base());
+    m_chart->setBackgroundRoundness(0);
+    m_chart->legend()->setLabelColor(pal.color(QPalette::Text));
+    for (QAbstractAxis *axis : {static_cast<QAbstractAxis *>(m_axisX),
+                                static_cast<QAbstractAxis *>(m_axisY)}) {
+        axis->setLabelsColor(pal.color(QPalette::Text));
+        axis->setTitleBrush(pal.text());
+        axis->setGridLineColor(pal.color(QPalette::Mid));
+    }
+    m_total->setColor(QColor(0x4E, 0x79, 0xA7));
+    m_exposed->setColor(QColor(0xE1, 0x57, 0x59));
+}
+
+} // namespace shardscope

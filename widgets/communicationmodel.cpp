@@ -1,0 +1,96 @@
+#include "communicationmodel.h"
+
+#include "qstrings.h"
+
+#include "core/units.h"
+
+namespace shardscope {
+
+CommunicationModel::CommunicationModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+CommunicationModel::~CommunicationModel() = default;
+
+void CommunicationModel::setCollectives(std::vector<Collective> collectives)
+{
+    beginResetModel();
+    m_rows = std::move(collectives);
+    endResetModel();
+}
+
+int CommunicationModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int CommunicationModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant CommunicationModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const Collective &c = m_rows[size_t(index.row())];
+    const double perStep = c.time_s * c.count_per_step;
+    if (role == Qt::DisplayRole) {
+        switch (Column(index.column())) {
+        case CollectiveColumn: return qs(c.collective);
+        case GroupColumn: return tr("%1 (%2 ranks)").arg(qs(c.group)).arg(c.group_size);
+        case PhaseColumn: return qs(c.phase);
+        case MessageSizeColumn: return qs(formatBytes(c.bytes));
+        case CountColumn: return QString::number(c.count_per_step, 'g', 6);
+        case TimeColumn: return qs(formatSeconds(c.time_s));
+        case StepTimeColumn: return qs(formatSeconds(perStep));
+        case ExposedColumn: return qs(formatSeconds(c.exposed_time_s));
+        case NoteColumn: return qs(c.note);
+        case ColumnCount: break;
+        }
+        return {};
+    }
+    if (role == SortRole) {
+        switch (Column(index.column())) {
+        case MessageSizeColumn: return c.bytes;
+        case CountColumn: return c.count_per_step;
+        case TimeColumn: return c.time_s;
+        case StepTimeColumn: return perStep;
+        case ExposedColumn: return c.exposed_time_s;
+        case GroupColumn: return c.group_size;
+        default: return data(index, Qt::DisplayRole);
+        }
+    }
+    if (role == Qt::TextAlignmentRole) {
+        switch (Column(index.column())) {
+        case MessageSizeColumn:
+        case CountColumn:
+        case TimeColumn:
+        case StepTimeColumn:
+        case ExposedColumn: return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+        default: return QVariant(Qt::AlignLeft | Qt::AlignVCenter);
+        }
+    }
+    if (role == Qt::ToolTipRole)
+        return qs(c.note);
+    return {};
+}
+
+QVariant CommunicationModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (Column(section)) {
+    case CollectiveColumn: return tr("Collective");
+    case GroupColumn: return tr("Group");
+    case PhaseColumn: return tr("Phase");
+    case MessageSizeColumn: return tr("Message size");
+    case CountColumn: return tr("Calls / step");
+    case TimeColumn: return tr("Time / call");
+    case StepTimeColumn: return tr("Time / step");
+    case ExposedColumn: return tr("Exposed / step");
+    case NoteColumn: return tr("Carries");
+    case ColumnCount: break;
+    }
+    return {};
+}
+
+} // namespace shardscope

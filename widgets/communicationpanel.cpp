@@ -1,0 +1,110 @@
+#include "communicationpanel.h"
+
+#include "collectivechartview.h"
+#include "communicationmodel.h"
+#include "plandocument.h"
+#include "qstrings.h"
+
+#include "core/units.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QStackedWidget>
+#include <QTableView>
+#include <QVBoxLayout>
+
+namespace shardscope {
+
+CommunicationPanel::CommunicationPanel(PlanDocument *document, QWidget *parent)
+    : QWidget(parent), m_document(document), m_model(new CommunicationModel(this)),
+      m_summary(new QLabel(this)), m_stack(new QStackedWidget(this)),
+      m_placeholder(new QLabel(this)), m_table(new QTableView(this)),
+      m_chart(new CollectiveChartView(this))
+{
+    m_summary->setWordWrap(true);
+    m_summary->setTextFormat(Qt::RichText);
+    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
+
+    auto *proxy = new QSortFilterProxyModel(this);
+    proxy->setSourceModel(m_model);
+    proxy->setSortRole(CommunicationModel::SortRole);
+    m_table->setModel(proxy);
+    m_table->setSortingEnabled(true);
+    m_table->sortByColumn(-1, Qt::AscendingOrder);
+    m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
+    m_table->setAlternatingRowColors(true);
+    m_table->verticalHeader()->hide();
+    m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->setWordWrap(false);
+
+    m_placeholder->setAlignment(Qt::AlignCenter);
+    m_placeholder->setWordWrap(true);
+    m_placeholder->setEnabled(false);
+
+    auto *splitter = new QSplitter(Qt::Horizontal);
+    splitter->addWidget(m_table);
+    splitter->addWidget(m_chart);
+    splitter->setStretchFactor(0, 3);
+    splitter->setStretchFactor(1, 2);
+    splitter->setSizes({600, 400});
+    m_stack->addWidget(splitter);
+    m_stack->addWidget(m_placeholder);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_summary);
+    layout->addWidget(m_stack, 1);
+
+    connect(m_document, &PlanDocument::planChanged, this, &CommunicationPanel::refresh);
+    refresh();
+}
+
+CommunicationPanel::~CommunicationPanel() = default;
+
+QString CommunicationPanel::summaryText() const
+{
+    return m_summary->text();
+}
+
+bool CommunicationPanel::showsPlaceholder() const
+{
+    return m_stack->currentWidget() == m_placeholder;
+}
+
+void CommunicationPanel::refresh()
+{
+    const Estimate &e = m_document->estimate();
+    m_model->setCollectives(e.communication);
+    m_chart->setCollectives(e.communication);
+    m_table->resizeColumnsToContents();
+
+    const StepEstimate &s = e.step;
+    if (s.step_s > 0) {
+        m_summary->setText(
+            tr("<b>Step %1</b> = compute %2 + exposed communication %3 + pipeline bubble %4 + "
+               "offload %5 &nbsp;&middot;&nbsp; <b>%6 tokens/s</b> &nbsp;&middot;&nbsp; "
+               "<b>MFU %7%</b> (HFU %8%)")
+                .arg(qs(formatSeconds(s.step_s)), qs(formatSeconds(s.compute_s)),
+                     qs(formatSeconds(s.communication_s)), qs(formatSeconds(s.bubble_s)),
+                     qs(formatSeconds(s.offload_s)),
+                     qs(formatCount((long long)(s.tokens_per_s + 0.5))))
+                .arg(s.mfu * 100, 0, 'f', 1)
+                .arg(s.hfu * 100, 0, 'f', 1));
+    } else {
+        m_summary->setText(tr("No step-time estimate for this plan yet."));
+    }
+
+    if (e.communication.empty()) {
+        m_placeholder->setText(
+            m_document->plan().cluster.world() == 1
+                ? tr("A single device: this step has no collectives.")
+                : tr("The engine reports no collectives for this plan."));
+        m_stack->setCurrentWidget(m_placeholder);
+    } else {
+        m_stack->setCurrentIndex(0);
+    }
+}
+
+} // namespace shardscope

@@ -1,0 +1,43 @@
+#pragma once
+
+#include <QWidget>
+
+class QLabel;
+class QStackedWidget;
+class QTableView;
+
+namespace shardscope {
+
+class CollectiveChartView;
+class CommunicationModel;
+class PlanDocument;
+
+/// The step's collectives, their time, and the step-time breakdown with tokens/s and MFU.
+class CommunicationPanel final : public QWidget
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(CommunicationPanel)
+
+public:
+    explicit CommunicationPanel(PlanDocument *document, QWidget *parent = nullptr);
+    ~CommunicationPanel() override;
+
+    CommunicationModel *model() const { return m_model; }
+    CollectiveChartView *chartView() const { return m_chart; }
+    QString summaryText() const;
+    bool showsPlaceholder() const;
+
+public Q_SLOTS:
+    void refresh();
+
+private:
+    PlanDocument *m_document;
+    CommunicationModel *m_model;
+    QLabel *m_summary;
+    QStackedWidget *m_stack;
+    QLabel *m_placeholder;
+    QTableView *m_table;
+    CollectiveChartView *m_chart;
+};
+
+} // namespace shardscope

@@ -1,0 +1,22 @@
+#pragma once
+
+#include "core/memory.h"
+
+#include <QColor>
+#include <QString>
+
+namespace shardscope {
+
+/// Fixed colours and translated names of the memory components. Index kComponentCount is the
+/// runtime reserve.
+struct ComponentStyle
+{
+    static constexpr int kReserve = kComponentCount;
+    static constexpr int kSegments = kComponentCount + 1;
+
+    static QColor color(int segment);
+    static QString name(int segment);
+    static QString phaseName(Phase phase);
+};
+
+} // namespace shardscope

@@ -1,0 +1,184 @@
+#include "memorypanel.h"
+
+#include "componentstyle.h"
+#include "memorychartview.h"
+#include "plandocument.h"
+#include "qstrings.h"
+
+#include "core/catalog.h"
+#include "core/units.h"
+
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QTabBar>
+#include <QVBoxLayout>
+
+namespace shardscope {
+
+namespace {
+
+QString gib(double bytes)
+{
+    return qs(formatGiB(bytes, 1));
+}
+
+} // namespace
+
+MemoryPanel::MemoryPanel(PlanDocument *document, QWidget *parent)
+    : QWidget(parent), m_document(document), m_headline(new QLabel(this)),
+      m_phases(new QTabBar(this)), m_chart(new MemoryChartView(this))
+{
+    m_headline->setWordWrap(true);
+    m_headline->setTextFormat(Qt::RichText);
+    m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_headline->setMargin(6);
+
+    m_phases->addTab(tr("Peak of the step"));
+    m_phases->addTab(tr("Forward"));
+    m_phases->addTab(tr("Backward"));
+    m_phases->addTab(tr("Optimizer step"));
+    m_phases->setToolTip(tr("Show each rank at its own peak, or at the peak of one phase"));
+    m_phases->setFocusPolicy(Qt::StrongFocus);
+    m_phases->setDrawBase(false);
+    connect(m_phases, &QTabBar::currentChanged, this,
+            [this](int index) { setPhaseView(PhaseView(index)); });
+
+    auto *hint = new QLabel(tr("Hover a segment for its bytes, share and formula."), this);
+    hint->setEnabled(false);
+
+    auto *top = new QHBoxLayout;
+    top->addWidget(m_phases);
+    top->addStretch();
+    top->addWidget(hint);
+
+    auto *layout = new QVBoxLayout(this);
+    layout->setContentsMargins(4, 4, 4, 4);
+    layout->addWidget(m_headline);
+    layout->addLayout(top);
+    layout->addWidget(m_chart, 1);
+
+    m_chart->setTooltipProvider([this](int bar, int segment) { return segmentTooltip(bar, segment); });
+    connect(m_document, &PlanDocument::planChanged, this, &MemoryPanel::refresh);
+    refresh();
+}
+
+MemoryPanel::~MemoryPanel() = default;
+
+void MemoryPanel::setPhaseView(PhaseView view)
+{
+    if (view == m_view)
+        return;
+    m_view = view;
+    m_phases->setCurrentIndex(int(view));
+    refresh();
+}
+
+void MemoryPanel::refresh()
+{
+    const MemoryEstimate &mem = m_document->estimate().memory;
+    m_bars = rankBars(mem, m_view);
+    std::vector<ChartBar> bars;
+    bars.reserve(m_bars.size());
+    for (const RankBar &b : m_bars)
+        bars.push_back(ChartBar{b.label, b.bytes, b.reserve});
+    m_chart->setBars(bars, mem.hbm_bytes, mem.usable_bytes);
+
+    int ranks = 0;
+    for (const RankMemory &r : mem.ranks)
+        ranks += r.count;
+    const QString title =
+        m_view == PhaseView::Peak
+            ? tr("HBM per rank at each rank's peak")
+            : tr("HBM per rank at the peak of the %1").arg(ComponentStyle::phaseName(Phase(int(m_view) - 1)));
+    m_chart->setTitles(title, int(m_bars.size()) < ranks
+                                  ? tr("ranks (identical ranks grouped)")
+                                  : tr("rank"));
+    m_headline->setText(headline());
+}
+
+QString MemoryPanel::headline() const
+{
+    const Plan &plan = m_document->plan();
+    const MemoryEstimate &mem = m_document->estimate().memory;
+    const RankMemory *worst = nullptr;
+    for (const RankMemory &r : mem.ranks) {
+        if (!worst || r.peak_bytes + r.reserve.total() > worst->peak_bytes + worst->reserve.total())
+            worst = &r;
+    }
+    if (!worst)
+        return tr("No estimate for this plan.");
+    const DeviceProfile *device = m_document->catalog().device(plan.cluster.device);
+    const QString deviceName = device ? qs(device->name) : qs(plan.cluster.device);
+    const double required = worst->peak_bytes + worst->reserve.total();
+
+    int largest = 0;
+    const Breakdown &peak = worst->peak();
+    for (int c = 1; c < kComponentCount; ++c) {
+        if (peak.bytes[size_t(c)] > peak.bytes[size_t(largest)])
+            largest = c;
+    }
+    const QString detail =
+        tr("Rank %1 needs <b>%2</b>: %3 allocated at its %4 peak + %5 runtime reserve. "
+           "Largest part: %6 (%7).")
+            .arg(worst->rank)
+            .arg(gib(required), gib(worst->peak_bytes), ComponentStyle::phaseName(worst->peak_phase),
+                 gib(worst->reserve.total()), ComponentStyle::name(largest),
+                 gib(peak.bytes[size_t(largest)]));
+    const QString name = qs(plan.name).toHtmlEscaped();
+    if (mem.fits) {
+        return tr("<span style='font-size:large'><b>%1</b></span><br>"
+                  "<span style='color:#2e7d32; font-weight:bold'>Fits</span> on %2 (%3 HBM, "
+                  "%4 headroom). %5")
+            .arg(name, deviceName.toHtmlEscaped(), gib(mem.hbm_bytes), gib(mem.hbm_bytes - required),
+                 detail);
+    }
+    return tr("<span style='font-size:large'><b>%1</b></span><br>"
+              "<span style='color:#d32f2f; font-weight:bold'>Does not fit</span> on %2 "
+              "(%3 HBM): %4 over. %5")
+        .arg(name, deviceName.toHtmlEscaped(), gib(mem.hbm_bytes), gib(required - mem.hbm_bytes),
+             detail);
+}
+
+QString MemoryPanel::segmentTooltip(int bar, int segment) const
+{
+    if (bar < 0 || bar >= int(m_bars.size()))
+        return {};
+    const RankBar &b = m_bars[size_t(bar)];
+    const MemoryEstimate &mem = m_document->estimate().memory;
+    if (b.kind >= int(mem.ranks.size()))
+        return {};
+    const RankMemory &rank = mem.ranks[size_t(b.kind)];
+    const double total = b.required();
+    const QString who = b.ranks > 1 ? tr("Ranks %1 (%2 identical ranks, stage %3)")
+                                          .arg(b.label)
+                                          .arg(b.ranks)
+                                          .arg(rank.stage)
+                                    : tr("Rank %1 (stage %2)").arg(b.label).arg(rank.stage);
+    const double bytes = segment == ComponentStyle::kReserve ? b.reserve
+                                                             : b.bytes.bytes[size_t(segment)];
+    QString text = QStringLiteral("<b>%1</b> - %2, %3<br>").arg(ComponentStyle::name(segment).toHtmlEscaped(), who.toHtmlEscaped(),
+                                                       ComponentStyle::phaseName(b.phase));
+    text += tr("%1 (%2 bytes), %3% of this rank's %4, %5% of HBM")
+                .arg(qs(formatGiB(bytes)), qs(formatCount((long long)(bytes))))
+                .arg(total > 0 ? 100.0 * bytes / total : 0.0, 0, 'f', 1)
+                .arg(qs(formatGiB(total)))
+                .arg(mem.hbm_bytes > 0 ? 100.0 * bytes / mem.hbm_bytes : 0.0, 0, 'f', 1);
+    if (segment == ComponentStyle::kReserve) {
+        text += QStringLiteral("<br>") +
+                tr("Held outside the framework's allocations: runtime context %1, "
+                   "collective buffers %2 (%3 communicators), allocator overhead %4.")
+                    .arg(qs(formatGiB(rank.reserve.context)), qs(formatGiB(rank.reserve.comm_buffers)))
+                    .arg(rank.reserve.communicators)
+                    .arg(qs(formatGiB(rank.reserve.allocator)));
+        return text;
+    }
+    const MemoryExplanation ex =
+        explainMemory(m_document->plan(), m_document->catalog(), rank, b.phase);
+    const ComponentExplanation &e = ex[size_t(segment)];
+    text += QStringLiteral("<br><br><b>%1</b> %2").arg(tr("Formula:"), qs(e.formula).toHtmlEscaped());
+    if (!e.assumptions.empty())
+        text += QStringLiteral("<br><b>%1</b> %2").arg(tr("Assumptions:"), qs(e.assumptions).toHtmlEscaped());
+    return QStringLiteral("<div style='max-width:480px'>%1</div>").arg(text);
+}
+
+} // namespace shardscope

@@ -1,0 +1,204 @@
+#include "plandocument.h"
+
+#include "qstrings.h"
+
+#include "core/catalog.h"
+#include "core/errors.h"
+
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <QUndoStack>
+
+namespace shardscope {
+
+namespace {
+
+QString describe(const PlanError &e)
+{
+    if (e.field().empty())
+        return qs(e.rule());
+    return PlanDocument::tr("%1: %2").arg(qs(e.field()), qs(e.rule()));
+}
+
+} // namespace
+
+PlanDocument::PlanDocument(const Catalog &catalog, QObject *parent)
+    : QObject(parent), m_catalog(catalog), m_undoStack(new QUndoStack(this))
+{
+    connect(m_undoStack, &QUndoStack::cleanChanged, this, &PlanDocument::fileStateChanged);
+}
+
+PlanDocument::~PlanDocument() = default;
+
+QString PlanDocument::displayName() const
+{
+    return m_filePath.isEmpty() ? tr("Untitled") : QFileInfo(m_filePath).fileName();
+}
+
+bool PlanDocument::isModified() const
+{
+    return m_forcedModified || !m_undoStack->isClean();
+}
+
+QString PlanDocument::validationError(const Plan &candidate, const Catalog &catalog)
+{
+    try {
+        validatePlan(candidate, catalog);
+        return {};
+    } catch (const PlanError &e) {
+        return describe(e);
+    } catch (const std::exception &e) {
+        return qs(e.what());
+    }
+}
+
+QString PlanDocument::validationError(const Plan &candidate) const
+{
+    return validationError(candidate, m_catalog);
+}
+
+bool PlanDocument::apply(const Plan &candidate, const QString &text, EditId id)
+{
+    const QString reason = validationError(candidate);
+    if (!reason.isEmpty()) {
+        Q_EMIT editRefused(reason);
+        return false;
+    }
+    if (planToJson(candidate) == planToJson(m_plan))
+        return true;
+    m_undoStack->push(new PlanEditCommand(this, m_plan, candidate, text, id, m_session));
+    return true;
+}
+
+void PlanDocument::beginInteraction()
+{
+    m_session = m_nextSession++;
+}
+
+void PlanDocument::endInteraction()
+{
+    m_session = 0;
+}
+
+void PlanDocument::setPlanFromCommand(const Plan &plan)
+{
+    m_plan = plan;
+    recompute();
+}
+
+void PlanDocument::recompute()
+{
+    try {
+        m_estimate = shardscope::estimate(m_plan, m_catalog);
+    } catch (const std::exception &e) {
+        m_estimate = Estimate{};
+        Q_EMIT editRefused(qs(e.what()));
+    }
+    Q_EMIT planChanged();
+}
+
+void PlanDocument::replace(const Plan &plan, const QString &path, bool modified)
+{
+    m_undoStack->clear();
+    m_plan = plan;
+    m_filePath = path;
+    m_forcedModified = modified;
+    recompute();
+    Q_EMIT fileStateChanged();
+}
+
+void PlanDocument::reset(const Plan &plan)
+{
+    replace(plan, QString(), false);
+}
+
+std::optional<Plan> PlanDocument::readPlanFile(const QString &path, const Catalog &catalog,
+                                               QString *error)
+{
+    QFile f(path);
+    if (!f.open(QIODevice::ReadOnly)) {
+        if (error)
+            *error = tr("Cannot read %1: %2").arg(path, f.errorString());
+        return std::nullopt;
+    }
+    try {
+        return parsePlanText(f.readAll().toStdString(), catalog);
+    } catch (const PlanError &e) {
+        if (error)
+            *error = describe(e);
+    } catch (const std::exception &e) {
+        if (error)
+            *error = qs(e.what());
+    }
+    return std::nullopt;
+}
+
+bool PlanDocument::writePlanFile(const QString &path, const Plan &plan, QString *error)
+{
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly)) {
+        if (error)
+            *error = tr("Cannot write %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    const std::string text = planToJson(plan).dump(2) + "\n";
+    f.write(text.data(), qint64(text.size()));
+    if (!f.commit()) {
+        if (error)
+            *error = tr("Cannot write %1: %2").arg(path, f.errorString());
+        return false;
+    }
+    return true;
+}
+
+bool PlanDocument::load(const QString &path, QString *error)
+{
+    const std::optional<Plan> plan = readPlanFile(path, m_catalog, error);
+    if (!plan)
+        return false;
+    replace(*plan, QFileInfo(path).absoluteFilePath(), false);
+    return true;
+}
+
+bool PlanDocument::loadAsUntitled(const QString &path, QString *error)
+{
+    const std::optional<Plan> plan = readPlanFile(path, m_catalog, error);
+    if (!plan)
+        return false;
+    replace(*plan, QString(), false);
+    return true;
+}
+
+bool PlanDocument::loadRecovered(const QString &autosavePath, const QString &originalPath,
+                                 QString *error)
+{
+    const std::optional<Plan> plan = readPlanFile(autosavePath, m_catalog, error);
+    if (!plan)
+        return false;
+    replace(*plan, originalPath, true);
+    return true;
+}
+
+bool PlanDocument::save(QString *error)
+{
+    if (m_filePath.isEmpty()) {
+        if (error)
+            *error = tr("The plan has no file yet");
+        return false;
+    }
+    return saveAs(m_filePath, error);
+}
+
+bool PlanDocument::saveAs(const QString &path, QString *error)
+{
+    if (!writePlanFile(path, m_plan, error))
+        return false;
+    m_filePath = QFileInfo(path).absoluteFilePath();
+    m_forcedModified = false;
+    m_undoStack->setClean();
+    Q_EMIT fileStateChanged();
+    return true;
+}
+
+} // namespace shardscope

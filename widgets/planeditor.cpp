@@ -1,0 +1,649 @@
+#include "planeditor.h"
+
+#include "plandocument.h"
+#include "qstrings.h"
+
+#include "core/catalog.h"
+#include "core/model.h"
+#include "core/units.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QScrollArea>
+#include <QSignalBlocker>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStandardItemModel>
+#include <QVBoxLayout>
+#include <cmath>
+
+namespace shardscope {
+
+namespace {
+
+constexpr double kMinParams = 0.5e9;
+constexpr double kMaxParams = 1e12;
+constexpr int kMinSeqLog2 = 9;  // 512
+constexpr int kMaxSeqLog2 = 20; // 1M
+
+const DType kDTypes[] = {DType::FP32, DType::BF16, DType::FP16, DType::FP8, DType::INT8};
+
+void selectData(QComboBox *combo, int value)
+{
+    const QSignalBlocker block(combo);
+    combo->setCurrentIndex(combo->findData(value));
+}
+
+void setItemReason(QComboBox *combo, int index, const QString &reason)
+{
+    auto *model = qobject_cast<QStandardItemModel *>(combo->model());
+    if (!model)
+        return;
+    QStandardItem *item = model->item(index);
+    const bool enable = reason.isEmpty();
+    if (item->isEnabled() != enable)
+        item->setEnabled(enable);
+    if (item->toolTip() != reason)
+        item->setToolTip(reason);
+}
+
+void setValue(QSpinBox *box, int value)
+{
+    if (box->value() == value)
+        return;
+    const QSignalBlocker block(box);
+    box->setValue(value);
+}
+
+void setChecked(QCheckBox *box, bool on)
+{
+    const QSignalBlocker block(box);
+    box->setChecked(on);
+}
+
+// Fills the world with data parallelism once the other degrees are chosen.
+void rebalanceDp(Plan &p)
+{
+    const int rest = p.parallel.tp * p.parallel.pp * p.parallel.cp;
+    const int world = p.cluster.world();
+    if (rest > 0 && world % rest == 0)
+        p.parallel.dp = world / rest;
+}
+
+QString paramsText(double n)
+{
+    if (n >= 1e12)
+        return PlanEditor::tr("%1T parameters").arg(n / 1e12, 0, 'f', 2);
+    return PlanEditor::tr("%1B parameters").arg(n / 1e9, 0, 'f', n < 10e9 ? 2 : 1);
+}
+
+QComboBox *dtypeCombo(QWidget *parent, bool allowNone)
+{
+    auto *c = new QComboBox(parent);
+    for (DType t : kDTypes)
+        c->addItem(qs(toString(t)), int(t));
+    if (allowNone)
+        c->addItem(PlanEditor::tr("none (no separate copy)"), int(DType::None));
+    return c;
+}
+
+QSpinBox *spin(QWidget *parent, int lo, int hi)
+{
+    auto *s = new QSpinBox(parent);
+    s->setRange(lo, hi);
+    s->setKeyboardTracking(false);
+    s->setGroupSeparatorShown(true);
+    s->setAccelerated(true);
+    return s;
+}
+
+} // namespace
+
+PlanEditor::PlanEditor(PlanDocument *document, QWidget *parent)
+    : QWidget(parent), m_document(document)
+{
+    buildUi();
+    connect(m_document, &PlanDocument::planChanged, this, [this] {
+        m_status->clear();
+        m_status->hide();
+        refresh();
+    });
+    connect(m_document, &PlanDocument::editRefused, this, &PlanEditor::showRefusal);
+    refresh();
+}
+
+PlanEditor::~PlanEditor() = default;
+
+double PlanEditor::parametersForPosition(int position)
+{
+    return kMinParams * std::pow(kMaxParams / kMinParams, double(position) / kSizeSteps);
+}
+
+int PlanEditor::positionForParameters(double parameters)
+{
+    const double t = std::log(std::clamp(parameters, kMinParams, kMaxParams) / kMinParams) /
+                     std::log(kMaxParams / kMinParams);
+    return int(std::lround(t * kSizeSteps));
+}
+
+QString PlanEditor::statusText() const
+{
+    return m_status->text();
+}
+
+bool PlanEditor::edit(const QString &text, EditId id, const Mutation &mutate)
+{
+    if (m_refreshing)
+        return false;
+    Plan p = m_document->plan();
+    mutate(p);
+    return m_document->apply(p, text, id);
+}
+
+void PlanEditor::showRefusal(const QString &reason)
+{
+    m_status->setText(tr("Not applied: %1").arg(reason));
+    m_status->show();
+    refresh();
+}
+
+void PlanEditor::buildUi()
+{
+    auto *content = new QWidget;
+    auto *column = new QVBoxLayout(content);
+    column->setContentsMargins(4, 4, 4, 4);
+
+    m_status = new QLabel(content);
+    m_status->setObjectName(QStringLiteral("status"));
+    m_status->setWordWrap(true);
+    m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_status->setStyleSheet(QStringLiteral("QLabel { color: palette(bright-text); background: #b23b3b; padding: 4px; border-radius: 3px; }"));
+    m_status->hide();
+    column->addWidget(m_status);
+
+    auto group = [&](const QString &title) {
+        auto *box = new QGroupBox(title, content);
+        auto *form = new QFormLayout(box);
+        form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+        form->setRowWrapPolicy(QFormLayout::DontWrapRows);
+        column->addWidget(box);
+        return form;
+    };
+
+    // ---- Model ----
+    QFormLayout *model = group(tr("Model"));
+    m_name = new QLineEdit(content);
+    m_name->setObjectName(QStringLiteral("name"));
+    model->addRow(tr("&Name"), m_name);
+    connect(m_name, &QLineEdit::editingFinished, this, [this] {
+        const std::string name = toStd(m_name->text());
+        edit(tr("Rename plan"), EditId::Name, [&](Plan &p) { p.name = name; });
+    });
+
+    m_preset = new QComboBox(content);
+    m_preset->setObjectName(QStringLiteral("preset"));
+    m_preset->addItem(tr("Custom shape"), QString());
+    for (const std::string &id : m_document->catalog().modelIds()) {
+        const ModelShape *m = m_document->catalog().model(id);
+        m_preset->addItem(QStringLiteral("%1 (%2)").arg(qs(m->display_name.empty() ? id : m->display_name),
+                                                        paramsText(double(countParameters(*m).total))),
+                          qs(id));
+    }
+    model->addRow(tr("&Preset"), m_preset);
+    connect(m_preset, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const std::string id = toStd(m_preset->itemData(index).toString());
+        const ModelShape *shape = m_document->catalog().model(id);
+        if (!shape)
+            return;
+        edit(tr("Choose model %1").arg(qs(id)), EditId::ModelPreset, [&](Plan &p) {
+            p.model = *shape;
+            p.model.preset = id;
+        });
+    });
+
+    m_size = new QSlider(Qt::Horizontal, content);
+    m_size->setObjectName(QStringLiteral("modelSize"));
+    m_size->setRange(0, kSizeSteps);
+    m_size->setPageStep(50);
+    m_size->setToolTip(tr("Model size, log scale from 0.5B to 1T parameters (Llama-style shape)"));
+    m_sizeLabel = new QLabel(content);
+    m_sizeLabel->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("000.0B parameters")));
+    auto *sizeRow = new QVBoxLayout;
+    sizeRow->setSpacing(0);
+    sizeRow->addWidget(m_size);
+    sizeRow->addWidget(m_sizeLabel);
+    auto *sizeLabel = new QLabel(tr("Si&ze"), content);
+    sizeLabel->setBuddy(m_size);
+    model->addRow(sizeLabel, sizeRow);
+    connect(m_size, &QSlider::sliderPressed, m_document, &PlanDocument::beginInteraction);
+    connect(m_size, &QSlider::sliderReleased, this, [this] {
+        m_document->endInteraction();
+        refresh();
+    });
+    connect(m_size, &QSlider::valueChanged, this, [this](int pos) {
+        const double n = parametersForPosition(pos);
+        m_sizeLabel->setText(paramsText(n));
+        edit(tr("Resize model"), EditId::ModelSize, [&](Plan &p) {
+            p.model = shapeForParameterCount(n);
+            p.model.preset.clear();
+        });
+    });
+
+    auto shapeField = [&](QSpinBox *&box, const char *name, const QString &label, int lo, int hi,
+                          auto setter) {
+        box = spin(content, lo, hi);
+        box->setObjectName(QLatin1String(name));
+        model->addRow(label, box);
+        connect(box, &QSpinBox::valueChanged, this, [this, setter](int v) {
+            edit(tr("Edit model shape"), EditId::ModelShape, [&](Plan &p) {
+                setter(p.model, v);
+                p.model.preset.clear();
+                p.model.display_name.clear();
+            });
+        });
+    };
+    // When hidden or heads change and head_dim followed them, keep it following.
+    auto followHeadDim = [](ModelShape &m, int64_t oldHidden, int oldHeads) {
+        if (oldHeads > 0 && m.head_dim == oldHidden / oldHeads && m.heads > 0)
+            m.head_dim = std::max<int64_t>(1, m.hidden / m.heads);
+    };
+    shapeField(m_layers, "layers", tr("Layers"), 1, 1024, [](ModelShape &m, int v) { m.layers = v; });
+    shapeField(m_hidden, "hidden", tr("Hidden size"), 1, 262144, [followHeadDim](ModelShape &m, int v) {
+        const int64_t old = m.hidden;
+        m.hidden = v;
+        followHeadDim(m, old, m.heads);
+    });
+    shapeField(m_heads, "heads", tr("Attention heads"), 1, 4096, [followHeadDim](ModelShape &m, int v) {
+        const int old = m.heads;
+        m.heads = v;
+        followHeadDim(m, m.hidden, old);
+    });
+    shapeField(m_kvHeads, "kvHeads", tr("KV heads"), 1, 4096, [](ModelShape &m, int v) { m.kv_heads = v; });
+    shapeField(m_headDim, "headDim", tr("Head dim"), 1, 4096, [](ModelShape &m, int v) { m.head_dim = v; });
+    shapeField(m_ffn, "ffnHidden", tr("FFN width"), 1, 1048576, [](ModelShape &m, int v) { m.ffn_hidden = v; });
+    shapeField(m_vocab, "vocab", tr("Vocabulary"), 1, 16777216, [](ModelShape &m, int v) { m.vocab = v; });
+
+    // ---- Training ----
+    QFormLayout *training = group(tr("Training"));
+    m_seqSlider = new QSlider(Qt::Horizontal, content);
+    m_seqSlider->setObjectName(QStringLiteral("seqLen"));
+    m_seqSlider->setRange(kMinSeqLog2, kMaxSeqLog2);
+    m_seqSlider->setPageStep(1);
+    m_seqSlider->setTickPosition(QSlider::TicksBelow);
+    m_seqSlider->setToolTip(tr("Sequence length, powers of two from 512 to 1M tokens"));
+    m_seqEntry = spin(content, 1, 16777216);
+    m_seqEntry->setObjectName(QStringLiteral("seqLenEntry"));
+    m_seqEntry->setSuffix(tr(" tokens"));
+    auto *seqRow = new QVBoxLayout;
+    seqRow->setSpacing(2);
+    seqRow->addWidget(m_seqSlider);
+    seqRow->addWidget(m_seqEntry);
+    auto *seqLabel = new QLabel(tr("Se&quence"), content);
+    seqLabel->setBuddy(m_seqSlider);
+    training->addRow(seqLabel, seqRow);
+    connect(m_seqSlider, &QSlider::sliderPressed, m_document, &PlanDocument::beginInteraction);
+    connect(m_seqSlider, &QSlider::sliderReleased, this, [this] {
+        m_document->endInteraction();
+        refresh();
+    });
+    connect(m_seqSlider, &QSlider::valueChanged, this, [this](int log2) {
+        const int64_t s = int64_t(1) << log2;
+        edit(tr("Set sequence length"), EditId::SequenceLength, [&](Plan &p) { p.training.seq_len = s; });
+    });
+    connect(m_seqEntry, &QSpinBox::valueChanged, this, [this](int s) {
+        edit(tr("Set sequence length"), EditId::SequenceLength, [&](Plan &p) { p.training.seq_len = s; });
+    });
+    m_microBatch = spin(content, 1, 4096);
+    m_microBatch->setObjectName(QStringLiteral("microBatch"));
+    training->addRow(tr("&Micro-batch"), m_microBatch);
+    connect(m_microBatch, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(tr("Set micro-batch"), EditId::MicroBatch, [&](Plan &p) { p.training.micro_batch = v; });
+    });
+    m_gradAccum = spin(content, 1, 65536);
+    m_gradAccum->setObjectName(QStringLiteral("gradAccum"));
+    m_gradAccum->setToolTip(tr("Micro-batches per optimizer step and data-parallel rank"));
+    training->addRow(tr("Gradient accumulation"), m_gradAccum);
+    connect(m_gradAccum, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(tr("Set gradient accumulation"), EditId::GradAccum, [&](Plan &p) { p.training.grad_accum = v; });
+    });
+
+    // ---- Precision ----
+    QFormLayout *precision = group(tr("Precision"));
+    auto dtypeRow = [&](QComboBox *&combo, const char *name, const QString &label, bool none,
+                        DType Precision::*field) {
+        combo = dtypeCombo(content, none);
+        combo->setObjectName(QLatin1String(name));
+        precision->addRow(label, combo);
+        connect(combo, &QComboBox::currentIndexChanged, this, [this, combo, field](int index) {
+            const DType t = DType(combo->itemData(index).toInt());
+            edit(tr("Change precision"), EditId::Precision, [&](Plan &p) { p.precision.*field = t; });
+        });
+    };
+    dtypeRow(m_dtParams, "dtypeParams", tr("Parameters"), false, &Precision::params);
+    dtypeRow(m_dtGrads, "dtypeGrads", tr("Gradients"), false, &Precision::grads);
+    dtypeRow(m_dtMaster, "dtypeMaster", tr("Master weights"), true, &Precision::master_weights);
+    dtypeRow(m_dtOptimizer, "dtypeOptimizer", tr("Optimizer states"), false, &Precision::optimizer_state);
+    dtypeRow(m_dtCompute, "dtypeCompute", tr("Compute"), false, &Precision::compute);
+    m_optimizer = new QComboBox(content);
+    m_optimizer->setObjectName(QStringLiteral("optimizer"));
+    for (Optimizer o : {Optimizer::AdamW, Optimizer::Adam, Optimizer::SGD, Optimizer::Lion})
+        m_optimizer->addItem(qs(toString(o)), int(o));
+    precision->addRow(tr("Optimizer"), m_optimizer);
+    connect(m_optimizer, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto o = Optimizer(m_optimizer->itemData(index).toInt());
+        edit(tr("Change optimizer"), EditId::Precision, [&](Plan &p) { p.precision.optimizer = o; });
+    });
+
+    // ---- Parallel layout ----
+    QFormLayout *parallel = group(tr("Parallel layout"));
+    m_dp = new QLabel(content);
+    m_dp->setObjectName(QStringLiteral("dp"));
+    m_dp->setToolTip(tr("Data parallelism fills the rest: dp = world / (tp x pp x cp)"));
+    parallel->addRow(tr("Data parallel (dp)"), m_dp);
+    auto degree = [&](QComboBox *&combo, const char *name, const QString &label, const QString &what,
+                      std::function<void(Plan &, int)> set) {
+        combo = new QComboBox(content);
+        combo->setObjectName(QLatin1String(name));
+        parallel->addRow(label, combo);
+        connect(combo, &QComboBox::currentIndexChanged, this, [this, combo, what, set](int index) {
+            const int v = combo->itemData(index).toInt();
+            edit(tr("Set %1 to %2").arg(what).arg(v), EditId::Parallel, [&](Plan &p) { set(p, v); });
+        });
+    };
+    degree(m_tp, "tp", tr("&Tensor parallel (tp)"), QStringLiteral("tp"), [](Plan &p, int v) {
+        p.parallel.tp = v;
+        rebalanceDp(p);
+    });
+    degree(m_pp, "pp", tr("P&ipeline parallel (pp)"), QStringLiteral("pp"), [](Plan &p, int v) {
+        p.parallel.pp = v;
+        rebalanceDp(p);
+    });
+    degree(m_cp, "cp", tr("&Context parallel (cp)"), QStringLiteral("cp"), [](Plan &p, int v) {
+        p.parallel.cp = v;
+        rebalanceDp(p);
+    });
+    degree(m_ep, "ep", tr("&Expert parallel (ep)"), QStringLiteral("ep"),
+           [](Plan &p, int v) { p.parallel.ep = v; });
+
+    m_sharding = new QComboBox(content);
+    m_sharding->setObjectName(QStringLiteral("sharding"));
+    m_sharding->addItem(tr("none (DDP)"), int(Sharding::None));
+    m_sharding->addItem(tr("optimizer states (ZeRO-1)"), int(Sharding::Optimizer));
+    m_sharding->addItem(tr("+ gradients (ZeRO-2)"), int(Sharding::Grads));
+    m_sharding->addItem(tr("+ parameters (ZeRO-3 / FSDP)"), int(Sharding::Full));
+    parallel->addRow(tr("&Sharding over dp"), m_sharding);
+    connect(m_sharding, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto s = Sharding(m_sharding->itemData(index).toInt());
+        edit(tr("Change sharding"), EditId::Parallel, [&](Plan &p) { p.parallel.sharding = s; });
+    });
+    m_sp = new QCheckBox(tr("Sequence parallelism (with tp)"), content);
+    m_sp->setObjectName(QStringLiteral("sp"));
+    parallel->addRow(m_sp);
+    connect(m_sp, &QCheckBox::toggled, this, [this](bool on) {
+        edit(on ? tr("Enable sequence parallelism") : tr("Disable sequence parallelism"),
+             EditId::Parallel, [&](Plan &p) { p.parallel.sp = on; });
+    });
+
+    // ---- Memory ----
+    QFormLayout *memory = group(tr("Memory"));
+    m_recompute = new QComboBox(content);
+    m_recompute->setObjectName(QStringLiteral("recompute"));
+    m_recompute->addItem(tr("none"), int(Recompute::None));
+    m_recompute->addItem(tr("selective (attention core)"), int(Recompute::Selective));
+    m_recompute->addItem(tr("full (one checkpoint per layer)"), int(Recompute::Full));
+    memory->addRow(tr("&Recompute"), m_recompute);
+    connect(m_recompute, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto r = Recompute(m_recompute->itemData(index).toInt());
+        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) { p.memory.recompute = r; });
+    });
+    m_attention = new QComboBox(content);
+    m_attention->setObjectName(QStringLiteral("attention"));
+    m_attention->addItem(tr("flash (fused)"), int(Attention::Flash));
+    m_attention->addItem(tr("eager (scores materialized)"), int(Attention::Eager));
+    memory->addRow(tr("&Attention"), m_attention);
+    connect(m_attention, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto a = Attention(m_attention->itemData(index).toInt());
+        edit(tr("Change attention"), EditId::Memory, [&](Plan &p) { p.memory.attention = a; });
+    });
+    auto offload = [&](QCheckBox *&box, const char *name, const QString &label, bool Offload::*field) {
+        box = new QCheckBox(label, content);
+        box->setObjectName(QLatin1String(name));
+        memory->addRow(box);
+        connect(box, &QCheckBox::toggled, this, [this, field](bool on) {
+            edit(tr("Change offload"), EditId::Memory, [&](Plan &p) { p.memory.offload.*field = on; });
+        });
+    };
+    offload(m_offOptimizer, "offloadOptimizer", tr("Offload optimizer states to host"), &Offload::optimizer);
+    offload(m_offParams, "offloadParams", tr("Offload parameters to host"), &Offload::params);
+    offload(m_offGrads, "offloadGrads", tr("Offload gradients to host"), &Offload::grads);
+    offload(m_offActivations, "offloadActivations", tr("Offload activations to host"), &Offload::activations);
+
+    // ---- System ----
+    QFormLayout *system = group(tr("Framework and cluster"));
+    m_framework = new QComboBox(content);
+    m_framework->setObjectName(QStringLiteral("framework"));
+    for (const std::string &id : m_document->catalog().frameworkIds()) {
+        const FrameworkProfile *f = m_document->catalog().framework(id);
+        m_framework->addItem(qs(f->name.empty() ? id : f->name), qs(id));
+        m_framework->setItemData(m_framework->count() - 1, qs(f->description), Qt::ToolTipRole);
+    }
+    system->addRow(tr("&Framework"), m_framework);
+    connect(m_framework, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const std::string id = toStd(m_framework->itemData(index).toString());
+        edit(tr("Change framework"), EditId::Framework, [&](Plan &p) { p.framework = id; });
+    });
+    m_device = new QComboBox(content);
+    m_device->setObjectName(QStringLiteral("device"));
+    for (const std::string &id : m_document->catalog().deviceIds()) {
+        const DeviceProfile *d = m_document->catalog().device(id);
+        m_device->addItem(QStringLiteral("%1 (%2)").arg(qs(d->name.empty() ? id : d->name),
+                                                        qs(formatGiB(d->hbm_bytes, 0))),
+                          qs(id));
+    }
+    system->addRow(tr("&Device"), m_device);
+    connect(m_device, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const std::string id = toStd(m_device->itemData(index).toString());
+        edit(tr("Change device"), EditId::Cluster, [&](Plan &p) { p.cluster.device = id; });
+    });
+    m_devicesPerNode = spin(content, 1, 64);
+    m_devicesPerNode->setObjectName(QStringLiteral("devicesPerNode"));
+    system->addRow(tr("Devices per node"), m_devicesPerNode);
+    connect(m_devicesPerNode, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(tr("Change devices per node"), EditId::Cluster, [&](Plan &p) {
+            p.cluster.devices_per_node = v;
+            rebalanceDp(p);
+        });
+    });
+    m_nodes = spin(content, 1, 4096);
+    m_nodes->setObjectName(QStringLiteral("nodes"));
+    system->addRow(tr("&Nodes"), m_nodes);
+    connect(m_nodes, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(tr("Change node count"), EditId::Cluster, [&](Plan &p) {
+            p.cluster.nodes = v;
+            rebalanceDp(p);
+        });
+    });
+    m_world = new QLabel(content);
+    m_world->setObjectName(QStringLiteral("world"));
+    m_world->setWordWrap(true);
+    system->addRow(m_world);
+    column->addStretch();
+
+    // Long preset and device names must not widen the dock beyond a 1366-pixel screen.
+    for (QComboBox *combo : content->findChildren<QComboBox *>()) {
+        combo->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
+        combo->setMinimumContentsLength(8);
+    }
+
+    auto *scroll = new QScrollArea(this);
+    scroll->setWidget(content);
+    scroll->setWidgetResizable(true);
+    scroll->setFrameShape(QFrame::NoFrame);
+    scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+    auto *outer = new QVBoxLayout(this);
+    outer->setContentsMargins(0, 0, 0, 0);
+    outer->addWidget(scroll);
+}
+
+void PlanEditor::refresh()
+{
+    m_refreshing = true;
+    const Plan &p = m_document->plan();
+    if (!m_name->hasFocus())
+        m_name->setText(qs(p.name));
+    {
+        const QSignalBlocker block(m_preset);
+        const int i = m_preset->findData(qs(p.model.preset));
+        m_preset->setCurrentIndex(i < 0 ? 0 : i);
+    }
+    const double n = double(countParameters(p.model).total);
+    m_sizeLabel->setText(paramsText(n));
+    if (!m_size->isSliderDown()) {
+        const QSignalBlocker block(m_size);
+        m_size->setValue(positionForParameters(n));
+    }
+    setValue(m_layers, p.model.layers);
+    setValue(m_hidden, int(p.model.hidden));
+    setValue(m_heads, p.model.heads);
+    setValue(m_kvHeads, p.model.kv_heads);
+    setValue(m_headDim, int(p.model.head_dim));
+    setValue(m_ffn, int(p.model.ffn_hidden));
+    setValue(m_vocab, int(p.model.vocab));
+
+    if (!m_seqSlider->isSliderDown()) {
+        const QSignalBlocker block(m_seqSlider);
+        m_seqSlider->setValue(int(std::lround(std::log2(double(std::max<int64_t>(1, p.training.seq_len))))));
+    }
+    setValue(m_seqEntry, int(p.training.seq_len));
+    setValue(m_microBatch, p.training.micro_batch);
+    setValue(m_gradAccum, p.training.grad_accum);
+
+    selectData(m_dtParams, int(p.precision.params));
+    selectData(m_dtGrads, int(p.precision.grads));
+    selectData(m_dtMaster, int(p.precision.master_weights));
+    selectData(m_dtOptimizer, int(p.precision.optimizer_state));
+    selectData(m_dtCompute, int(p.precision.compute));
+    selectData(m_optimizer, int(p.precision.optimizer));
+    selectData(m_sharding, int(p.parallel.sharding));
+    selectData(m_recompute, int(p.memory.recompute));
+    selectData(m_attention, int(p.memory.attention));
+    setChecked(m_sp, p.parallel.sp);
+    setChecked(m_offOptimizer, p.memory.offload.optimizer);
+    setChecked(m_offParams, p.memory.offload.params);
+    setChecked(m_offGrads, p.memory.offload.grads);
+    setChecked(m_offActivations, p.memory.offload.activations);
+    {
+        const QSignalBlocker b1(m_framework);
+        m_framework->setCurrentIndex(m_framework->findData(qs(p.framework)));
+        const QSignalBlocker b2(m_device);
+        m_device->setCurrentIndex(m_device->findData(qs(p.cluster.device)));
+    }
+    setValue(m_devicesPerNode, p.cluster.devices_per_node);
+    setValue(m_nodes, p.cluster.nodes);
+    m_dp->setText(QString::number(p.parallel.dp));
+    m_world->setText(tr("World: %1 devices = dp %2 x tp %3 x pp %4 x cp %5")
+                         .arg(p.cluster.world())
+                         .arg(p.parallel.dp)
+                         .arg(p.parallel.tp)
+                         .arg(p.parallel.pp)
+                         .arg(p.parallel.cp));
+    refreshDegrees();
+    refreshChoices();
+    m_refreshing = false;
+}
+
+void PlanEditor::fillDegreeCombo(QComboBox *combo, const QString &what,
+                                 const std::function<void(Plan &, int)> &set, int current)
+{
+    const Plan &base = m_document->plan();
+    const int world = base.cluster.world();
+    QList<int> values;
+    for (int v = 1; v <= world; ++v) {
+        if (world % v == 0)
+            values.append(v);
+    }
+    const QSignalBlocker block(combo);
+    bool same = combo->count() == values.size();
+    for (int i = 0; same && i < values.size(); ++i)
+        same = combo->itemData(i).toInt() == values.at(i);
+    if (!same) {
+        combo->clear();
+        for (int v : values)
+            combo->addItem(QString::number(v), v);
+    }
+    QStringList refused;
+    for (int i = 0; i < values.size(); ++i) {
+        const int v = values.at(i);
+        QString reason;
+        if (v != current) {
+            Plan candidate = base;
+            set(candidate, v);
+            reason = m_document->validationError(candidate);
+        }
+        setItemReason(combo, i, reason);
+        if (!reason.isEmpty())
+            refused.append(tr("%1 = %2: %3").arg(what).arg(v).arg(reason));
+    }
+    combo->setCurrentIndex(combo->findData(current));
+    combo->setToolTip(refused.isEmpty() ? tr("Every divisor of the world size is possible")
+                                        : tr("Not possible:\n%1").arg(refused.join(QLatin1Char('\n'))));
+}
+
+void PlanEditor::refreshDegrees()
+{
+    const Plan &p = m_document->plan();
+    fillDegreeCombo(m_tp, QStringLiteral("tp"), [](Plan &c, int v) { c.parallel.tp = v; rebalanceDp(c); }, p.parallel.tp);
+    fillDegreeCombo(m_pp, QStringLiteral("pp"), [](Plan &c, int v) { c.parallel.pp = v; rebalanceDp(c); }, p.parallel.pp);
+    fillDegreeCombo(m_cp, QStringLiteral("cp"), [](Plan &c, int v) { c.parallel.cp = v; rebalanceDp(c); }, p.parallel.cp);
+    fillDegreeCombo(m_ep, QStringLiteral("ep"), [](Plan &c, int v) { c.parallel.ep = v; }, p.parallel.ep);
+}
+
+void PlanEditor::refreshChoices()
+{
+    const Plan &base = m_document->plan();
+    auto comboReasons = [&](QComboBox *combo, const std::function<void(Plan &, const QVariant &)> &set) {
+        for (int i = 0; i < combo->count(); ++i) {
+            if (i == combo->currentIndex()) {
+                setItemReason(combo, i, QString());
+                continue;
+            }
+            Plan candidate = base;
+            set(candidate, combo->itemData(i));
+            setItemReason(combo, i, m_document->validationError(candidate));
+        }
+    };
+    auto dtypeReasons = [&](QComboBox *combo, DType Precision::*field) {
+        comboReasons(combo, [field](Plan &c, const QVariant &v) { c.precision.*field = DType(v.toInt()); });
+    };
+    dtypeReasons(m_dtParams, &Precision::params);
+    dtypeReasons(m_dtGrads, &Precision::grads);
+    dtypeReasons(m_dtMaster, &Precision::master_weights);
+    dtypeReasons(m_dtOptimizer, &Precision::optimizer_state);
+    dtypeReasons(m_dtCompute, &Precision::compute);
+    comboReasons(m_sharding, [](Plan &c, const QVariant &v) { c.parallel.sharding = Sharding(v.toInt()); });
+    comboReasons(m_framework, [](Plan &c, const QVariant &v) { c.framework = toStd(v.toString()); });
+
+    auto toggleReason = [&](QCheckBox *box, const QString &help, const std::function<void(Plan &)> &flip) {
+        Plan candidate = base;
+        flip(candidate);
+        const QString reason = m_document->validationError(candidate);
+        box->setEnabled(reason.isEmpty());
+        box->setToolTip(reason.isEmpty() ? help : tr("%1\nNot possible now: %2").arg(help, reason));
+    };
+    toggleReason(m_sp, tr("Megatron sequence parallelism: splits norm and residual activations over the tp group"),
+                 [](Plan &c) { c.parallel.sp = !c.parallel.sp; });
+    toggleReason(m_offOptimizer, tr("Keep optimizer states in host memory"),
+                 [](Plan &c) { c.memory.offload.optimizer = !c.memory.offload.optimizer; });
+    toggleReason(m_offParams, tr("Keep parameters in host memory, gathered layer by layer"),
+                 [](Plan &c) { c.memory.offload.params = !c.memory.offload.params; });
+    toggleReason(m_offGrads, tr("Move gradients to host memory"),
+                 [](Plan &c) { c.memory.offload.grads = !c.memory.offload.grads; });
+    toggleReason(m_offActivations, tr("Move saved activations to host memory"),
+                 [](Plan &c) { c.memory.offload.activations = !c.memory.offload.activations; });
+}
+
+} // namespace shardscope

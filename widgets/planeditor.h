@@ -1,0 +1,77 @@
+#pragma once
+
+#include "planeditcommand.h"
+
+#include "core/plan.h"
+
+#include <QWidget>
+#include <functional>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QLineEdit;
+class QSlider;
+class QSpinBox;
+
+namespace shardscope {
+
+class PlanDocument;
+
+/// Edits the plan: model, sequence, precision, parallel layout, memory switches and cluster.
+/// Choices the engine would reject are offered disabled with the engine's reason.
+class PlanEditor final : public QWidget
+{
+    Q_OBJECT
+    Q_DISABLE_COPY_MOVE(PlanEditor)
+
+public:
+    explicit PlanEditor(PlanDocument *document, QWidget *parent = nullptr);
+    ~PlanEditor() override;
+
+    /// The last refusal shown to the user; empty after a successful edit.
+    QString statusText() const;
+
+    /// log-scale slider position (0..kSizeSteps) <-> parameter count (0.5B..1T)
+    static constexpr int kSizeSteps = 1000;
+    static double parametersForPosition(int position);
+    static int positionForParameters(double parameters);
+
+public Q_SLOTS:
+    void refresh();
+
+private:
+    using Mutation = std::function<void(Plan &)>;
+    bool edit(const QString &text, EditId id, const Mutation &mutate);
+    void showRefusal(const QString &reason);
+    void refreshDegrees();
+    void refreshChoices();
+    void fillDegreeCombo(QComboBox *combo, const QString &what,
+                         const std::function<void(Plan &, int)> &set, int current);
+    void buildUi();
+
+    PlanDocument *m_document;
+    bool m_refreshing = false;
+
+    QLineEdit *m_name = nullptr;
+    QComboBox *m_preset = nullptr;
+    QSlider *m_size = nullptr;
+    QLabel *m_sizeLabel = nullptr;
+    QSpinBox *m_layers = nullptr, *m_hidden = nullptr, *m_heads = nullptr, *m_kvHeads = nullptr,
+             *m_headDim = nullptr, *m_ffn = nullptr, *m_vocab = nullptr;
+    QSlider *m_seqSlider = nullptr;
+    QSpinBox *m_seqEntry = nullptr, *m_microBatch = nullptr, *m_gradAccum = nullptr;
+    QComboBox *m_dtParams = nullptr, *m_dtGrads = nullptr, *m_dtMaster = nullptr,
+              *m_dtOptimizer = nullptr, *m_dtCompute = nullptr, *m_optimizer = nullptr;
+    QComboBox *m_tp = nullptr, *m_pp = nullptr, *m_cp = nullptr, *m_ep = nullptr;
+    QLabel *m_dp = nullptr;
+    QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr;
+    QCheckBox *m_sp = nullptr, *m_offOptimizer = nullptr, *m_offParams = nullptr,
+              *m_offGrads = nullptr, *m_offActivations = nullptr;
+    QComboBox *m_framework = nullptr, *m_device = nullptr;
+    QSpinBox *m_devicesPerNode = nullptr, *m_nodes = nullptr;
+    QLabel *m_world = nullptr;
+    QLabel *m_status = nullptr;
+};
+
+} // namespace shardscope

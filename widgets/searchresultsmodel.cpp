@@ -1,0 +1,124 @@
+#include "searchresultsmodel.h"
+
+#include "layouttext.h"
+#include "qstrings.h"
+
+#include "core/units.h"
+
+#include <QStringList>
+
+namespace shardscope {
+
+namespace {
+
+QString offloadText(const Offload &o)
+{
+    QStringList parts;
+    if (o.optimizer)
+        parts << SearchResultsModel::tr("optimizer");
+    if (o.params)
+        parts << SearchResultsModel::tr("params");
+    if (o.grads)
+        parts << SearchResultsModel::tr("grads");
+    if (o.activations)
+        parts << SearchResultsModel::tr("activations");
+    return parts.isEmpty() ? SearchResultsModel::tr("none") : parts.join(QStringLiteral(", "));
+}
+
+} // namespace
+
+SearchResultsModel::SearchResultsModel(QObject *parent) : QAbstractTableModel(parent) {}
+
+SearchResultsModel::~SearchResultsModel() = default;
+
+void SearchResultsModel::setResults(std::vector<SearchResult> results)
+{
+    beginResetModel();
+    m_rows = std::move(results);
+    endResetModel();
+}
+
+int SearchResultsModel::rowCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : int(m_rows.size());
+}
+
+int SearchResultsModel::columnCount(const QModelIndex &parent) const
+{
+    return parent.isValid() ? 0 : ColumnCount;
+}
+
+QVariant SearchResultsModel::data(const QModelIndex &index, int role) const
+{
+    if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
+        return {};
+    const SearchResult &r = m_rows[size_t(index.row())];
+    const Plan &p = r.plan;
+    if (role == Qt::DisplayRole) {
+        switch (Column(index.column())) {
+        case RankColumn: return index.row() + 1;
+        case LayoutColumn:
+            return p.parallel.virtual_stages > 1
+                       ? tr("%1 (%2 virtual stages)").arg(layoutText(p)).arg(p.parallel.virtual_stages)
+                       : layoutText(p);
+        case BatchColumn: return tr("%1 x %2").arg(p.training.micro_batch).arg(p.training.grad_accum);
+        case RecomputeColumn: return qs(toString(p.memory.recompute));
+        case OffloadColumn: return offloadText(p.memory.offload);
+        case PeakColumn: return qs(formatGiB(r.peak_bytes, 1));
+        case RequiredColumn: return qs(formatGiB(r.required_bytes, 1));
+        case StepTimeColumn: return qs(formatSeconds(r.step_s));
+        case TokensColumn: return qs(formatCount((long long)(r.tokens_per_s + 0.5)));
+        case MfuColumn: return QStringLiteral("%1%").arg(r.mfu * 100, 0, 'f', 1);
+        case ParetoColumn: return r.pareto ? tr("yes") : QString();
+        case ColumnCount: break;
+        }
+        return {};
+    }
+    if (role == SortRole) {
+        switch (Column(index.column())) {
+        case RankColumn: return index.row();
+        case BatchColumn: return p.training.micro_batch * p.training.grad_accum;
+        case PeakColumn: return r.peak_bytes;
+        case RequiredColumn: return r.required_bytes;
+        case StepTimeColumn: return r.step_s;
+        case TokensColumn: return r.tokens_per_s;
+        case MfuColumn: return r.mfu;
+        case ParetoColumn: return r.pareto;
+        default: return data(index, Qt::DisplayRole);
+        }
+    }
+    if (role == Qt::TextAlignmentRole && index.column() >= PeakColumn && index.column() <= MfuColumn)
+        return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole)
+        return tr("dp %1, tp %2, pp %3, cp %4, ep %5, sharding %6, sp %7")
+            .arg(p.parallel.dp)
+            .arg(p.parallel.tp)
+            .arg(p.parallel.pp)
+            .arg(p.parallel.cp)
+            .arg(p.parallel.ep)
+            .arg(qs(toString(p.parallel.sharding)), p.parallel.sp ? tr("on") : tr("off"));
+    return {};
+}
+
+QVariant SearchResultsModel::headerData(int section, Qt::Orientation orientation, int role) const
+{
+    if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
+        return QAbstractTableModel::headerData(section, orientation, role);
+    switch (Column(section)) {
+    case RankColumn: return tr("#");
+    case LayoutColumn: return tr("Layout");
+    case BatchColumn: return tr("Micro-batch x accum");
+    case RecomputeColumn: return tr("Recompute");
+    case OffloadColumn: return tr("Offload");
+    case PeakColumn: return tr("Peak allocated");
+    case RequiredColumn: return tr("Needed per rank");
+    case StepTimeColumn: return tr("Step time");
+    case TokensColumn: return tr("Tokens/s");
+    case MfuColumn: return tr("MFU");
+    case ParetoColumn: return tr("Pareto");
+    case ColumnCount: break;
+    }
+    return {};
+}
+
+} // namespace shardscope
