@@ -350,10 +350,10 @@ int compareCommand(const std::vector<std::string> &args, std::ostream &out, std:
             << formatSeconds(s.bubble_s) << " + offload " << formatSeconds(s.offload_s) << "; "
             << formatFixed(s.tokens_per_s, 0) << " tokens/s, MFU " << formatFixed(100 * s.mfu, 1) << "%\n\n";
     }
-    out << "Summary\n  " << padTo("plan", 60) << padTo("memory", 12, true) << padTo("fits", 6, true)
+    out << "Summary\n  " << padTo("plan", 84) << padTo("memory", 12, true) << padTo("fits", 6, true)
         << padTo("step", 11, true) << padTo("exposed comm", 14, true) << padTo("tokens/s", 11, true) << "\n";
     for (const Row &r : rows) {
-        out << "  " << padTo(r.plan.name.substr(0, 58), 60)
+        out << "  " << padTo(r.plan.name.substr(0, 82), 84)
             << padTo(formatFixed(required(r.est) / kGiB, 1) + " GiB", 12, true)
             << padTo(r.est.memory.fits ? "yes" : "no", 6, true) << padTo(formatSeconds(r.est.step.step_s), 11, true)
             << padTo(formatSeconds(r.est.step.communication_s), 14, true)
