@@ -102,6 +102,8 @@ double predictKernelSeconds(const Kernel &k, const DeviceProfile &d, const Plan 
             if (bw > 0)
                 return fullBytes(k) * factor / bw;
         }
+        if (k.engine_time_s > 0)
+            return k.engine_time_s * (k.bytes > 0 ? fullBytes(k) / k.bytes : 1.0);
         // The tier the group spans: groups that fit in a node stay on the intra-node links
         // (tp, cp and pp innermost, as Megatron orders ranks); dp spans nodes when the world
         // does.
@@ -310,6 +312,8 @@ nlohmann::json resultsToJson(const Plan &plan, const RunResults &r, const Catalo
                 mj["message"] = m.message;
             if (m.flops_per_s > 0)
                 mj["flops_per_s"] = m.flops_per_s;
+            if (m.reference_time_s > 0)
+                mj["reference_time_s"] = m.reference_time_s;
             if (m.bytes_per_s > 0)
                 mj["bytes_per_s"] = m.bytes_per_s;
             if (m.algbw > 0) {

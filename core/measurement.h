@@ -25,6 +25,7 @@ struct KernelMeasurement
     double bytes_per_s = 0;      ///< elementwise: bytes / time_s
     double algbw = 0, busbw = 0; ///< collectives (nccl-tests): S / t and algbw x factor
     int ranks = 0;               ///< collectives: ranks that took part
+    double reference_time_s = 0; ///< GEMMs with --reference: plain torch.matmul, same run
     bool ok() const { return status == "ok"; }
 };
 

@@ -5,6 +5,7 @@
 
 #include "catalog.h"
 #include "errors.h"
+#include "estimate.h"
 #include "memory.h"
 
 #include <algorithm>
@@ -180,7 +181,7 @@ std::string probeMode(const Precision &p)
 
 } // namespace
 
-Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt)
+Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catalog *catalog)
 {
     Workload w;
     w.plan_name = plan.name;
@@ -283,7 +284,26 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt)
     }
 
     // --- collectives ----------------------------------------------------------------------
-    if (opt.collectives) {
+    if (opt.collectives && catalog) {
+        // The communication engine's inventory: the same calls its step time counts.
+        for (const Collective &col : estimate(plan, *catalog).communication) {
+            b.collective(col.collective, col.group, col.group_size, col.bytes,
+                         col.count_per_step, col.phase, col.note);
+            if (!w.kernels.empty() && w.kernels.back().kind == KernelKind::Collective &&
+                w.kernels.back().group == col.group &&
+                w.kernels.back().collective == col.collective)
+                w.kernels.back().engine_time_s = col.time_s;
+        }
+        // Two calls of one collective in one group (forward and backward) keep distinct names.
+        for (size_t i = 0; i < w.kernels.size(); ++i) {
+            int dup = 0;
+            for (size_t j = 0; j < i; ++j)
+                if (w.kernels[j].name == w.kernels[i].name)
+                    ++dup;
+            if (dup > 0 && !w.kernels[i].phase.empty())
+                w.kernels[i].name += "." + w.kernels[i].phase + (dup > 1 ? std::to_string(dup) : "");
+        }
+    } else if (opt.collectives) {
         const double act = double(T) * double(h) * cb; // one micro-batch's hidden states
         const double tpFwd = 2.0 * perLayer * (fullRecompute ? 2.0 : 1.0);
         const double tpBwd = 2.0 * perLayer;
@@ -454,6 +474,8 @@ nlohmann::json kernelToJson(const Kernel &k)
                         {"bytes", k.bytes},
                         {"full_flops", k.full_flops},
                         {"full_bytes", k.full_bytes}};
+    if (k.engine_time_s > 0)
+        j["engine_time_s"] = k.engine_time_s;
     switch (k.kind) {
     case KernelKind::Gemm:
         j["m"] = k.m;
@@ -533,6 +555,7 @@ Kernel kernelFromJson(const nlohmann::json &j)
     k.group = j.value("group", std::string());
     k.group_size = j.value("group_size", 1);
     k.note = j.value("note", std::string());
+    k.engine_time_s = j.value("engine_time_s", 0.0);
     return k;
 }
 

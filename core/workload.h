@@ -66,6 +66,9 @@ struct Kernel
     /// really has, so that times can be extrapolated at the measured rate.
     double full_flops = 0;
     double full_bytes = 0;
+    /// The communication engine's time of one call (collectives from its inventory); 0 when
+    /// the kernel did not come from it.
+    double engine_time_s = 0;
 };
 
 /// Attention FLOPs: forward 4 * s_q * s_kv * d * heads (QK^T and PV), halved when causal;
@@ -127,10 +130,13 @@ struct Workload
 };
 
 /// Derives the kernel list of one training step on one rank. `plan` must be validated.
-/// Collectives are derived from the layout (TP all-reduce or SP all-gather/reduce-scatter per
-/// layer, DP gradient all-reduce or ZeRO/FSDP gathers and reduce-scatters, CP ring K/V
-/// exchange, PP activations, EP all-to-all), as in prior-art.md's communication section.
-Workload buildWorkload(const Plan &plan, const WorkloadOptions &options = {});
+/// With a catalog, the collectives are the communication engine's inventory (core/comm.h:
+/// forEachCollective), so measured and predicted describe the same calls. Without one they are
+/// derived from the layout alone (TP all-reduce or SP all-gather/reduce-scatter per layer, DP
+/// gradient all-reduce in 25 MiB buckets or ZeRO/FSDP gathers and reduce-scatters, CP ring K/V
+/// exchange, PP activations, EP all-to-all; prior-art.md's communication section).
+Workload buildWorkload(const Plan &plan, const WorkloadOptions &options = {},
+                       const Catalog *catalog = nullptr);
 
 nlohmann::json kernelToJson(const Kernel &k);
 Kernel kernelFromJson(const nlohmann::json &j); ///< throws PlanError naming the field

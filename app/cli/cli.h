@@ -24,6 +24,8 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
 int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 /// `compare PLAN PLAN... [--format table|json]`: plans side by side (cli_search.cpp).
 int compareCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+/// Runs the plan's kernels on the attached device (cli_bench.cpp).
+int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
 /// The human-readable estimate table (also used by golden tests).
 std::string estimateTable(const std::string &planText);

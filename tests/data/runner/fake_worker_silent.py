@@ -1,0 +1,4 @@
+# Never says hello.
+import time
+
+time.sleep(60)

@@ -1,0 +1,4 @@
+# Speaks a future version of the protocol.
+from fake_worker_common import hello
+
+hello(version=99)

@@ -1,0 +1,133 @@
+// shardscope-cli bench: argument errors, the kernel list, a run on the native CPU backend with
+// the results and profile files, and imports beside the plan's estimate.
+#include "cli/cli.h"
+
+#include <QCoreApplication>
+#include <QTemporaryDir>
+#include <QTest>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+namespace {
+
+std::string dataFile(const char *name)
+{
+    return (qEnvironmentVariable("SHARDSCOPE_TEST_DATA") + QStringLiteral("/runner/") +
+            QLatin1String(name))
+        .toStdString();
+}
+
+int runCli(const std::vector<std::string> &args, std::string &out, std::string &err)
+{
+    std::ostringstream o, e;
+    const int rc = shardscope::cli::run(args, o, e);
+    out = o.str();
+    err = e.str();
+    return rc;
+}
+
+} // namespace
+
+class TestCliBench : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void badArguments_data()
+    {
+        QTest::addColumn<QStringList>("args");
+        QTest::addColumn<QString>("message");
+        QTest::addRow("no plan") << QStringList{QStringLiteral("bench")} << "missing PLAN";
+        QTest::addRow("bad backend") << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"),
+                                                    QStringLiteral("--backend"), QStringLiteral("tpu")}
+                                     << "cpu or torch";
+        QTest::addRow("bad device") << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"),
+                                                   QStringLiteral("--device"), QStringLiteral("xpu")}
+                                    << "cuda, npu or cpu";
+        QTest::addRow("bad gemm") << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"),
+                                                 QStringLiteral("--gemm"), QStringLiteral("8x8")}
+                                  << "MxNxK";
+        QTest::addRow("missing file") << QStringList{QStringLiteral("bench"),
+                                                     QStringLiteral("/nonexistent.plan.json")}
+                                      << "cannot be read";
+    }
+    void badArguments()
+    {
+        QFETCH(QStringList, args);
+        QFETCH(QString, message);
+        std::vector<std::string> a;
+        for (const QString &s : args)
+            a.push_back(s.toStdString());
+        std::string out, err;
+        QCOMPARE(runCli(a, out, err), int(shardscope::cli::ExitBadInput));
+        QVERIFY2(QString::fromStdString(err).contains(message), err.c_str());
+    }
+
+    void list()
+    {
+        std::string out, err;
+        QCOMPARE(runCli({"bench", dataFile("tiny.plan.json"), "--list", "--format", "json",
+                         "--gemm", "64x32x16:fp32"},
+                        out, err),
+                 0);
+        const nlohmann::json j = nlohmann::json::parse(out);
+        QCOMPARE(j["kernels"][0]["name"].get<std::string>(), std::string("extra.gemm_64x32x16_fp32"));
+        QVERIFY(j["kernels"].size() > 10);
+        QCOMPARE(j["memory_probe"]["layers"].get<int>(), 2);
+    }
+
+    void runCpu()
+    {
+        QTemporaryDir dir;
+        const std::string results = dir.filePath(QStringLiteral("r.json")).toStdString();
+        const std::string profile = dir.filePath(QStringLiteral("p.json")).toStdString();
+        std::string out, err;
+        QCOMPARE(runCli({"bench", dataFile("tiny.plan.json"), "--backend", "cpu", "--repeats", "1",
+                         "--warmup", "0", "-o", results, "--profile", profile},
+                        out, err),
+                 0);
+        QVERIFY2(QString::fromStdString(out).contains(QStringLiteral("layer.qkv.fwd")), out.c_str());
+        QFile r(QString::fromStdString(results)), p(QString::fromStdString(profile));
+        QVERIFY(r.open(QIODevice::ReadOnly));
+        const nlohmann::json j = nlohmann::json::parse(r.readAll().toStdString());
+        QCOMPARE(j["format"].get<std::string>(), std::string("shardscope-bench"));
+        QCOMPARE(j["kernels"][0]["measured"]["status"].get<std::string>(), std::string("ok"));
+        QVERIFY(j["kernels"][0]["predicted_s"].get<double>() > 0);
+        QVERIFY(p.open(QIODevice::ReadOnly));
+        const nlohmann::json d = nlohmann::json::parse(p.readAll().toStdString());
+        QCOMPARE(d["id"].get<std::string>(), std::string("h200-calibrated"));
+        QVERIFY(d["calibration"]["gemm_flops"].size() > 0);
+    }
+
+    void imports_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("expect");
+        QTest::addRow("nccl-tests") << "all_reduce_perf.txt" << "nccl-tests output";
+        QTest::addRow("hccl_test") << "hccl_test_allreduce.txt" << "hccl_test output";
+        QTest::addRow("trace") << "trace.json" << "Memory timeline";
+    }
+    void imports()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, expect);
+        std::string out, err;
+        QCOMPARE(runCli({"bench", dataFile("tiny.plan.json"), "--import",
+                         dataFile(file.toLatin1().constData()), "--ranks", "8"},
+                        out, err),
+                 0);
+        QVERIFY2(QString::fromStdString(out).contains(expect), out.c_str());
+    }
+
+    void importGarbage()
+    {
+        std::string out, err;
+        QCOMPARE(runCli({"bench", dataFile("tiny.plan.json"), "--import", dataFile("tiny.plan.json")},
+                        out, err),
+                 int(shardscope::cli::ExitBadInput));
+        QVERIFY(!err.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestCliBench)
+#include "tst_clibench.moc"

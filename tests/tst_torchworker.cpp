@@ -1,0 +1,156 @@
+// The PyTorch worker for real, on the CPU with Debian's python3-torch: GEMM, attention,
+// memory-bound ops, gloo collectives across two processes, the memory probe, the protocol.
+// Skipped (with the reason) only when /usr/bin/python3 cannot import torch.
+#include "core/catalog.h"
+#include "core/measurement.h"
+#include "core/workload.h"
+#include "runner/benchmarkrunner.h"
+
+#include <QProcess>
+#include <QSignalSpy>
+#include <QTest>
+
+using namespace shardscope;
+
+namespace {
+
+const QString kPython = QStringLiteral("/usr/bin/python3");
+
+Plan tinyPlan()
+{
+    QFile f(qEnvironmentVariable("SHARDSCOPE_TEST_DATA") + QStringLiteral("/runner/tiny.plan.json"));
+    if (!f.open(QIODevice::ReadOnly))
+        qFatal("cannot read the tiny plan");
+    return parsePlanText(f.readAll().toStdString(), Catalog::builtin());
+}
+
+} // namespace
+
+class TestTorchWorker : public QObject
+{
+    Q_OBJECT
+
+    RunResults m_results;
+    QString m_error;
+    QString m_started;
+    Plan m_plan;
+
+private slots:
+    void initTestCase()
+    {
+        QProcess p;
+        p.start(kPython, {QStringLiteral("-c"), QStringLiteral("import torch")});
+        if (!p.waitForFinished(60000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+            QSKIP("torch is not importable by /usr/bin/python3 (install python3-torch): the "
+                  "PyTorch worker cannot be tested here");
+        m_plan = tinyPlan();
+        WorkloadOptions wo;
+        const Workload w = buildWorkload(m_plan, wo, &Catalog::builtin());
+        RunOptions o;
+        o.backend = QStringLiteral("torch");
+        o.device = QStringLiteral("cpu");
+        o.python = kPython;
+        o.nproc = 2; // gloo collectives across two processes
+        o.warmup = 1;
+        o.repeats = 3;
+        o.reference = true;
+        o.probeBudgetBytes = 1e9;
+        BenchmarkRunner runner;
+        QSignalSpy started(&runner, &BenchmarkRunner::started);
+        QSignalSpy finished(&runner, &BenchmarkRunner::finished);
+        QSignalSpy failed(&runner, &BenchmarkRunner::failed);
+        QVERIFY(runner.start(m_plan, w, o));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 240000);
+        if (failed.count())
+            m_error = failed.first().at(0).toString();
+        QVERIFY2(m_error.isEmpty(), qPrintable(m_error));
+        QCOMPARE(started.count(), 1);
+        m_started = started.first().at(0).toString();
+        m_results = runner.results();
+    }
+
+    void hello()
+    {
+        QCOMPARE(m_results.info.backend, std::string("torch"));
+        QCOMPARE(m_results.info.device, std::string("cpu"));
+        QCOMPARE(m_results.info.interpreter, kPython.toStdString()); // says which Python ran
+        QVERIFY(m_results.info.versions.find("torch") != std::string::npos);
+        QCOMPARE(m_results.info.world_size, 2);
+        QVERIFY(m_started.contains(kPython));
+    }
+
+    void kernels_data()
+    {
+        QTest::addColumn<int>("index");
+        for (size_t i = 0; i < m_results.kernels.size(); ++i)
+            QTest::addRow("%s", m_results.kernels[i].name.c_str()) << int(i);
+    }
+    void kernels()
+    {
+        QFETCH(int, index);
+        const Kernel &k = m_results.kernels[size_t(index)];
+        const KernelMeasurement &m = m_results.measurements[size_t(index)];
+        QVERIFY2(m.ok(), (m.status + ": " + m.message).c_str());
+        QVERIFY(m.time_s > 0);
+        QCOMPARE(m.repeats, 3);
+        switch (k.kind) {
+        case KernelKind::Gemm:
+            QVERIFY(m.flops_per_s > 0);
+            QVERIFY(m.reference_time_s > 0);
+            break;
+        case KernelKind::Attention:
+            QVERIFY(m.flops_per_s > 0);
+            break;
+        case KernelKind::Elementwise:
+            QVERIFY(m.bytes_per_s > 0);
+            break;
+        case KernelKind::Collective:
+            QCOMPARE(m.ranks, 2);
+            QVERIFY(m.algbw > 0);
+            // nccl-tests: busbw = algbw x factor(n).
+            if (m.message.find("emulated") == std::string::npos)
+                QCOMPARE(m.busbw, m.algbw * busBandwidthFactor(k.collective, 2));
+            break;
+        }
+    }
+
+    void collectivesPresent()
+    {
+        int n = 0;
+        for (const Kernel &k : m_results.kernels)
+            n += k.kind == KernelKind::Collective ? 1 : 0;
+        QVERIFY2(n >= 2, "the tiny plan (tp 2 x dp 2) has TP and DP collectives");
+    }
+
+    void memoryProbe()
+    {
+        const ProbeMeasurement &p = m_results.probe_result;
+        QVERIFY2(p.ran(), (p.status + ": " + p.message).c_str());
+        QCOMPARE(p.layers, 2);
+        QVERIFY(p.peak_allocated > 0);
+        QVERIFY(!p.method.empty());
+        const MemoryComparison mc = compareProbe(m_plan, m_results, Catalog::builtin());
+        QVERIFY(mc.available);
+        QVERIFY(mc.predicted_peak > 0);
+        qInfo("memory probe on CPU: predicted %.0f B, measured %.0f B (%.2fx), %s attention (%s)",
+              mc.predicted_peak, mc.measured_peak, mc.ratio, p.attention.c_str(),
+              p.attention_impl.c_str());
+        // Same configuration on both sides: the engine within a factor of two of the step.
+        QVERIFY2(mc.ratio > 0.5 && mc.ratio < 2.0, qPrintable(QString::number(mc.ratio)));
+    }
+
+    void resultsAndProfile()
+    {
+        const nlohmann::json j = resultsToJson(m_plan, m_results, Catalog::builtin());
+        QCOMPARE(j["format"].get<std::string>(), std::string("shardscope-bench"));
+        QCOMPARE(j["kernels"].size(), m_results.kernels.size());
+        QVERIFY(j["memory_probe"].contains("predicted_peak"));
+        const DeviceProfile d = deviceFromJson(j["calibrated_device"]);
+        QVERIFY(d.calibration.present);
+        QVERIFY(!d.calibration.gemm_flops.empty());
+        QVERIFY(!d.calibration.busbw.empty());
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTorchWorker)
+#include "tst_torchworker.moc"
