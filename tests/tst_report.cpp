@@ -131,6 +131,16 @@ private Q_SLOTS:
         }
         QVERIFY(text.contains(qs(formatGiB(e.memory.hbm_bytes))));
         QVERIFY(text.contains(qs(formatGiB(e.memory.usable_bytes))));
+        // Collectives and step time, as the engine estimates them.
+        for (const Collective &c : e.communication) {
+            QVERIFY(text.contains(qs(c.collective)));
+            QVERIFY2(text.contains(qs(formatSeconds(c.time_s))), qPrintable(qs(formatSeconds(c.time_s))));
+            QVERIFY(text.contains(qs(formatBytes(c.bytes))));
+        }
+        if (e.step.step_s > 0) {
+            QVERIFY(text.contains(qs(formatSeconds(e.step.step_s))));
+            QVERIFY(text.contains(qs(formatFixed(e.step.tokens_per_s, 0)) + QStringLiteral(" tokens/s")));
+        }
         QVERIFY(text.contains(QStringLiteral("Ascend 910B2")));
         QVERIFY(text.contains(QStringLiteral("Formula")));
         QVERIFY(text.contains(QStringLiteral("Sources")));
