@@ -73,6 +73,29 @@ void apply(Plan &p, const Layout &l)
 
 constexpr uint8_t kOffloadSets[] = {0, 1, 1 | 2 | 4, 8};
 
+/// Parameters, gradients, master weights and optimizer states on the heaviest stage's rank, as
+/// the memory engine places them at the optimizer step (ZeRO stages, offload switches).
+double stateBytes(const Plan &p, const FrameworkProfile &fw, const ComputeEstimate &ce)
+{
+    const Precision &pr = p.precision;
+    const Offload &off = p.memory.offload;
+    const double shardedAll = ce.optimizer_elements; // elements / (dp x cp) when sharded
+    const double all = ce.params_on_rank;
+    const double sharded = p.parallel.sharding != Sharding::None ? shardedAll : all;
+    const Sharding sh = p.parallel.sharding;
+    const double gBytes = fw.main_grad_dtype != DType::None ? bytesOf(fw.main_grad_dtype) : bytesOf(pr.grads);
+    const bool master = pr.master_weights != DType::None && pr.master_weights != pr.params;
+    const int states = (pr.optimizer == Optimizer::AdamW || pr.optimizer == Optimizer::Adam) ? 2 : 1;
+    double bytes = 0;
+    if (!off.params)
+        bytes += (sh == Sharding::Full ? sharded : all) * bytesOf(pr.params);
+    if (!off.grads)
+        bytes += (sh == Sharding::Full || sh == Sharding::Grads ? sharded : all) * gBytes;
+    if (!off.optimizer)
+        bytes += sharded * ((master ? bytesOf(pr.master_weights) : 0.0) + states * bytesOf(pr.optimizer_state));
+    return bytes;
+}
+
 } // namespace
 
 bool quickValidate(const Plan &plan)
@@ -229,13 +252,17 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         apply(work, l);
         if (!quickValidate(work))
             return true;
+        const ComputeEstimate ce = estimateCompute(work, cprof);
+        // Model states of the heaviest stage plus the context reserve bound the memory engine's
+        // optimizer-step peak plus reserve from below: beyond HBM the layout cannot fit.
+        if (request.prune && stateBytes(work, fw, ce) + dev.context_reserve_bytes > dev.hbm_bytes)
+            return true;
         const MemoryEstimate me = estimateMemory(work, catalog);
         if (!me.fits)
             return true;
         double required = 0;
         for (const RankMemory &r : me.ranks)
             required = std::max(required, r.peak_bytes + r.reserve.total());
-        const ComputeEstimate ce = estimateCompute(work, cprof);
         const double exposed = exposedCommunication(work, dev, fw, ce);
         double actBytes = 0;
         if (l.offload & 8) {

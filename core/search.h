@@ -27,6 +27,9 @@ struct SearchRequest
     bool allow_offload = true;
     int max_micro_batch = 16;    ///< largest micro-batch tried (divisors of the per-replica batch)
     int max_virtual_stages = 8;  ///< largest interleaved virtual-stage count tried
+    /// Skip the memory estimate of layouts whose model states alone (plus the context reserve)
+    /// exceed HBM; the results are the same either way (tst_search checks it).
+    bool prune = true;
 };
 
 struct SearchResult

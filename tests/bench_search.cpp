@@ -35,7 +35,8 @@ SearchRequest targetRequest()
 
 void BM_SearchLlama3_70b_1024(benchmark::State &state)
 {
-    const SearchRequest req = targetRequest();
+    SearchRequest req = targetRequest();
+    req.prune = state.range(0) != 0;
     const Catalog &cat = Catalog::builtin();
     uint64_t evaluated = 0, fitting = 0;
     for (auto _ : state) {
@@ -48,7 +49,8 @@ void BM_SearchLlama3_70b_1024(benchmark::State &state)
     state.counters["fitting"] = double(fitting);
     state.counters["evals/s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
 }
-BENCHMARK(BM_SearchLlama3_70b_1024)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+// Argument: 1 with the model-state pruning (the default), 0 without.
+BENCHMARK(BM_SearchLlama3_70b_1024)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->MinTime(1.0);
 
 } // namespace
 

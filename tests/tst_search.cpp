@@ -63,6 +63,7 @@ private slots:
     void resultsFitAndRankByTime();
     void paretoFrontNotDominated();
     void knownLayoutFound();
+    void pruningKeepsResults();
     void cancel();
 };
 
@@ -187,6 +188,25 @@ void TestSearch::knownLayoutFound()
     QVERIFY(!foundDdp);
     QVERIFY(estimate(fsdp, cat).memory.fits);
     QVERIFY(!estimate(ddp, cat).memory.fits);
+}
+
+void TestSearch::pruningKeepsResults()
+{
+    // Skipping layouts whose model states exceed HBM must not change what is found.
+    const Catalog &cat = Catalog::builtin();
+    SearchRequest req = request(seedCase("llama2-70b", 4096, 2, "ascend-910b2"), 16, 100000);
+    const SearchOutcome pruned = searchLayouts(req, cat);
+    req.prune = false;
+    const SearchOutcome full = searchLayouts(req, cat);
+    QCOMPARE(pruned.evaluated, full.evaluated);
+    QCOMPARE(pruned.fitting, full.fitting);
+    QVERIFY(pruned.fitting > 0);
+    QCOMPARE(pruned.ranked.size(), full.ranked.size());
+    for (size_t i = 0; i < pruned.ranked.size(); ++i) {
+        QVERIFY(sameLayout(pruned.ranked[i].plan, full.ranked[i].plan));
+        QCOMPARE(pruned.ranked[i].step_s, full.ranked[i].step_s);
+    }
+    QCOMPARE(pruned.pareto.size(), full.pareto.size());
 }
 
 void TestSearch::cancel()
