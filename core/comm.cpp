@@ -16,11 +16,16 @@ namespace shardscope {
 std::string_view collectiveKey(CollectiveKind k)
 {
     switch (k) {
-    case CollectiveKind::AllReduce: return "all_reduce";
-    case CollectiveKind::AllGather: return "all_gather";
-    case CollectiveKind::ReduceScatter: return "reduce_scatter";
-    case CollectiveKind::AllToAll: return "all_to_all";
-    case CollectiveKind::SendRecv: return "send_recv";
+    case CollectiveKind::AllReduce:
+        return "all_reduce";
+    case CollectiveKind::AllGather:
+        return "all_gather";
+    case CollectiveKind::ReduceScatter:
+        return "reduce_scatter";
+    case CollectiveKind::AllToAll:
+        return "all_to_all";
+    case CollectiveKind::SendRecv:
+        return "send_recv";
     }
     return "";
 }
@@ -28,11 +33,16 @@ std::string_view collectiveKey(CollectiveKind k)
 std::string_view groupKey(CommGroup g)
 {
     switch (g) {
-    case CommGroup::DP: return "dp";
-    case CommGroup::TP: return "tp";
-    case CommGroup::CP: return "cp";
-    case CommGroup::PP: return "pp";
-    case CommGroup::EP: return "ep";
+    case CommGroup::DP:
+        return "dp";
+    case CommGroup::TP:
+        return "tp";
+    case CommGroup::CP:
+        return "cp";
+    case CommGroup::PP:
+        return "pp";
+    case CommGroup::EP:
+        return "ep";
     }
     return "";
 }
@@ -40,9 +50,12 @@ std::string_view groupKey(CommGroup g)
 std::string_view commPhaseKey(CommPhase p)
 {
     switch (p) {
-    case CommPhase::Forward: return "forward";
-    case CommPhase::Backward: return "backward";
-    case CommPhase::OptimizerStep: return "optimizer_step";
+    case CommPhase::Forward:
+        return "forward";
+    case CommPhase::Backward:
+        return "backward";
+    case CommPhase::OptimizerStep:
+        return "optimizer_step";
     }
     return "";
 }
@@ -52,11 +65,14 @@ double busBandwidthFactor(CollectiveKind k, int n)
     if (n <= 1)
         return 0.0;
     switch (k) {
-    case CollectiveKind::AllReduce: return 2.0 * (n - 1) / n;
+    case CollectiveKind::AllReduce:
+        return 2.0 * (n - 1) / n;
     case CollectiveKind::AllGather:
     case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AllToAll: return double(n - 1) / n;
-    case CollectiveKind::SendRecv: return 1.0;
+    case CollectiveKind::AllToAll:
+        return double(n - 1) / n;
+    case CollectiveKind::SendRecv:
+        return 1.0;
     }
     return 1.0;
 }
@@ -66,11 +82,14 @@ int latencySteps(CollectiveKind k, int n)
     if (n <= 1)
         return 0;
     switch (k) {
-    case CollectiveKind::AllReduce: return 2 * (n - 1);
+    case CollectiveKind::AllReduce:
+        return 2 * (n - 1);
     case CollectiveKind::AllGather:
     case CollectiveKind::ReduceScatter:
-    case CollectiveKind::AllToAll: return n - 1;
-    case CollectiveKind::SendRecv: return 1;
+    case CollectiveKind::AllToAll:
+        return n - 1;
+    case CollectiveKind::SendRecv:
+        return 1;
     }
     return 1;
 }
@@ -105,9 +124,9 @@ namespace {
 /// Parameter elements of the heaviest stage on one rank (per tp rank, before DP sharding).
 struct StageParams
 {
-    double layer = 0;   ///< one decoder layer (dense part / tp, norms, router, local experts)
-    double root = 0;    ///< embedding and/or head + final norm of the stage
-    double total = 0;   ///< layers x layer + root
+    double layer = 0; ///< one decoder layer (dense part / tp, norms, router, local experts)
+    double root = 0;  ///< embedding and/or head + final norm of the stage
+    double total = 0; ///< layers x layer + root
 };
 
 StageParams stageParams(const Plan &plan)
@@ -117,14 +136,14 @@ StageParams stageParams(const Plan &plan)
     const ParameterCounts pc = countParameters(mo);
     const double t = pa.tp;
     StageParams sp;
-    sp.layer = double(pc.attention_per_layer + pc.dense_ffn_per_layer) / t +
-               double(pc.norms_per_layer + pc.router_per_layer) +
-               (mo.moe.enabled() ? double(mo.moe.experts) / pa.ep * double(pc.expert_per_layer) / t
-                                 : 0.0);
+    sp.layer =
+        double(pc.attention_per_layer + pc.dense_ffn_per_layer) / t +
+        double(pc.norms_per_layer + pc.router_per_layer) +
+        (mo.moe.enabled() ? double(mo.moe.experts) / pa.ep * double(pc.expert_per_layer) / t : 0.0);
     const double first = double(pc.embedding) / t;
-    const double last = double(pc.final_norm) +
-                        (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
-                                            : double(pc.lm_head) / t);
+    const double last =
+        double(pc.final_norm) + (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
+                                                    : double(pc.lm_head) / t);
     sp.root = pa.pp == 1 ? first + last : std::max(first, last);
     sp.total = sp.layer * (mo.layers / pa.pp) + sp.root;
     return sp;
@@ -180,17 +199,19 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         case Sharding::None: {
             // DDP: buckets of ddp_bucket_bytes all-reduced as backward fills them.
             const double total = sp.total * gradBytes;
-            const double buckets = std::max(1.0, std::ceil(total / std::max(1.0, fw.ddp_bucket_bytes)));
+            const double buckets =
+                std::max(1.0, std::ceil(total / std::max(1.0, fw.ddp_bucket_bytes)));
             const double S = total / buckets;
             const double t1 = collectiveTime(CollectiveKind::AllReduce, g, S, dev);
             const double exposed = std::max(t1, buckets * t1 - window);
-            emit(CollectiveKind::AllReduce, CommGroup::DP, g, S, buckets, exposed, CommPhase::Backward,
-                 "gradient buckets (DDP), overlapped with backward");
+            emit(CollectiveKind::AllReduce, CommGroup::DP, g, S, buckets, exposed,
+                 CommPhase::Backward, "gradient buckets (DDP), overlapped with backward");
             break;
         }
         case Sharding::Optimizer:
         case Sharding::Grads: {
-            const double bucket = fw.reduce_bucket_bytes > 0 ? fw.reduce_bucket_bytes : fw.ddp_bucket_bytes;
+            const double bucket =
+                fw.reduce_bucket_bytes > 0 ? fw.reduce_bucket_bytes : fw.ddp_bucket_bytes;
             const double gTotal = sp.total * gradBytes;
             const double gBuckets = std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket)));
             const double gS = gTotal / gBuckets;
@@ -214,23 +235,27 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             // Forward: layer i+1 is gathered while layer i computes; the first is waited for.
             layerWise = true;
             const double fwdExposed = m * (tAg + (L - 1) * std::max(0.0, tAg - ce.layer_forward_s));
-            emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, fwdExposed, CommPhase::Forward,
-                 "layer parameters, forward (prefetched one layer ahead)");
+            emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, fwdExposed,
+                 CommPhase::Forward, "layer parameters, forward (prefetched one layer ahead)");
             const double bwdWin = ce.layer_backward_s + ce.layer_recompute_s;
             const double bwdComm = (pa.reshard_after_forward ? tAg : 0.0) + tRs;
             const double bwdExposed = m * (L * std::max(0.0, bwdComm - bwdWin) + tRs);
-            const double share = bwdComm > 0 ? (pa.reshard_after_forward ? tAg : 0.0) / bwdComm : 0.0;
+            const double share =
+                bwdComm > 0 ? (pa.reshard_after_forward ? tAg : 0.0) / bwdComm : 0.0;
             if (pa.reshard_after_forward)
                 emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, bwdExposed * share,
-                     CommPhase::Backward, "layer parameters again in backward (reshard_after_forward)");
-            emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, rsS, m * L, bwdExposed * (1 - share),
-                 CommPhase::Backward, "layer gradients, overlapped with the next layer's backward");
+                     CommPhase::Backward,
+                     "layer parameters again in backward (reshard_after_forward)");
+            emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, rsS, m * L,
+                 bwdExposed * (1 - share), CommPhase::Backward,
+                 "layer gradients, overlapped with the next layer's backward");
             layerWise = false;
             if (sp.root > 0) {
-                emit(CollectiveKind::AllGather, CommGroup::DP, g, sp.root * c, m, -1, CommPhase::Forward,
+                emit(CollectiveKind::AllGather, CommGroup::DP, g, sp.root * c, m, -1,
+                     CommPhase::Forward,
                      "root module (embedding, final norm, head), kept until backward ends");
-                emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, sp.root * bytesOf(pr.grads), m, -1,
-                     CommPhase::Backward, "root module gradients");
+                emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, sp.root * bytesOf(pr.grads),
+                     m, -1, CommPhase::Backward, "root module gradients");
             }
             break;
         }
@@ -249,22 +274,22 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
                  "input gradients of the column-parallel inputs");
             if (fullRecompute)
-                emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
-                     "forward all-reduces repeated by full recompute");
+                emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1,
+                     CommPhase::Backward, "forward all-reduces repeated by full recompute");
         } else {
             emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Forward,
                  "SP: gather the sequence before attention and MLP");
-            emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Forward,
-                 "SP: scatter attention and MLP outputs");
+            emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1,
+                 CommPhase::Forward, "SP: scatter attention and MLP outputs");
             emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
                  "SP: backward of the reduce-scatters");
-            emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
-                 "SP: backward of the all-gathers");
+            emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1,
+                 CommPhase::Backward, "SP: backward of the all-gathers");
             if (fullRecompute) {
-                emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
-                     "SP: all-gathers repeated by full recompute");
-                emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
-                     "SP: reduce-scatters repeated by full recompute");
+                emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1,
+                     CommPhase::Backward, "SP: all-gathers repeated by full recompute");
+                emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1,
+                     CommPhase::Backward, "SP: reduce-scatters repeated by full recompute");
             }
         }
     }
@@ -299,7 +324,8 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
              "activation gradients to the previous stage");
     }
 
-    // ---- expert parallel -------------------------------------------------------------------------
+    // ---- expert parallel
+    // -------------------------------------------------------------------------
     if (pa.ep > 1 && mo.moe.enabled()) {
         layerWise = true;
         const GroupPlacement g = placeGroup(pa.ep, pa.tp, cl, dev.intra_node);

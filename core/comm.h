@@ -12,9 +12,28 @@ struct DeviceProfile;
 struct FrameworkProfile;
 struct LinkProfile;
 
-enum class CollectiveKind { AllReduce, AllGather, ReduceScatter, AllToAll, SendRecv };
-enum class CommGroup { DP, TP, CP, PP, EP };
-enum class CommPhase { Forward, Backward, OptimizerStep };
+enum class CollectiveKind
+{
+    AllReduce,
+    AllGather,
+    ReduceScatter,
+    AllToAll,
+    SendRecv
+};
+enum class CommGroup
+{
+    DP,
+    TP,
+    CP,
+    PP,
+    EP
+};
+enum class CommPhase
+{
+    Forward,
+    Backward,
+    OptimizerStep
+};
 
 std::string_view collectiveKey(CollectiveKind k); ///< "all_reduce", "all_gather", ...
 std::string_view groupKey(CommGroup g);           ///< "dp", "tp", "cp", "pp", "ep"
@@ -56,10 +75,10 @@ struct CommItem
     CollectiveKind kind = CollectiveKind::AllReduce;
     CommGroup group = CommGroup::DP;
     int group_size = 1;
-    double bytes = 0;          ///< S, nccl-tests convention
-    double count = 0;          ///< calls per step on this rank
-    double time_s = 0;         ///< one call
-    double exposed_s = 0;      ///< per step, not hidden behind compute
+    double bytes = 0;     ///< S, nccl-tests convention
+    double count = 0;     ///< calls per step on this rank
+    double time_s = 0;    ///< one call
+    double exposed_s = 0; ///< per step, not hidden behind compute
     CommPhase phase = CommPhase::Forward;
     const char *note = "";
     /// Issued once per decoder layer and micro-batch (count = layers x micro-batches x

@@ -64,7 +64,8 @@ ComputeProfile computeProfile(const DeviceProfile &dev, const FrameworkProfile &
     p.gemm_efficiency = dev.gemm_efficiency;
     // Matrix-unit efficiency inside fused attention; without the score term, the profile's
     // overall attention efficiency stands in for it.
-    p.attention_efficiency = number(dev.raw, "attention_matmul_efficiency", dev.attention_efficiency);
+    p.attention_efficiency =
+        number(dev.raw, "attention_matmul_efficiency", dev.attention_efficiency);
     p.hbm_bandwidth = dev.hbm_bandwidth;
     // Framework elementwise / reduction kernels reach less of the HBM peak than a copy.
     p.memory_efficiency = number(dev.raw, "elementwise_efficiency", dev.memory_efficiency);
@@ -165,7 +166,8 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     if (plan.memory.attention == Attention::Flash) {
         // Causal: each query sees half the keys on average (CP load-balances the halves).
         const double scores = b * sq * s / 2.0 * heads;
-        attF = scores * (4.0 * d / (P * cp.attention_efficiency) + cp.attention_score_s_forward) + k0;
+        attF =
+            scores * (4.0 * d / (P * cp.attention_efficiency) + cp.attention_score_s_forward) + k0;
         attB = scores * (10.0 * d / (P * cp.attention_efficiency) + cp.attention_score_s_backward) +
                2 * k0;
     } else {
@@ -261,8 +263,8 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         // hf_upcast: logits c, .float() c->4, log_softmax 4->4 (fwd); nll grad 4, log_softmax
         // backward 3 x 4, cast back 4->c (bwd). fused_fp32: logits.float() and the softmax in
         // place, the gradient written over it.
-        const double lossBytes = cp.hf_loss ? (c + 4.0 + 8.0) + (4.0 + 12.0 + 4.0 + c)
-                                            : (c + 4.0 + 8.0) + (8.0 + c);
+        const double lossBytes =
+            cp.hf_loss ? (c + 4.0 + 8.0) + (4.0 + 12.0 + 4.0 + c) : (c + 4.0 + 8.0) + (8.0 + c);
         const double finalNorm = (norm * 3.0) * hSp; // forward + backward
         out.head_s = 3.0 * headGemm + traffic(T * (lossBytes * V / t + finalNorm), 10);
     }
@@ -279,23 +281,26 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     const double layerExperts =
         moe ? double(mo.moe.experts) / pa.ep * double(pc.expert_per_layer) / t : 0.0;
     const double rootFirst = double(pc.embedding) / t;
-    const double rootLast = double(pc.final_norm) +
-                            (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
-                                                : double(pc.lm_head) / t);
+    const double rootLast =
+        double(pc.final_norm) + (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
+                                                    : double(pc.lm_head) / t);
     const double root = pa.pp == 1 ? rootFirst + rootLast : std::max(rootFirst, rootLast);
     const double denseOnRank = layerDense * L + root;
     const double expertsOnRank = layerExperts * L;
     const double matmulOnRank = (double(pc.attention_per_layer + pc.dense_ffn_per_layer) / t) * L +
-                                expertsOnRank + double(pc.lm_head > 0 ? pc.lm_head : pc.embedding) / t;
+                                expertsOnRank +
+                                double(pc.lm_head > 0 ? pc.lm_head : pc.embedding) / t;
     const double gBytes = bytesOf(pr.grads);
     {
         const double shard = double(pa.dp) * pa.cp;
-        const double shardedAll = denseOnRank / shard + expertsOnRank / std::max(1.0, shard / pa.ep);
+        const double shardedAll =
+            denseOnRank / shard + expertsOnRank / std::max(1.0, shard / pa.ep);
         out.params_on_rank = denseOnRank + expertsOnRank;
         out.optimizer_elements = pa.sharding != Sharding::None ? shardedAll : out.params_on_rank;
         out.sharded_params = pa.sharding == Sharding::Full ? shardedAll : out.params_on_rank;
         out.sharded_grads = (pa.sharding == Sharding::Full || pa.sharding == Sharding::Grads)
-                                ? shardedAll : out.params_on_rank;
+                                ? shardedAll
+                                : out.params_on_rank;
     }
     if (autocast) {
         // Weights cast to the compute dtype per forward (again in a full recompute); weight
@@ -330,11 +335,12 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     // ---- FLOPs ------------------------------------------------------------------------------
     // Forward FLOPs per token of the whole model: 2 x matmul weights seen by a token, causal
     // attention 4 x (s/2) x head_dim x heads per layer, the LM head.
-    const double attnProj = 2.0 * double(pc.attention_per_layer - (mo.attention_bias ? mo.qDim() + 2 * mo.kvDim() : 0));
+    const double attnProj =
+        2.0 * double(pc.attention_per_layer - (mo.attention_bias ? mo.qDim() + 2 * mo.kvDim() : 0));
     const double attnCore = 4.0 * (s / 2.0) * d * mo.heads;
     const double layerFwd = attnProj + ffnFlopsPerToken + attnCore;
     const double headFwd = 2.0 * double(mo.vocab) * h;
-    const double tokensPerStep = s * b * m; // per data-parallel replica
+    const double tokensPerStep = s * b * m;             // per data-parallel replica
     const double world = double(pa.tp) * pa.pp * pa.cp; // ranks sharing one replica
     const double modelFwd = tokensPerStep * (mo.layers * layerFwd + headFwd);
     out.model_flops = 3.0 * modelFwd / world;

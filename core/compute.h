@@ -14,8 +14,8 @@ struct FrameworkProfile;
 struct ComputeProfile
 {
     // --- device ---------------------------------------------------------------------------
-    double peak_flops = 0;         ///< FLOP/s in the plan's compute dtype (dense)
-    double gemm_efficiency = 0.7;  ///< achieved / peak for large GEMMs
+    double peak_flops = 0;        ///< FLOP/s in the plan's compute dtype (dense)
+    double gemm_efficiency = 0.7; ///< achieved / peak for large GEMMs
     /// Fixed time per GEMM call (s): launch, tile-wave quantization and tail. A GEMM of W FLOPs
     /// takes gemm_overhead_s + W / (peak x gemm_efficiency), so small GEMMs run well below the
     /// large-GEMM rate.
@@ -30,12 +30,12 @@ struct ComputeProfile
     /// This is why attention with head_dim 64 reaches a lower FLOP rate than with 128.
     double attention_score_s_forward = 0;
     double attention_score_s_backward = 0;
-    double hbm_bandwidth = 0;          ///< bytes/s
+    double hbm_bandwidth = 0; ///< bytes/s
     /// Achieved / peak HBM bandwidth of the framework's elementwise and reduction kernels
     /// (device field `elementwise_efficiency`; else `memory_efficiency`, a copy's).
     double memory_efficiency = 0.8;
-    double kernel_overhead_s = 3e-6;   ///< device time floor per elementwise kernel (s)
-    double host_bandwidth = 25e9;      ///< bytes/s device <-> host (offload)
+    double kernel_overhead_s = 3e-6; ///< device time floor per elementwise kernel (s)
+    double host_bandwidth = 25e9;    ///< bytes/s device <-> host (offload)
 
     // --- framework ------------------------------------------------------------------------
     /// Host time to issue one forward kernel (Python, dispatcher, autograd recording) and one
@@ -46,11 +46,11 @@ struct ComputeProfile
     /// Host time of a checkpointed layer's recompute relative to its first forward
     /// (non-reentrant checkpoint: saved-tensor hooks, RNG state, re-entering autocast).
     double recompute_host_factor = 1.0;
-    bool hf_kernels = true;   ///< unfused Hugging Face kernels (RoPE, upcast RMSNorm, SwiGLU)
-    bool fused_norm = false;  ///< fused RMSNorm (one kernel)
+    bool hf_kernels = true;  ///< unfused Hugging Face kernels (RoPE, upcast RMSNorm, SwiGLU)
+    bool fused_norm = false; ///< fused RMSNorm (one kernel)
     bool fused_swiglu = false;
-    bool fused_qkv = false;   ///< q, k, v and gate, up as one GEMM each (Megatron)
-    bool hf_loss = true;      ///< fp32-upcast Hugging Face loss (else fused vocab-parallel loss)
+    bool fused_qkv = false; ///< q, k, v and gate, up as one GEMM each (Megatron)
+    bool hf_loss = true;    ///< fp32-upcast Hugging Face loss (else fused vocab-parallel loss)
     bool autocast_casts = true;
     OptimizerImpl default_optimizer_impl = OptimizerImpl::Foreach;
 };
@@ -70,27 +70,27 @@ ComputeProfile computeProfile(const DeviceProfile &dev, const FrameworkProfile &
 struct ComputeEstimate
 {
     // per layer, per micro-batch (one rank)
-    double layer_forward_s = 0;    ///< max(device, host) forward of one decoder layer
-    double layer_backward_s = 0;   ///< backward of one layer (without recompute)
-    double layer_recompute_s = 0;  ///< the extra forward work recompute adds in backward
+    double layer_forward_s = 0;            ///< max(device, host) forward of one decoder layer
+    double layer_backward_s = 0;           ///< backward of one layer (without recompute)
+    double layer_recompute_s = 0;          ///< the extra forward work recompute adds in backward
     double layer_gemm_forward_s = 0;       ///< GEMM part of layer_forward_s (device)
     double layer_attention_forward_s = 0;  ///< attention core forward (device)
     double layer_attention_backward_s = 0; ///< attention core backward (device)
     double layer_elementwise_forward_s = 0;
     // per micro-batch, whole stage
-    double embedding_s = 0;    ///< first stage: lookup forward + backward
-    double head_s = 0;         ///< last stage: final norm, LM head GEMMs, loss forward + backward
-    double microbatch_s = 0;   ///< forward + backward (+ recompute) of one micro-batch, slowest stage
+    double embedding_s = 0;  ///< first stage: lookup forward + backward
+    double head_s = 0;       ///< last stage: final norm, LM head GEMMs, loss forward + backward
+    double microbatch_s = 0; ///< forward + backward (+ recompute) of one micro-batch, slowest stage
     double backward_microbatch_s = 0; ///< backward part of microbatch_s (overlap window for DDP)
     // per step
-    double casts_s = 0;        ///< autocast weight casts and fp32 gradient casts per step
-    double optimizer_s = 0;    ///< optimizer step (memory-bound over parameters and states)
-    double compute_s = 0;      ///< micro-batches x microbatch_s + casts + optimizer
+    double casts_s = 0;     ///< autocast weight casts and fp32 gradient casts per step
+    double optimizer_s = 0; ///< optimizer step (memory-bound over parameters and states)
+    double compute_s = 0;   ///< micro-batches x microbatch_s + casts + optimizer
     /// FLOPs per step on this rank: model FLOPs (matmuls 6 x params x tokens, attention with the
     /// causal half, LM head; no recompute) and hardware FLOPs (with recompute's extra forward).
     double model_flops = 0;
     double hardware_flops = 0;
-    int layers = 0;            ///< decoder layers on the slowest stage
+    int layers = 0;                ///< decoder layers on the slowest stage
     double params_on_rank = 0;     ///< parameter elements of the heaviest stage per tp rank
     double optimizer_elements = 0; ///< elements the optimizer updates on this rank (sharded)
     double sharded_params = 0;     ///< parameter elements stored on this rank (FSDP: sharded)

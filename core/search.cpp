@@ -83,16 +83,19 @@ double stateBytes(const Plan &p, const FrameworkProfile &fw, const ComputeEstima
     const double all = ce.params_on_rank;
     const double sharded = p.parallel.sharding != Sharding::None ? shardedAll : all;
     const Sharding sh = p.parallel.sharding;
-    const double gBytes = fw.main_grad_dtype != DType::None ? bytesOf(fw.main_grad_dtype) : bytesOf(pr.grads);
+    const double gBytes =
+        fw.main_grad_dtype != DType::None ? bytesOf(fw.main_grad_dtype) : bytesOf(pr.grads);
     const bool master = pr.master_weights != DType::None && pr.master_weights != pr.params;
-    const int states = (pr.optimizer == Optimizer::AdamW || pr.optimizer == Optimizer::Adam) ? 2 : 1;
+    const int states =
+        (pr.optimizer == Optimizer::AdamW || pr.optimizer == Optimizer::Adam) ? 2 : 1;
     double bytes = 0;
     if (!off.params)
         bytes += (sh == Sharding::Full ? sharded : all) * bytesOf(pr.params);
     if (!off.grads)
         bytes += (sh == Sharding::Full || sh == Sharding::Grads ? sharded : all) * gBytes;
     if (!off.optimizer)
-        bytes += sharded * ((master ? bytesOf(pr.master_weights) : 0.0) + states * bytesOf(pr.optimizer_state));
+        bytes += sharded * ((master ? bytesOf(pr.master_weights) : 0.0) +
+                            states * bytesOf(pr.optimizer_state));
     return bytes;
 }
 
@@ -122,8 +125,7 @@ bool quickValidate(const Plan &plan)
     if (pa.sp && (pa.tp < 2 || (plan.training.seq_len / pa.cp) % pa.tp != 0))
         return false;
     if (pa.ep > 1) {
-        if (!m.moe.enabled() || m.moe.experts % pa.ep != 0 ||
-            (int64_t(pa.dp) * pa.cp) % pa.ep != 0)
+        if (!m.moe.enabled() || m.moe.experts % pa.ep != 0 || (int64_t(pa.dp) * pa.cp) % pa.ep != 0)
             return false;
     }
     if (plan.memory.offload.params && pa.sharding != Sharding::Full)
@@ -146,10 +148,10 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     const ModelShape &mo = work.model;
     const int world = work.cluster.world();
     const int64_t seq = work.training.seq_len;
-    const int64_t global = request.global_batch > 0
-                               ? request.global_batch
-                               : int64_t(request.base.parallel.dp) * request.base.training.micro_batch *
-                                     request.base.training.grad_accum;
+    const int64_t global = request.global_batch > 0 ? request.global_batch
+                                                    : int64_t(request.base.parallel.dp) *
+                                                          request.base.training.micro_batch *
+                                                          request.base.training.grad_accum;
     if (global < 1)
         throw PlanError("global_batch", "must be >= 1");
     const int64_t ffn = mo.moe.enabled() ? mo.moe.expert_ffn_hidden : mo.ffn_hidden;
@@ -322,11 +324,12 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     for (uint32_t i = 0; i < rank.size(); ++i)
         rank[i] = i;
     const size_t keep = std::min(top, rank.size());
-    std::partial_sort(rank.begin(), rank.begin() + long(keep), rank.end(), [&](uint32_t a, uint32_t b) {
-        if (fitting[a].step.step_s != fitting[b].step.step_s)
-            return fitting[a].step.step_s < fitting[b].step.step_s;
-        return fitting[a].required < fitting[b].required;
-    });
+    std::partial_sort(rank.begin(), rank.begin() + long(keep), rank.end(),
+                      [&](uint32_t a, uint32_t b) {
+                          if (fitting[a].step.step_s != fitting[b].step.step_s)
+                              return fitting[a].step.step_s < fitting[b].step.step_s;
+                          return fitting[a].required < fitting[b].required;
+                      });
     for (size_t i = 0; i < keep; ++i)
         out.ranked.push_back(toResult(fitting[rank[i]], onFront[rank[i]]));
 

@@ -17,7 +17,8 @@ namespace {
 
 std::string casePath(const char *name)
 {
-    return (testing::sourceDir() + QStringLiteral("/resources/cases/") + QString::fromUtf8(name)).toStdString();
+    return (testing::sourceDir() + QStringLiteral("/resources/cases/") + QString::fromUtf8(name))
+        .toStdString();
 }
 
 int runCli(const std::vector<std::string> &args, std::string &out, std::string &err)
@@ -47,7 +48,10 @@ private slots:
 void TestCliSearch::searchJson()
 {
     std::string out, err;
-    QCOMPARE(runCli({"search", casePath("hcie-ai-fsdp.plan.json"), "--top", "5", "--format", "json"}, out, err), 0);
+    QCOMPARE(
+        runCli({"search", casePath("hcie-ai-fsdp.plan.json"), "--top", "5", "--format", "json"},
+               out, err),
+        0);
     const json j = json::parse(out);
     QVERIFY(j["evaluated"].get<uint64_t>() > 0);
     QVERIFY(j["fitting"].get<uint64_t>() >= 5);
@@ -59,7 +63,9 @@ void TestCliSearch::searchJson()
         QVERIFY(r["step_s"].get<double>() >= previous);
         previous = r["step_s"].get<double>();
         const json &pa = r["parallel"];
-        QCOMPARE(pa["dp"].get<int>() * pa["tp"].get<int>() * pa["pp"].get<int>() * pa["cp"].get<int>(), 8);
+        QCOMPARE(pa["dp"].get<int>() * pa["tp"].get<int>() * pa["pp"].get<int>() *
+                     pa["cp"].get<int>(),
+                 8);
     }
     QVERIFY(!j["pareto"].empty());
 }
@@ -80,10 +86,11 @@ void TestCliSearch::searchTable()
 void TestCliSearch::compareJson()
 {
     std::string out, err;
-    QCOMPARE(runCli({"compare", casePath("hcie-ai-fsdp.plan.json"), casePath("hcie-ai-tp8.plan.json"),
-                     casePath("hcie-ai-ddp.plan.json"), "--format", "json"},
-                    out, err),
-             0);
+    QCOMPARE(
+        runCli({"compare", casePath("hcie-ai-fsdp.plan.json"), casePath("hcie-ai-tp8.plan.json"),
+                casePath("hcie-ai-ddp.plan.json"), "--format", "json"},
+               out, err),
+        0);
     const json j = json::parse(out)["plans"];
     QCOMPARE(j.size(), size_t(3));
     // FSDP: a Llama-2-7B layer (202,383,360 parameters) gathered in bf16 = 404,766,720 B, once
@@ -109,10 +116,11 @@ void TestCliSearch::compareJson()
 void TestCliSearch::compareTable()
 {
     std::string out, err;
-    QCOMPARE(runCli({"compare", casePath("hcie-ai-fsdp-cp.plan.json"), casePath("hcie-ai-tp4-fsdp2.plan.json")},
+    QCOMPARE(runCli({"compare", casePath("hcie-ai-fsdp-cp.plan.json"),
+                     casePath("hcie-ai-tp4-fsdp2.plan.json")},
                     out, err),
              0);
-    QVERIFY(out.find("send_recv") != std::string::npos);  // the CP ring
+    QVERIFY(out.find("send_recv") != std::string::npos); // the CP ring
     QVERIFY(out.find("reduce_scatter") != std::string::npos);
     QVERIFY(out.find("Summary") != std::string::npos);
 }
@@ -122,32 +130,40 @@ void TestCliSearch::badInput_data()
     QTest::addColumn<QStringList>("args");
     QTest::addColumn<QString>("message");
     const QString fsdp = QString::fromStdString(casePath("hcie-ai-fsdp.plan.json"));
-    QTest::addRow("search without plan") << QStringList{QStringLiteral("search")} << QStringLiteral("missing PLAN");
-    QTest::addRow("search two plans") << QStringList{QStringLiteral("search"), fsdp, fsdp}
-                                      << QStringLiteral("one plan file");
-    QTest::addRow("search --top text") << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--top"),
-                                                      QStringLiteral("many")}
-                                       << QStringLiteral("--top must be an integer");
-    QTest::addRow("search --top 0") << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--top=0")}
-                                    << QStringLiteral("--top must be an integer between 1");
+    QTest::addRow("search without plan")
+        << QStringList{QStringLiteral("search")} << QStringLiteral("missing PLAN");
+    QTest::addRow("search two plans")
+        << QStringList{QStringLiteral("search"), fsdp, fsdp} << QStringLiteral("one plan file");
+    QTest::addRow("search --top text")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--top"),
+                       QStringLiteral("many")}
+        << QStringLiteral("--top must be an integer");
+    QTest::addRow("search --top 0")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--top=0")}
+        << QStringLiteral("--top must be an integer between 1");
     QTest::addRow("search --global-batch missing")
         << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--global-batch")}
         << QStringLiteral("--global-batch needs a value");
-    QTest::addRow("search --format xml") << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--format"),
-                                                        QStringLiteral("xml")}
-                                         << QStringLiteral("--format must be table or json");
-    QTest::addRow("search unknown option") << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--fast")}
-                                           << QStringLiteral("unknown option --fast");
-    QTest::addRow("search missing file") << QStringList{QStringLiteral("search"), QStringLiteral("/nonexistent.plan.json")}
-                                         << QStringLiteral("cannot be read");
-    QTest::addRow("search bad plan") << QStringList{QStringLiteral("search"), QStringLiteral("@BADTP@")}
-                                     << QStringLiteral("parallel.tp");
+    QTest::addRow("search --format xml")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--format"),
+                       QStringLiteral("xml")}
+        << QStringLiteral("--format must be table or json");
+    QTest::addRow("search unknown option")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--fast")}
+        << QStringLiteral("unknown option --fast");
+    QTest::addRow("search missing file")
+        << QStringList{QStringLiteral("search"), QStringLiteral("/nonexistent.plan.json")}
+        << QStringLiteral("cannot be read");
+    QTest::addRow("search bad plan")
+        << QStringList{QStringLiteral("search"), QStringLiteral("@BADTP@")}
+        << QStringLiteral("parallel.tp");
     QTest::addRow("compare one plan") << QStringList{QStringLiteral("compare"), fsdp}
                                       << QStringLiteral("at least two plan files");
-    QTest::addRow("compare bad plan") << QStringList{QStringLiteral("compare"), fsdp, QStringLiteral("@BADTP@")}
-                                      << QStringLiteral("parallel.tp");
-    QTest::addRow("compare --top") << QStringList{QStringLiteral("compare"), fsdp, fsdp, QStringLiteral("--top"),
-                                                  QStringLiteral("3")}
+    QTest::addRow("compare bad plan")
+        << QStringList{QStringLiteral("compare"), fsdp, QStringLiteral("@BADTP@")}
+        << QStringLiteral("parallel.tp");
+    QTest::addRow("compare --top") << QStringList{QStringLiteral("compare"), fsdp, fsdp,
+                                                  QStringLiteral("--top"), QStringLiteral("3")}
                                    << QStringLiteral("unknown option --top");
 }
 

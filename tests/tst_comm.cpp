@@ -24,8 +24,13 @@ json casePlan(const std::string &preset, int64_t seq, json parallel, const std::
             {"name", "comm test"},
             {"model", {{"preset", preset}}},
             {"training", {{"seq_len", seq}, {"micro_batch", 1}, {"grad_accum", grad_accum}}},
-            {"precision", {{"params", "bf16"}, {"grads", "bf16"}, {"master_weights", "fp32"},
-                           {"optimizer", "adamw"}, {"optimizer_state", "fp32"}, {"compute", "bf16"}}},
+            {"precision",
+             {{"params", "bf16"},
+              {"grads", "bf16"},
+              {"master_weights", "fp32"},
+              {"optimizer", "adamw"},
+              {"optimizer_state", "fp32"},
+              {"compute", "bf16"}}},
             {"parallel", parallel},
             {"memory", {{"recompute", recompute}, {"attention", "flash"}}},
             {"framework", "pytorch"},
@@ -54,8 +59,10 @@ QString describe(const std::vector<CommItem> &items)
     QStringList out;
     for (const CommItem &it : items) {
         out << QStringLiteral("%1 %2x%3 S=%4 n=%5")
-                   .arg(QString::fromUtf8(collectiveKey(it.kind).data(), int(collectiveKey(it.kind).size())))
-                   .arg(QString::fromUtf8(groupKey(it.group).data(), int(groupKey(it.group).size())))
+                   .arg(QString::fromUtf8(collectiveKey(it.kind).data(),
+                                          int(collectiveKey(it.kind).size())))
+                   .arg(
+                       QString::fromUtf8(groupKey(it.group).data(), int(groupKey(it.group).size())))
                    .arg(it.group_size)
                    .arg(qlonglong(std::llround(it.bytes)))
                    .arg(it.count);
@@ -111,7 +118,9 @@ void TestComm::inventories_data()
     // again backward (reshard_after_forward), a reduce-scatter of the same size: 32 each; the
     // root 262,148,096 x 2 = 524,296,192 B gathered and reduce-scattered once.
     QTest::addRow("fsdp dp8")
-        << QByteArray(casePlan("llama2-7b", 32768, {{"dp", 8}, {"sharding", "full"}}, "full").dump().c_str())
+        << QByteArray(casePlan("llama2-7b", 32768, {{"dp", 8}, {"sharding", "full"}}, "full")
+                          .dump()
+                          .c_str())
         << QStringLiteral("all_gather dpx8 S=404766720 n=32; all_gather dpx8 S=404766720 n=32; "
                           "reduce_scatter dpx8 S=404766720 n=32; all_gather dpx8 S=524296192 n=1; "
                           "reduce_scatter dpx8 S=524296192 n=1");
@@ -120,7 +129,8 @@ void TestComm::inventories_data()
     // all-gathers + 2 reduce-scatters forward, the same backward, and the forward pair again
     // under full recompute: 6 entries of 2 x 32 = 64 calls.
     QTest::addRow("tp8 sp")
-        << QByteArray(casePlan("llama2-7b", 32768, {{"tp", 8}, {"sp", true}}, "full").dump().c_str())
+        << QByteArray(
+               casePlan("llama2-7b", 32768, {{"tp", 8}, {"sp", true}}, "full").dump().c_str())
         << QStringLiteral("all_gather tpx8 S=268435456 n=64; reduce_scatter tpx8 S=268435456 n=64; "
                           "all_gather tpx8 S=268435456 n=64; reduce_scatter tpx8 S=268435456 n=64; "
                           "all_gather tpx8 S=268435456 n=64; reduce_scatter tpx8 S=268435456 n=64");
@@ -139,8 +149,10 @@ void TestComm::inventories_data()
     // x 2 B = 101,203,968 B over dp 2; root (131,072,000 x 2) / 4 + 4096 = 65,540,096 x 2 =
     // 131,080,192 B; TP as above over 4 ranks.
     QTest::addRow("tp4 fsdp2 sp")
-        << QByteArray(casePlan("llama2-7b", 32768, {{"tp", 4}, {"dp", 2}, {"sp", true}, {"sharding", "full"}},
-                               "full").dump().c_str())
+        << QByteArray(casePlan("llama2-7b", 32768,
+                               {{"tp", 4}, {"dp", 2}, {"sp", true}, {"sharding", "full"}}, "full")
+                          .dump()
+                          .c_str())
         << QStringLiteral("all_gather dpx2 S=101203968 n=32; all_gather dpx2 S=101203968 n=32; "
                           "reduce_scatter dpx2 S=101203968 n=32; all_gather dpx2 S=131080192 n=1; "
                           "reduce_scatter dpx2 S=131080192 n=1; "
@@ -153,7 +165,9 @@ void TestComm::inventories_data()
     // 7 steps per layer: forward 32 x 7 x 2 (full recompute repeats it) = 448; backward K/V and
     // dK/dV 32 x 7 x 2 = 448.
     QTest::addRow("cp8 fsdp")
-        << QByteArray(casePlan("llama2-7b", 32768, {{"cp", 8}, {"sharding", "full"}}, "full").dump().c_str())
+        << QByteArray(casePlan("llama2-7b", 32768, {{"cp", 8}, {"sharding", "full"}}, "full")
+                          .dump()
+                          .c_str())
         << QStringLiteral("all_gather dpx8 S=404766720 n=32; all_gather dpx8 S=404766720 n=32; "
                           "reduce_scatter dpx8 S=404766720 n=32; all_gather dpx8 S=524296192 n=1; "
                           "reduce_scatter dpx8 S=524296192 n=1; send_recv cpx8 S=67108864 n=448; "
@@ -169,7 +183,9 @@ void TestComm::inventories_data()
     // (ceil(552.6)) of 26,194,505.1 B.
     QTest::addRow("mixtral cp8 ep8")
         << QByteArray(casePlan("mixtral-8x7b", 32768, {{"cp", 8}, {"dp", 8}, {"ep", 8}}, "none", 1,
-                               "ascend-910b2", 8).dump().c_str())
+                               "ascend-910b2", 8)
+                          .dump()
+                          .c_str())
         << QStringLiteral("all_reduce dpx64 S=26194505 n=553; send_recv cpx8 S=16777216 n=224; "
                           "send_recv cpx8 S=16777216 n=448; all_to_all epx8 S=67108864 n=64; "
                           "all_to_all epx8 S=67108864 n=64");
@@ -184,9 +200,13 @@ void TestComm::inventories_data()
         << QStringLiteral("all_reduce dpx2 S=26121537 n=134; send_recv ppx2 S=33554432 n=8; "
                           "send_recv ppx2 S=33554432 n=8");
     QTest::addRow("pp4 interleaved v2")
-        << QByteArray(casePlan("llama2-7b", 4096,
-                               {{"pp", 4}, {"dp", 2}, {"pp_schedule", "interleaved"}, {"virtual_stages", 2}},
-                               "none", 8).dump().c_str())
+        << QByteArray(
+               casePlan(
+                   "llama2-7b", 4096,
+                   {{"pp", 4}, {"dp", 2}, {"pp_schedule", "interleaved"}, {"virtual_stages", 2}},
+                   "none", 8)
+                   .dump()
+                   .c_str())
         << QStringLiteral("all_reduce dpx2 S=26121537 n=134; send_recv ppx2 S=33554432 n=16; "
                           "send_recv ppx2 S=33554432 n=16");
 }
@@ -244,16 +264,21 @@ void TestComm::timeModel_data()
     QTest::addColumn<double>("seconds");
     // Intra-node: 100 GB/s x 0.5, 10 us per step; inter-node: 25 GB/s x 0.8, 20 us per step.
     // all-reduce 8 of 1 GB: 14 x 10 us + 1e9 x 1.75 / 50e9 = 0.03514 s
-    QTest::addRow("all_reduce 8 intra") << int(CollectiveKind::AllReduce) << 8 << 1 << "switch" << 0.03514;
+    QTest::addRow("all_reduce 8 intra")
+        << int(CollectiveKind::AllReduce) << 8 << 1 << "switch" << 0.03514;
     // all-gather 8: 7 x 10 us + 1e9 x 0.875 / 50e9 = 0.01757 s
-    QTest::addRow("all_gather 8 intra") << int(CollectiveKind::AllGather) << 8 << 1 << "switch" << 0.01757;
+    QTest::addRow("all_gather 8 intra")
+        << int(CollectiveKind::AllGather) << 8 << 1 << "switch" << 0.01757;
     // send/recv across nodes (stride 8): 20 us + 1e9 / 20e9 = 0.05002 s
-    QTest::addRow("send_recv inter") << int(CollectiveKind::SendRecv) << 2 << 8 << "switch" << 0.05002;
+    QTest::addRow("send_recv inter")
+        << int(CollectiveKind::SendRecv) << 2 << 8 << "switch" << 0.05002;
     // all-reduce over 16 ranks spans two nodes: 30 x 20 us + 1e9 x 1.875 / 20e9 = 0.09435 s
-    QTest::addRow("all_reduce 16 inter") << int(CollectiveKind::AllReduce) << 16 << 1 << "switch" << 0.09435;
+    QTest::addRow("all_reduce 16 inter")
+        << int(CollectiveKind::AllReduce) << 16 << 1 << "switch" << 0.09435;
     // Full mesh, 4 of 8 devices: 3 of 7 links: 100e9 x 3/7 x 0.5 = 21.43 GB/s;
     // all-gather: 3 x 10 us + 1e9 x 0.75 / 21.4286e9 = 0.03503 s
-    QTest::addRow("all_gather 4 mesh") << int(CollectiveKind::AllGather) << 4 << 1 << "full_mesh" << 0.03503;
+    QTest::addRow("all_gather 4 mesh")
+        << int(CollectiveKind::AllGather) << 4 << 1 << "full_mesh" << 0.03503;
 }
 
 void TestComm::timeModel()
@@ -303,7 +328,8 @@ void TestComm::placement()
 void TestComm::overlap()
 {
     // TP collectives stay on the critical path: exposed = count x time.
-    for (const CommItem &it : inventory(casePlan("llama2-7b", 32768, {{"tp", 8}, {"sp", true}}, "full")))
+    for (const CommItem &it :
+         inventory(casePlan("llama2-7b", 32768, {{"tp", 8}, {"sp", true}}, "full")))
         QCOMPARE(it.exposed_s, it.count * it.time_s);
     // DDP: at least the last bucket, at most everything.
     for (const CommItem &it : inventory(casePlan("llama2-7b", 32768, {{"dp", 8}}, "full"))) {
@@ -312,19 +338,22 @@ void TestComm::overlap()
     }
     // FSDP forward: only the first layer's gather waits when a layer's forward hides the next
     // gather (32K tokens of a 7B layer take far longer than 386 MiB over HCCS).
-    const auto fsdp = inventory(casePlan("llama2-7b", 32768, {{"dp", 8}, {"sharding", "full"}}, "full"));
+    const auto fsdp =
+        inventory(casePlan("llama2-7b", 32768, {{"dp", 8}, {"sharding", "full"}}, "full"));
     QCOMPARE(fsdp.front().exposed_s, fsdp.front().time_s);
     // At 256 tokens the layer is short and the gathers show.
-    const auto small = inventory(casePlan("llama2-7b", 256, {{"dp", 8}, {"sharding", "full"}}, "full"));
+    const auto small =
+        inventory(casePlan("llama2-7b", 256, {{"dp", 8}, {"sharding", "full"}}, "full"));
     QVERIFY(small.front().exposed_s > 2 * small.front().time_s);
 }
 
 void TestComm::estimateCarriesInventory()
 {
     const Catalog &cat = Catalog::builtin();
-    const Plan p = parsePlan(casePlan("llama2-7b", 32768, {{"tp", 4}, {"dp", 2}, {"sp", true}, {"sharding", "full"}},
-                                      "full"),
-                             cat);
+    const Plan p =
+        parsePlan(casePlan("llama2-7b", 32768,
+                           {{"tp", 4}, {"dp", 2}, {"sp", true}, {"sharding", "full"}}, "full"),
+                  cat);
     const Estimate e = estimate(p, cat);
     QCOMPARE(int(e.communication.size()), 11);
     double exposed = 0;

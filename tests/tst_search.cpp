@@ -23,8 +23,13 @@ json seedCase(const std::string &preset, int64_t seq, int nodes, const std::stri
             {"name", "search test"},
             {"model", {{"preset", preset}}},
             {"training", {{"seq_len", seq}, {"micro_batch", 1}, {"grad_accum", 1}}},
-            {"precision", {{"params", "bf16"}, {"grads", "bf16"}, {"master_weights", "fp32"},
-                           {"optimizer", "adamw"}, {"optimizer_state", "fp32"}, {"compute", "bf16"}}},
+            {"precision",
+             {{"params", "bf16"},
+              {"grads", "bf16"},
+              {"master_weights", "fp32"},
+              {"optimizer", "adamw"},
+              {"optimizer_state", "fp32"},
+              {"compute", "bf16"}}},
             {"parallel", {{"dp", 8 * nodes}}},
             {"memory", {{"recompute", "full"}, {"attention", "flash"}}},
             {"framework", "pytorch"},
@@ -45,7 +50,8 @@ bool sameLayout(const Plan &a, const Plan &b)
     const Parallel &x = a.parallel, &y = b.parallel;
     return x.dp == y.dp && x.tp == y.tp && x.pp == y.pp && x.cp == y.cp && x.sp == y.sp &&
            x.sharding == y.sharding && x.virtual_stages == y.virtual_stages &&
-           a.memory.recompute == b.memory.recompute && a.training.micro_batch == b.training.micro_batch &&
+           a.memory.recompute == b.memory.recompute &&
+           a.training.micro_batch == b.training.micro_batch &&
            a.memory.offload.optimizer == b.memory.offload.optimizer &&
            a.memory.offload.params == b.memory.offload.params &&
            a.memory.offload.activations == b.memory.offload.activations;
@@ -88,7 +94,8 @@ void TestSearch::quickValidateAgreesWithValidatePlan()
                                         p.parallel.ep = ep;
                                         p.parallel.dp = std::max(1, 16 / (tp * pp * cp));
                                         p.parallel.virtual_stages = v;
-                                        p.parallel.pp_schedule = v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
+                                        p.parallel.pp_schedule =
+                                            v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
                                         p.training.grad_accum = ga;
                                         p.parallel.sp = sp;
                                         p.memory.offload.params = offp;
@@ -124,7 +131,8 @@ void TestSearch::resultsFitAndRankByTime()
     QFETCH(QByteArray, plan);
     QFETCH(int, globalBatch);
     const Catalog &cat = Catalog::builtin();
-    const SearchOutcome out = searchLayouts(request(json::parse(plan.toStdString()), globalBatch, 25), cat);
+    const SearchOutcome out =
+        searchLayouts(request(json::parse(plan.toStdString()), globalBatch, 25), cat);
     qInfo("%llu evaluated, %llu fit, %.1f ms", (unsigned long long)out.evaluated,
           (unsigned long long)out.fitting, 1e3 * out.seconds);
     QVERIFY(!out.cancelled);
@@ -139,7 +147,8 @@ void TestSearch::resultsFitAndRankByTime()
         QCOMPARE(e.step.step_s, r.step_s);
         QCOMPARE(e.memory.peak_bytes, r.peak_bytes);
         QVERIFY(r.required_bytes <= e.memory.hbm_bytes);
-        QCOMPARE(int64_t(r.plan.parallel.dp) * r.plan.training.micro_batch * r.plan.training.grad_accum,
+        QCOMPARE(int64_t(r.plan.parallel.dp) * r.plan.training.micro_batch *
+                     r.plan.training.grad_accum,
                  int64_t(globalBatch));
         QVERIFY(r.step_s >= previous);
         previous = r.step_s;
@@ -174,7 +183,8 @@ void TestSearch::knownLayoutFound()
     // The seed case's deployed layout: Llama-2-7B at 32K on 8 x 910B2 under full sharding with
     // full recompute (resources/cases/hcie-ai-fsdp.plan.json) fits; DDP does not.
     const Catalog &cat = Catalog::builtin();
-    const SearchOutcome out = searchLayouts(request(seedCase("llama2-7b", 32768, 1, "ascend-910b2"), 8, 100000), cat);
+    const SearchOutcome out =
+        searchLayouts(request(seedCase("llama2-7b", 32768, 1, "ascend-910b2"), 8, 100000), cat);
     Plan fsdp = parsePlan(seedCase("llama2-7b", 32768, 1, "ascend-910b2"), cat);
     fsdp.parallel.sharding = Sharding::Full;
     Plan ddp = fsdp;

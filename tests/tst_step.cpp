@@ -41,8 +41,14 @@ json tinyPlan(int64_t seq, int mbs, bool amp, bool ckpt, bool eager)
             {"version", 1},
             {"name", "calibration row"},
             {"model",
-             {{"preset", "tinyllama-1.1b"}, {"hidden", 2048}, {"ffn_hidden", 5632}, {"layers", 22},
-              {"heads", 32}, {"kv_heads", 4}, {"vocab", 32000}, {"tied_embeddings", false}}},
+             {{"preset", "tinyllama-1.1b"},
+              {"hidden", 2048},
+              {"ffn_hidden", 5632},
+              {"layers", 22},
+              {"heads", 32},
+              {"kv_heads", 4},
+              {"vocab", 32000},
+              {"tied_embeddings", false}}},
             {"training", {{"seq_len", seq}, {"micro_batch", mbs}, {"grad_accum", 1}}},
             {"precision",
              {{"params", amp ? "fp32" : "bf16"},
@@ -52,7 +58,8 @@ json tinyPlan(int64_t seq, int mbs, bool amp, bool ckpt, bool eager)
               {"optimizer_state", amp ? "fp32" : "bf16"},
               {"compute", "bf16"}}},
             {"parallel", {{"dp", 1}, {"tp", 1}, {"pp", 1}, {"cp", 1}}},
-            {"memory", {{"recompute", ckpt ? "full" : "none"}, {"attention", eager ? "eager" : "flash"}}},
+            {"memory",
+             {{"recompute", ckpt ? "full" : "none"}, {"attention", eager ? "eager" : "flash"}}},
             {"framework", "pytorch"},
             {"cluster", {{"device", "h200"}, {"devices_per_node", 1}, {"nodes", 1}}}};
 }
@@ -78,7 +85,8 @@ void TestStep::calibrationStepTime_data()
     for (size_t i = 0; i < rows.size(); ++i) {
         const json &r = rows[i];
         QTest::addRow("%s seq%d mbs%d %s %s", r["mode"].get<std::string>().c_str(),
-                      r["seq"].get<int>(), r["mbs"].get<int>(), r["ckpt"].get<bool>() ? "ckpt" : "nockpt",
+                      r["seq"].get<int>(), r["mbs"].get<int>(),
+                      r["ckpt"].get<bool>() ? "ckpt" : "nockpt",
                       r["attn"].get<std::string>().c_str())
             << int(i);
     }
@@ -89,10 +97,10 @@ void TestStep::calibrationStepTime()
     QFETCH(int, row);
     const json r = smallRows().at(size_t(row));
     const Catalog &cat = Catalog::builtin();
-    const Plan plan = parsePlan(tinyPlan(r["seq"].get<int64_t>(), r["mbs"].get<int>(),
-                                         r["mode"] == "amp", r["ckpt"].get<bool>(),
-                                         r["attn"] == "eager"),
-                                cat);
+    const Plan plan =
+        parsePlan(tinyPlan(r["seq"].get<int64_t>(), r["mbs"].get<int>(), r["mode"] == "amp",
+                           r["ckpt"].get<bool>(), r["attn"] == "eager"),
+                  cat);
     const Estimate e = estimate(plan, cat);
     QVERIFY(e.communication.empty()); // one device: no collectives
     const double predicted = e.step.step_s;
@@ -101,9 +109,12 @@ void TestStep::calibrationStepTime()
     for (size_t i = 1; i < steps.size(); ++i) { // step 0 allocates the optimizer states
         const double measured = steps[i].get<double>();
         const double err = predicted / measured - 1.0;
-        qInfo("step %zu: predicted %.4f s, measured %.4f s (%+.1f%%)", i, predicted, measured, 100 * err);
-        QVERIFY2(std::fabs(err) <= 0.20, qPrintable(QStringLiteral("predicted %1 s vs measured %2 s")
-                                                       .arg(predicted).arg(measured)));
+        qInfo("step %zu: predicted %.4f s, measured %.4f s (%+.1f%%)", i, predicted, measured,
+              100 * err);
+        QVERIFY2(
+            std::fabs(err) <= 0.20,
+            qPrintable(
+                QStringLiteral("predicted %1 s vs measured %2 s").arg(predicted).arg(measured)));
     }
 }
 
@@ -118,7 +129,8 @@ void TestStep::flopsByHand()
     //   step = 3 x forward x 2048 tokens = 13,844,827,078,656 FLOPs.
     const Catalog &cat = Catalog::builtin();
     const Plan plan = parsePlan(tinyPlan(2048, 1, false, false, false), cat);
-    const ComputeProfile cp = computeProfile(*cat.device("h200"), *cat.framework("pytorch"), DType::BF16);
+    const ComputeProfile cp =
+        computeProfile(*cat.device("h200"), *cat.framework("pytorch"), DType::BF16);
     const ComputeEstimate ce = estimateCompute(plan, cp);
     QCOMPARE(ce.model_flops, 13844827078656.0);
     QCOMPARE(ce.hardware_flops, ce.model_flops);
@@ -141,10 +153,12 @@ void TestStep::bubbleAndThroughput()
     const Catalog &cat = Catalog::builtin();
     const Plan p1 = parsePlan(j, cat);
     const Estimate e1 = estimate(p1, cat);
-    const ComputeProfile cp = computeProfile(*cat.device("ascend-910b2"), *cat.framework("pytorch"), DType::BF16);
+    const ComputeProfile cp =
+        computeProfile(*cat.device("ascend-910b2"), *cat.framework("pytorch"), DType::BF16);
     const ComputeEstimate c1 = estimateCompute(p1, cp);
     QCOMPARE(e1.step.bubble_s, 3.0 * c1.microbatch_s);
-    QCOMPARE(e1.step.step_s, e1.step.compute_s + e1.step.communication_s + e1.step.bubble_s + e1.step.offload_s);
+    QCOMPARE(e1.step.step_s,
+             e1.step.compute_s + e1.step.communication_s + e1.step.bubble_s + e1.step.offload_s);
     // tokens/s: 4096 tokens x 8 micro-batches x 2 replicas per step.
     QCOMPARE(e1.step.tokens_per_s, 4096.0 * 8 * 2 / e1.step.step_s);
     j["parallel"]["pp_schedule"] = "interleaved";

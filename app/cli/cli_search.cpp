@@ -2,7 +2,6 @@
 // comparison of plans (per-layer collectives, their time on the cluster's links, per-rank
 // memory and step time).
 #include "cli.h"
-
 #include "core/catalog.h"
 #include "core/comm.h"
 #include "core/compute.h"
@@ -11,6 +10,7 @@
 #include "core/search.h"
 #include "core/units.h"
 
+#include <QCoreApplication>
 #include <algorithm>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -38,7 +38,8 @@ std::string layoutText(const Plan &p)
         o << " ep" << pa.ep;
     if (pa.pp_schedule == PpSchedule::Interleaved)
         o << " v" << pa.virtual_stages;
-    o << " " << toString(pa.sharding) << (pa.sp ? " sp" : "") << " rc:" << toString(p.memory.recompute);
+    o << " " << toString(pa.sharding) << (pa.sp ? " sp" : "")
+      << " rc:" << toString(p.memory.recompute);
     const Offload &off = p.memory.offload;
     if (off.optimizer || off.params || off.grads || off.activations) {
         o << " off:";
@@ -82,10 +83,13 @@ void resultRows(std::ostream &o, const std::vector<SearchResult> &rs)
       << padTo("tokens/s", 11, true) << padTo("MFU", 7, true) << "\n";
     int i = 0;
     for (const SearchResult &r : rs) {
-        o << "  " << padTo(std::to_string(++i), 4) << padTo(layoutText(r.plan) + (r.pareto ? " *" : ""), 58)
+        o << "  " << padTo(std::to_string(++i), 4)
+          << padTo(layoutText(r.plan) + (r.pareto ? " *" : ""), 58)
           << padTo(formatFixed(r.required_bytes / kGiB, 1) + " GiB", 11, true)
-          << padTo(formatSeconds(r.step_s), 11, true) << padTo(formatSeconds(r.step.communication_s), 11, true)
-          << padTo(formatSeconds(r.step.bubble_s), 11, true) << padTo(formatFixed(r.tokens_per_s, 0), 11, true)
+          << padTo(formatSeconds(r.step_s), 11, true)
+          << padTo(formatSeconds(r.step.communication_s), 11, true)
+          << padTo(formatSeconds(r.step.bubble_s), 11, true)
+          << padTo(formatFixed(r.tokens_per_s, 0), 11, true)
           << padTo(formatFixed(100 * r.mfu, 1) + "%", 7, true) << "\n";
     }
 }
@@ -100,8 +104,8 @@ struct Options
     bool offload = true;
 };
 
-bool parseOptions(const char *verb, const std::vector<std::string> &args, Options &o, bool allowSearch,
-                  std::ostream &err)
+bool parseOptions(const char *verb, const std::vector<std::string> &args, Options &o,
+                  bool allowSearch, std::ostream &err)
 {
     for (size_t i = 0; i < args.size(); ++i) {
         std::string a = args[i];
@@ -115,7 +119,8 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
             if (!value.empty())
                 return true;
             if (i + 1 >= args.size()) {
-                err << "shardscope-cli " << verb << ": " << a << " needs a value (" << what << ")\n";
+                err << "shardscope-cli " << verb << ": " << a << " needs a value (" << what
+                    << ")\n";
                 return false;
             }
             value = args[++i];
@@ -140,7 +145,8 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
                 return false;
             o.format = value;
             if (o.format != "table" && o.format != "json") {
-                err << "shardscope-cli " << verb << ": --format must be table or json, not " << value << "\n";
+                err << "shardscope-cli " << verb << ": --format must be table or json, not "
+                    << value << "\n";
                 return false;
             }
         } else if (allowSearch && a == "--top") {
@@ -149,7 +155,8 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
                 return false;
             o.top = int(v);
         } else if (allowSearch && a == "--global-batch") {
-            if (!need("sequences per step") || !integer("--global-batch", 1, int64_t(1) << 40, o.globalBatch))
+            if (!need("sequences per step") ||
+                !integer("--global-batch", 1, int64_t(1) << 40, o.globalBatch))
                 return false;
         } else if (allowSearch && a == "--no-offload") {
             o.offload = false;
@@ -168,16 +175,19 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
 int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     if (std::find(args.begin(), args.end(), "--help") != args.end()) {
-        out << "Usage: shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]\n"
-               "                             [--format table|json]\n";
+        out << QCoreApplication::translate("shardscope-cli",
+                                           "Usage: shardscope-cli search PLAN.plan.json [--top N] "
+                                           "[--global-batch N] [--no-offload]\n"
+                                           "                             [--format table|json]\n")
+                   .toStdString();
         return ExitOk;
     }
     Options o;
     if (!parseOptions("search", args, o, true, err))
         return ExitBadInput;
     if (o.files.size() != 1) {
-        err << "shardscope-cli search: " << (o.files.empty() ? "missing PLAN.plan.json" : "one plan file expected")
-            << "\n";
+        err << "shardscope-cli search: "
+            << (o.files.empty() ? "missing PLAN.plan.json" : "one plan file expected") << "\n";
         return ExitBadInput;
     }
     const std::string &file = o.files.front();
@@ -190,9 +200,10 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         req.allow_offload = o.offload;
         const SearchOutcome res = searchLayouts(req, cat);
         const double rate = res.seconds > 0 ? double(res.evaluated) / res.seconds : 0.0;
-        const int64_t global = o.globalBatch > 0 ? o.globalBatch
-                                                 : int64_t(req.base.parallel.dp) * req.base.training.micro_batch *
-                                                       req.base.training.grad_accum;
+        const int64_t global = o.globalBatch > 0
+                                   ? o.globalBatch
+                                   : int64_t(req.base.parallel.dp) * req.base.training.micro_batch *
+                                         req.base.training.grad_accum;
         if (o.format == "json") {
             json j;
             j["plan"] = req.base.name;
@@ -213,16 +224,18 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         const Plan &b = req.base;
         out << "Search: " << b.name << "\n";
         out << "Model " << (b.model.preset.empty() ? b.model.display_name : b.model.preset) << ", "
-            << b.training.seq_len << " tokens per sequence, global batch " << global << " sequences, "
-            << b.cluster.nodes << " x " << b.cluster.devices_per_node << " " << b.cluster.device
-            << ", framework " << b.framework << "\n";
+            << b.training.seq_len << " tokens per sequence, global batch " << global
+            << " sequences, " << b.cluster.nodes << " x " << b.cluster.devices_per_node << " "
+            << b.cluster.device << ", framework " << b.framework << "\n";
         out << res.evaluated << " layouts evaluated in " << formatSeconds(res.seconds) << " ("
-            << formatFixed(rate / 1000.0, 0) << "k/s), " << res.fitting << " fit with the runtime reserve.\n\n";
+            << formatFixed(rate / 1000.0, 0) << "k/s), " << res.fitting
+            << " fit with the runtime reserve.\n\n";
         if (res.ranked.empty()) {
             out << "No layout fits.\n";
             return ExitOk;
         }
-        out << "Fastest layouts (memory = peak allocated + runtime reserve on the worst rank; * = on the "
+        out << "Fastest layouts (memory = peak allocated + runtime reserve on the worst rank; * = "
+               "on the "
                "Pareto front):\n";
         resultRows(out, res.ranked);
         out << "\nPareto front, least memory first (no layout is both smaller and faster):\n";
@@ -239,7 +252,10 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
 int compareCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     if (std::find(args.begin(), args.end(), "--help") != args.end()) {
-        out << "Usage: shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]\n";
+        out << QCoreApplication::translate("shardscope-cli",
+                                           "Usage: shardscope-cli compare PLAN.plan.json "
+                                           "PLAN.plan.json... [--format table|json]\n")
+                   .toStdString();
         return ExitOk;
     }
     Options o;
@@ -323,24 +339,29 @@ int compareCommand(const std::vector<std::string> &args, std::ostream &out, std:
     for (const Row &r : rows) {
         const Plan &p = r.plan;
         const DeviceProfile &dev = *cat.device(p.cluster.device);
-        out << p.name << "\n  " << layoutText(p) << "; " << p.training.seq_len << " tokens x micro-batch "
-            << p.training.micro_batch << "; " << dev.name << " (" << dev.intra_node.kind << " intra-node, "
-            << dev.inter_node.kind << " inter-node)\n";
-        out << "  memory: peak " << formatGiB(r.est.memory.peak_bytes) << " + reserve = "
-            << formatGiB(required(r.est)) << " of " << formatGiB(r.est.memory.hbm_bytes) << " -> "
+        out << p.name << "\n  " << layoutText(p) << "; " << p.training.seq_len
+            << " tokens x micro-batch " << p.training.micro_batch << "; " << dev.name << " ("
+            << dev.intra_node.kind << " intra-node, " << dev.inter_node.kind << " inter-node)\n";
+        out << "  memory: peak " << formatGiB(r.est.memory.peak_bytes)
+            << " + reserve = " << formatGiB(required(r.est)) << " of "
+            << formatGiB(r.est.memory.hbm_bytes) << " -> "
             << (r.est.memory.fits ? "fits" : "DOES NOT FIT") << "\n";
         if (r.items.empty()) {
             out << "  no collectives\n";
         } else {
-            out << "  " << padTo("collective", 16) << padTo("group", 8) << padTo("message", 12, true)
-                << padTo("per layer", 11, true) << padTo("per step", 10, true) << padTo("time each", 12, true)
+            out << "  " << padTo("collective", 16) << padTo("group", 8)
+                << padTo("message", 12, true) << padTo("per layer", 11, true)
+                << padTo("per step", 10, true) << padTo("time each", 12, true)
                 << padTo("exposed/step", 14, true) << "  what\n";
             for (const CommItem &it : r.items) {
                 out << "  " << padTo(std::string(collectiveKey(it.kind)), 16)
-                    << padTo(std::string(groupKey(it.group)) + " x" + std::to_string(it.group_size), 8)
+                    << padTo(std::string(groupKey(it.group)) + " x" + std::to_string(it.group_size),
+                             8)
                     << padTo(formatBytes(it.bytes), 12, true)
-                    << padTo(it.per_layer ? formatFixed(it.per_layer_count, 0) : std::string("-"), 11, true)
-                    << padTo(formatFixed(it.count, 0), 10, true) << padTo(formatSeconds(it.time_s), 12, true)
+                    << padTo(it.per_layer ? formatFixed(it.per_layer_count, 0) : std::string("-"),
+                             11, true)
+                    << padTo(formatFixed(it.count, 0), 10, true)
+                    << padTo(formatSeconds(it.time_s), 12, true)
                     << padTo(formatSeconds(it.exposed_s), 14, true) << "  " << it.note << "\n";
             }
         }
@@ -348,14 +369,17 @@ int compareCommand(const std::vector<std::string> &args, std::ostream &out, std:
         out << "  step " << formatSeconds(s.step_s) << " = compute " << formatSeconds(s.compute_s)
             << " + exposed communication " << formatSeconds(s.communication_s) << " + bubble "
             << formatSeconds(s.bubble_s) << " + offload " << formatSeconds(s.offload_s) << "; "
-            << formatFixed(s.tokens_per_s, 0) << " tokens/s, MFU " << formatFixed(100 * s.mfu, 1) << "%\n\n";
+            << formatFixed(s.tokens_per_s, 0) << " tokens/s, MFU " << formatFixed(100 * s.mfu, 1)
+            << "%\n\n";
     }
     out << "Summary\n  " << padTo("plan", 84) << padTo("memory", 12, true) << padTo("fits", 6, true)
-        << padTo("step", 11, true) << padTo("exposed comm", 14, true) << padTo("tokens/s", 11, true) << "\n";
+        << padTo("step", 11, true) << padTo("exposed comm", 14, true) << padTo("tokens/s", 11, true)
+        << "\n";
     for (const Row &r : rows) {
         out << "  " << padTo(r.plan.name.substr(0, 82), 84)
             << padTo(formatFixed(required(r.est) / kGiB, 1) + " GiB", 12, true)
-            << padTo(r.est.memory.fits ? "yes" : "no", 6, true) << padTo(formatSeconds(r.est.step.step_s), 11, true)
+            << padTo(r.est.memory.fits ? "yes" : "no", 6, true)
+            << padTo(formatSeconds(r.est.step.step_s), 11, true)
             << padTo(formatSeconds(r.est.step.communication_s), 14, true)
             << padTo(formatFixed(r.est.step.tokens_per_s, 0), 11, true) << "\n";
     }
