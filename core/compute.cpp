@@ -1,7 +1,7 @@
 // The compute model: time of one training step on one rank, kernel class by kernel class.
 //
 // - GEMMs from the shape (q, k, v, o, FFN, LM head; backward = dX and dW of the same FLOPs),
-//   each taking gemm_overhead_s + FLOPs / (peak x gemm_efficiency).
+//   each taking gemm_overhead_s + max(FLOPs / (peak x gemm_efficiency), bytes / HBM rate).
 // - Fused (flash) attention per query-key score: 4d FLOPs forward and 10d backward on the matrix
 //   units (FlashAttention-2, Dao 2023: backward = 2.5x forward) plus the score work that is
 //   not (exp, rescale; FlashAttention-3, Shah et al. 2024). Causal attention visits half the
@@ -123,8 +123,13 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     const int L = mo.layers / pa.pp;
     out.layers = L;
 
+    // Roofline per GEMM: the larger of its FLOPs at the GEMM rate and its operands and result
+    // (c x (MK + KN + MN)) at the HBM rate. `calls` GEMMs split the M rows between them (one
+    // per expert); each has its own weights and its own fixed overhead.
     auto gemm = [&](double M, double N, double K, double calls) {
-        return calls * cp.gemm_overhead_s + 2.0 * M * N * K / gemmRate;
+        const double flops = 2.0 * M * N * K / gemmRate;
+        const double bytes = c * (M * K + calls * K * N + M * N) / memRate;
+        return calls * cp.gemm_overhead_s + std::max(flops, bytes);
     };
     auto traffic = [&](double bytes, double kernels) { return bytes / memRate + kernels * k0; };
 
@@ -134,7 +139,7 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         gemmF += gemm(T, q + 2 * kv, h, 1);
         kernelsF += 1;
     } else {
-        gemmF += gemm(T, q, h, 1) + gemm(T, kv, h, 2);
+        gemmF += gemm(T, q, h, 1) + 2.0 * gemm(T, kv, h, 1);
         kernelsF += 3;
     }
     gemmF += gemm(T, h, q, 1); // o_proj
@@ -149,7 +154,7 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         kernelsF += 2 * local + 1;
         ffnFlopsPerToken = (2.0 * mo.moe.top_k * (up + f) * h) * t + 2.0 * mo.moe.experts * h;
     } else if (swiglu) {
-        gemmF += cp.fused_qkv ? gemm(T, 2 * f, h, 1) : gemm(T, f, h, 2);
+        gemmF += cp.fused_qkv ? gemm(T, 2 * f, h, 1) : 2.0 * gemm(T, f, h, 1);
         gemmF += gemm(T, h, f, 1);
         kernelsF += cp.fused_qkv ? 2 : 3;
         ffnFlopsPerToken = 2.0 * 3.0 * f * h * t;

@@ -307,7 +307,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
         if (fitting[a].required != fitting[b].required)
             return fitting[a].required < fitting[b].required;
-        return fitting[a].step.step_s < fitting[b].step.step_s;
+        if (fitting[a].step.step_s != fitting[b].step.step_s)
+            return fitting[a].step.step_s < fitting[b].step.step_s;
+        return a < b; // equal layouts: the first enumerated represents them
     });
     std::vector<char> onFront(fitting.size(), 0);
     double best = INFINITY;
@@ -328,7 +330,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                       [&](uint32_t a, uint32_t b) {
                           if (fitting[a].step.step_s != fitting[b].step.step_s)
                               return fitting[a].step.step_s < fitting[b].step.step_s;
-                          return fitting[a].required < fitting[b].required;
+                          if (fitting[a].required != fitting[b].required)
+                              return fitting[a].required < fitting[b].required;
+                          return a < b;
                       });
     for (size_t i = 0; i < keep; ++i)
         out.ranked.push_back(toResult(fitting[rank[i]], onFront[rank[i]]));
