@@ -27,7 +27,7 @@ public:
     static QString qs(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
 };
 
-using F = LessonFormula;
+
 
 std::string readText(const std::string &path)
 {
@@ -96,17 +96,17 @@ size_t fullestRank(const MemoryEstimate &m)
 
 QString bytesText(double v, const std::string &unit)
 {
-    return F::qs(unit == "GB" ? formatGB(v) : formatGiB(v));
+    return LessonFormula::qs(unit == "GB" ? formatGB(v) : formatGiB(v));
 }
 
 QString gib(double v)
 {
-    return F::qs(formatGiB(v));
+    return LessonFormula::qs(formatGiB(v));
 }
 
 QString secs(double v)
 {
-    return F::qs(formatSeconds(v));
+    return LessonFormula::qs(formatSeconds(v));
 }
 
 } // namespace
@@ -144,58 +144,58 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
     if (phase < 0)
         throw PlanError("phase", "unknown phase \"" + c.phase + "\"");
     const Breakdown &at = r.phases[size_t(phase)];
-    const QString phaseName = F::qs(phaseKey(Phase(phase)));
+    const QString phaseName = LessonFormula::qs(phaseKey(Phase(phase)));
 
     if (c.quantity == "parameters") {
         kind = Count;
         const ParameterCounts pc = countParameters(plan.model);
         c.value = double(pc.total);
-        c.formula = F::tr("%1 layers x %2 + embedding %3 + LM head %4 + final norm %5")
+        c.formula = LessonFormula::tr("%1 layers x %2 + embedding %3 + LM head %4 + final norm %5")
                         .arg(plan.model.layers)
-                        .arg(F::qs(formatCount(pc.per_layer)), F::qs(formatCount(pc.embedding)),
-                             F::qs(formatCount(pc.lm_head)), F::qs(formatCount(pc.final_norm)));
+                        .arg(LessonFormula::qs(formatCount(pc.per_layer)), LessonFormula::qs(formatCount(pc.embedding)),
+                             LessonFormula::qs(formatCount(pc.lm_head)), LessonFormula::qs(formatCount(pc.final_norm)));
     } else if (c.quantity == "seq_len") {
         kind = Count;
         c.value = double(plan.training.seq_len);
-        c.formula = F::tr("training.seq_len");
+        c.formula = LessonFormula::tr("training.seq_len");
     } else if (c.quantity == "vocab") {
         kind = Count;
         c.value = double(plan.model.vocab);
-        c.formula = F::tr("model.vocab");
+        c.formula = LessonFormula::tr("model.vocab");
     } else if (c.quantity == "hbm") {
         c.value = m.hbm_bytes;
-        c.formula = F::tr("HBM of the device profile %1").arg(F::qs(plan.cluster.device));
+        c.formula = LessonFormula::tr("HBM of the device profile %1").arg(LessonFormula::qs(plan.cluster.device));
     } else if (c.quantity == "usable") {
         c.value = m.usable_bytes;
-        c.formula = F::tr("HBM %1 - largest runtime reserve %2").arg(gib(m.hbm_bytes), gib(m.hbm_bytes - m.usable_bytes));
+        c.formula = LessonFormula::tr("HBM %1 - largest runtime reserve %2").arg(gib(m.hbm_bytes), gib(m.hbm_bytes - m.usable_bytes));
     } else if (c.quantity == "need") {
         c.value = need;
-        c.formula = F::tr("peak allocated %1 (%2) + runtime reserve %3")
-                        .arg(gib(r.peak_bytes), F::qs(phaseKey(r.peak_phase)), gib(r.reserve.total()));
+        c.formula = LessonFormula::tr("peak allocated %1 (%2) + runtime reserve %3")
+                        .arg(gib(r.peak_bytes), LessonFormula::qs(phaseKey(r.peak_phase)), gib(r.reserve.total()));
     } else if (c.quantity == "peak") {
         c.value = r.peak_bytes;
-        c.formula = F::tr("sum of the components at the peak (%1)").arg(F::qs(phaseKey(r.peak_phase)));
+        c.formula = LessonFormula::tr("sum of the components at the peak (%1)").arg(LessonFormula::qs(phaseKey(r.peak_phase)));
     } else if (c.quantity == "reserve") {
         c.value = r.reserve.total();
-        c.formula = F::tr("context %1 + %n communicator(s) %2 + allocator %3", "", r.reserve.communicators)
+        c.formula = LessonFormula::tr("context %1 + %n communicator(s) %2 + allocator %3", "", r.reserve.communicators)
                         .arg(gib(r.reserve.context), gib(r.reserve.comm_buffers), gib(r.reserve.allocator));
     } else if (c.quantity == "headroom") {
         c.value = m.hbm_bytes - need;
-        c.formula = F::tr("HBM %1 - need %2").arg(gib(m.hbm_bytes), gib(need));
+        c.formula = LessonFormula::tr("HBM %1 - need %2").arg(gib(m.hbm_bytes), gib(need));
     } else if (c.quantity == "over") {
         c.value = need - m.hbm_bytes;
-        c.formula = F::tr("need %1 - HBM %2").arg(gib(need), gib(m.hbm_bytes));
+        c.formula = LessonFormula::tr("need %1 - HBM %2").arg(gib(need), gib(m.hbm_bytes));
     } else if (c.quantity == "component") {
         const int comp = componentIndex(c.component);
         if (comp < 0)
             throw PlanError("component", "unknown component \"" + c.component + "\"");
         c.value = at.bytes[size_t(comp)];
         const MemoryExplanation ex = explainMemory(plan, catalog, r, Phase(phase));
-        c.formula = F::qs(ex[size_t(comp)].formula) + QStringLiteral(" [") + phaseName + QLatin1Char(']');
+        c.formula = LessonFormula::qs(ex[size_t(comp)].formula) + QStringLiteral(" [") + phaseName + QLatin1Char(']');
     } else if (c.quantity == "model_state" || c.quantity == "hbm_minus_state") {
         const double state = at[Component::Parameters] + at[Component::Gradients] +
                              at[Component::MasterWeights] + at[Component::OptimizerStates];
-        const QString sum = F::tr("parameters %1 + gradients %2 + master weights %3 + optimizer states %4 [%5]")
+        const QString sum = LessonFormula::tr("parameters %1 + gradients %2 + master weights %3 + optimizer states %4 [%5]")
                                 .arg(gib(at[Component::Parameters]), gib(at[Component::Gradients]),
                                      gib(at[Component::MasterWeights]), gib(at[Component::OptimizerStates]),
                                      phaseName);
@@ -204,7 +204,7 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
             c.formula = sum;
         } else {
             c.value = m.hbm_bytes - state;
-            c.formula = F::tr("HBM %1 - model state %2 (%3)").arg(gib(m.hbm_bytes), gib(state), sum);
+            c.formula = LessonFormula::tr("HBM %1 - model state %2 (%3)").arg(gib(m.hbm_bytes), gib(state), sum);
         }
     } else if (c.quantity.rfind("comm_", 0) == 0) {
         double calls = 0, total = 0, exposed = 0;
@@ -218,36 +218,36 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
             total += k.count_per_step * k.time_s;
             exposed += k.exposed_time_s;
         }
-        const QString what = (c.collective.empty() ? F::tr("collectives") : F::qs(c.collective)) +
-                             (c.group.empty() ? QString() : F::tr(" over %1").arg(F::qs(c.group)));
+        const QString what = (c.collective.empty() ? LessonFormula::tr("collectives") : LessonFormula::qs(c.collective)) +
+                             (c.group.empty() ? QString() : LessonFormula::tr(" over %1").arg(LessonFormula::qs(c.group)));
         c.available = first != nullptr;
         if (c.quantity == "comm_calls") {
             kind = Count;
             c.value = calls;
-            c.formula = F::tr("%1: calls per step").arg(what);
+            c.formula = LessonFormula::tr("%1: calls per step").arg(what);
         } else if (c.quantity == "comm_bytes") {
             c.value = first ? first->bytes : 0;
-            c.formula = first ? F::tr("%1 x%2: message of one %3 (%4)")
-                                    .arg(F::qs(first->group))
+            c.formula = first ? LessonFormula::tr("%1 x%2: message of one %3 (%4)")
+                                    .arg(LessonFormula::qs(first->group))
                                     .arg(first->group_size)
-                                    .arg(F::qs(first->collective), F::qs(first->note))
+                                    .arg(LessonFormula::qs(first->collective), LessonFormula::qs(first->note))
                               : what;
         } else if (c.quantity == "comm_time") {
             kind = Seconds;
             c.value = first ? first->time_s : 0;
-            c.formula = first ? F::tr("latency x steps + message x bus factor / (bandwidth x efficiency), "
+            c.formula = first ? LessonFormula::tr("latency x steps + message x bus factor / (bandwidth x efficiency), "
                                       "one %1 over %2 x%3")
-                                    .arg(F::qs(first->collective), F::qs(first->group))
+                                    .arg(LessonFormula::qs(first->collective), LessonFormula::qs(first->group))
                                     .arg(first->group_size)
                               : what;
         } else if (c.quantity == "comm_total") {
             kind = Seconds;
             c.value = total;
-            c.formula = F::tr("%1: sum of calls x time per call").arg(what);
+            c.formula = LessonFormula::tr("%1: sum of calls x time per call").arg(what);
         } else if (c.quantity == "comm_exposed") {
             kind = Seconds;
             c.value = exposed;
-            c.formula = F::tr("%1: time not hidden behind compute, per step").arg(what);
+            c.formula = LessonFormula::tr("%1: time not hidden behind compute, per step").arg(what);
         } else {
             throw PlanError("quantity", "unknown quantity \"" + c.quantity + "\"");
         }
@@ -255,14 +255,14 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         kind = Seconds;
         c.value = e.step.step_s;
         c.available = e.step.step_s > 0;
-        c.formula = F::tr("compute %1 + exposed communication %2 + bubble %3 + offload %4")
+        c.formula = LessonFormula::tr("compute %1 + exposed communication %2 + bubble %3 + offload %4")
                         .arg(secs(e.step.compute_s), secs(e.step.communication_s), secs(e.step.bubble_s),
                              secs(e.step.offload_s));
     } else if (c.quantity == "tokens_per_s") {
         kind = Count;
         c.value = e.step.tokens_per_s;
         c.available = e.step.tokens_per_s > 0;
-        c.formula = F::tr("%1 tokens x micro-batch %2 x %3 micro-batch(es) x DP %4 / step %5")
+        c.formula = LessonFormula::tr("%1 tokens x micro-batch %2 x %3 micro-batch(es) x DP %4 / step %5")
                         .arg(plan.training.seq_len)
                         .arg(plan.training.micro_batch)
                         .arg(plan.training.grad_accum)
@@ -272,13 +272,13 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         kind = Seconds;
         c.value = e.step.compute_s;
         c.available = e.step.compute_s > 0;
-        c.formula = F::tr("compute of one step on one rank");
+        c.formula = LessonFormula::tr("compute of one step on one rank");
     } else if (c.quantity == "layer_compute_time") {
         kind = Seconds;
         const double units = double(plan.model.layers) * plan.training.grad_accum;
         c.value = e.step.compute_s / units;
         c.available = e.step.compute_s > 0;
-        c.formula = F::tr("compute %1 / (%2 layers x %3 micro-batch(es))")
+        c.formula = LessonFormula::tr("compute %1 / (%2 layers x %3 micro-batch(es))")
                         .arg(secs(e.step.compute_s))
                         .arg(plan.model.layers)
                         .arg(plan.training.grad_accum);
@@ -287,12 +287,12 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
     }
 
     if (!c.available) {
-        c.text = F::tr("(not estimated)");
+        c.text = LessonFormula::tr("(not estimated)");
         return;
     }
     switch (kind) {
     case Bytes: c.text = bytesText(c.value, c.unit); break;
-    case Count: c.text = F::qs(formatCount((long long)std::llround(c.value))); break;
+    case Count: c.text = LessonFormula::qs(formatCount((long long)std::llround(c.value))); break;
     case Seconds: c.text = secs(c.value); break;
     }
     c.formula += QStringLiteral(" = ") + c.text;
@@ -327,21 +327,21 @@ ExerciseCheck Exercise::check(const QString &answer) const
                 picked = i;
         }
         if (a.compare(QStringLiteral("none"), Qt::CaseInsensitive) == 0 ||
-            a.compare(F::tr("none of these"), Qt::CaseInsensitive) == 0)
+            a.compare(LessonFormula::tr("none of these"), Qt::CaseInsensitive) == 0)
             picked = int(choices.size());
         const int correct = correctChoice();
         r.correct = picked == correct;
         QStringList lines;
         for (int i = 0; i < choices.size(); ++i) {
-            lines << F::tr("%1: needs %2 of %3, %4")
+            lines << LessonFormula::tr("%1: needs %2 of %3, %4")
                          .arg(choices.at(i), gib(choiceNeed[size_t(i)]), gib(hbm),
-                              choiceFits[size_t(i)] ? F::tr("fits with the margin")
-                                                    : (choiceNeed[size_t(i)] <= hbm ? F::tr("fits, but without the margin")
-                                                                                    : F::tr("does not fit")));
+                              choiceFits[size_t(i)] ? LessonFormula::tr("fits with the margin")
+                                                    : (choiceNeed[size_t(i)] <= hbm ? LessonFormula::tr("fits, but without the margin")
+                                                                                    : LessonFormula::tr("does not fit")));
         }
-        const QString right = correct < choices.size() ? choices.at(correct) : F::tr("none of these");
-        r.feedback = (r.correct ? F::tr("Correct: %1.").arg(right)
-                                : F::tr("Not quite; the engine's answer is %1.").arg(right)) +
+        const QString right = correct < choices.size() ? choices.at(correct) : LessonFormula::tr("none of these");
+        r.feedback = (r.correct ? LessonFormula::tr("Correct: %1.").arg(right)
+                                : LessonFormula::tr("Not quite; the engine's answer is %1.").arg(right)) +
                      QLatin1Char('\n') + lines.join(QLatin1Char('\n'));
         break;
     }
@@ -352,20 +352,20 @@ ExerciseCheck Exercise::check(const QString &answer) const
         const double v = n.toDouble(&ok);
         const double expected = answerCitation.value / kGiB;
         r.correct = ok && std::fabs(v - expected) <= tolerance * std::fabs(expected);
-        r.feedback = (r.correct ? F::tr("Correct.") : F::tr("Not quite.")) + QLatin1Char(' ') +
-                     F::tr("The engine computes %1: %2").arg(answerCitation.text, answerCitation.formula);
+        r.feedback = (r.correct ? LessonFormula::tr("Correct.") : LessonFormula::tr("Not quite.")) + QLatin1Char(' ') +
+                     LessonFormula::tr("The engine computes %1: %2").arg(answerCitation.text, answerCitation.formula);
         break;
     }
     case Kind::Fits: {
         const bool yes = a.compare(QStringLiteral("yes"), Qt::CaseInsensitive) == 0 ||
-                         a.compare(F::tr("yes"), Qt::CaseInsensitive) == 0;
+                         a.compare(LessonFormula::tr("yes"), Qt::CaseInsensitive) == 0;
         const bool no = a.compare(QStringLiteral("no"), Qt::CaseInsensitive) == 0 ||
-                        a.compare(F::tr("no"), Qt::CaseInsensitive) == 0;
+                        a.compare(LessonFormula::tr("no"), Qt::CaseInsensitive) == 0;
         r.correct = (yes && fits) || (no && !fits);
-        r.feedback = (r.correct ? F::tr("Correct.") : F::tr("Not quite.")) + QLatin1Char(' ') +
-                     (fits ? F::tr("The fullest rank needs %1 of %2: it fits, with %3 to spare.")
+        r.feedback = (r.correct ? LessonFormula::tr("Correct.") : LessonFormula::tr("Not quite.")) + QLatin1Char(' ') +
+                     (fits ? LessonFormula::tr("The fullest rank needs %1 of %2: it fits, with %3 to spare.")
                                  .arg(gib(need), gib(hbm), gib(hbm - need))
-                           : F::tr("The fullest rank needs %1 of %2: it does not fit, over by %3.")
+                           : LessonFormula::tr("The fullest rank needs %1 of %2: it does not fit, over by %3.")
                                  .arg(gib(need), gib(hbm), gib(need - hbm)));
         break;
     }

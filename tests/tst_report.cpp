@@ -4,6 +4,7 @@
 #include "core/catalog.h"
 #include "core/estimate.h"
 #include "core/units.h"
+#include "i18n/language.h"
 #include "report/pdfreport.h"
 #include "shardscope_config.h"
 
@@ -60,6 +61,14 @@ int pageCount(const QString &info)
 {
     const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)")).match(info);
     return m.hasMatch() ? m.captured(1).toInt() : -1;
+}
+
+double fullestNeed(const Estimate &e)
+{
+    double need = 0;
+    for (const RankMemory &r : e.memory.ranks)
+        need = std::max(need, r.peak_bytes + r.reserve.total());
+    return need;
 }
 
 const QStringList kCases{QStringLiteral("hcie-ai-ddp.plan.json"), QStringLiteral("hcie-ai-fsdp.plan.json"),
@@ -147,6 +156,34 @@ private Q_SLOTS:
         QVERIFY(text.contains(QStringLiteral("ShardScope " SHARDSCOPE_VERSION)));
         QVERIFY(text.contains(QStringLiteral("2026-01-02 03:04")));
         QVERIFY(!text.contains(QStringLiteral("Comparison of")));
+    }
+
+    /// The report follows the interface language: Chinese text renders (Noto Sans CJK embedded)
+    /// and the numbers still extract (a Latin primary font).
+    void chineseReport()
+    {
+        if (!availableLanguages().contains(QStringLiteral("zh_CN")))
+            QSKIP("built without translations");
+        QCOMPARE(setLanguage(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+        const ReportPlan rp = loadCase(kCases.at(0));
+        const QString out = path(QStringLiteral("zh.pdf"));
+        const bool ok = writePdfReport(out, {rp}, Catalog::builtin(), m_options);
+        setLanguage(QStringLiteral("en"));
+        QVERIFY(ok);
+        // Noto Sans CJK shares glyphs between ideographs and Kangxi radicals (方 and U+2F45), and
+        // the extracted text may name either; NFKC folds them together.
+        const QString text = pdfText(out).normalized(QString::NormalizationForm_KC);
+        QVERIFY2(text.contains(QStringLiteral("无法容纳")), qPrintable(text.left(400)));
+        QVERIFY(text.contains(QStringLiteral("方案")));
+        const Estimate e = estimate(rp.plan, Catalog::builtin());
+        QVERIFY(text.contains(qs(formatGiB(e.memory.hbm_bytes))));
+        QVERIFY(text.contains(qs(formatGiB(fullestNeed(e)))));
+        QProcess fonts;
+        fonts.start(QStringLiteral("pdffonts"), {out});
+        QVERIFY(fonts.waitForFinished(30000));
+        const QString list = QString::fromUtf8(fonts.readAllStandardOutput());
+        QVERIFY2(list.contains(QStringLiteral("CJK")), qPrintable(list));
+        QVERIFY(list.contains(QStringLiteral("DejaVuSans")));
     }
 
     void pageSizes_data()

@@ -6,6 +6,7 @@
 #include "core/units.h"
 #include "shardscope_config.h"
 
+#include <QCoreApplication>
 #include <cmath>
 #include <fstream>
 #include <functional>
@@ -18,7 +19,10 @@ namespace shardscope::cli {
 
 namespace {
 
-const char *kUsage =
+// Translated at run time (context "shardscope-cli"); the language follows the system locale or
+// --lang.
+const char *kUsage = QT_TRANSLATE_NOOP(
+    "shardscope-cli",
     "Usage: shardscope-cli <command> [options]\n"
     "\n"
     "Plans how a transformer is trained on accelerator nodes: per-rank memory, communication,\n"
@@ -41,8 +45,14 @@ const char *kUsage =
     "Options:\n"
     "  --help       show this help\n"
     "  --version    show the version\n"
+    "  --lang LANG  language of the help and the reports: en or zh_CN (default: the system's)\n"
     "\n"
-    "Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other failure.\n";
+    "Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other failure.\n");
+
+std::string usage()
+{
+    return QCoreApplication::translate("shardscope-cli", kUsage).toStdString();
+}
 
 struct Command
 {
@@ -232,7 +242,9 @@ int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std
         } else if (a.rfind("--format=", 0) == 0) {
             format = a.substr(9);
         } else if (a == "--help" || a == "-h") {
-            out << "Usage: shardscope-cli estimate PLAN.plan.json [--format table|json]\n";
+            out << QCoreApplication::translate("shardscope-cli",
+                                               "Usage: shardscope-cli estimate PLAN.plan.json [--format table|json]\n")
+                       .toStdString();
             return ExitOk;
         } else if (!a.empty() && a[0] == '-') {
             err << "shardscope-cli estimate: unknown option " << a << "\n";
@@ -271,12 +283,12 @@ int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std
 int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     if (args.empty()) {
-        err << kUsage;
+        err << usage();
         return ExitBadInput;
     }
     const std::string &verb = args[0];
     if (verb == "--help" || verb == "-h" || verb == "help") {
-        out << kUsage;
+        out << usage();
         return ExitOk;
     }
     if (verb == "--version" || verb == "-V") {
@@ -299,7 +311,7 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
             }
         }
     }
-    err << "shardscope-cli: unknown command \"" << verb << "\"\n\n" << kUsage;
+    err << "shardscope-cli: unknown command \"" << verb << "\"\n\n" << usage();
     return ExitBadInput;
 }
 

@@ -22,7 +22,8 @@ namespace shardscope::cli {
 
 namespace {
 
-const char *kBenchUsage =
+const char *kBenchUsage = QT_TRANSLATE_NOOP(
+    "shardscope-cli",
     "Usage: shardscope-cli bench PLAN.plan.json [options]\n"
     "\n"
     "Runs the kernels of one training step of the plan (rank-local GEMMs, attention,\n"
@@ -50,7 +51,7 @@ const char *kBenchUsage =
     "  --ranks N               ranks of an imported hccl_test run (for busbw)\n"
     "  -o, --output FILE       write the results JSON\n"
     "  --profile FILE          write the calibrated device profile JSON\n"
-    "  --format table|json     output on stdout (default table)\n";
+    "  --format table|json     output on stdout (default table)\n");
 
 std::string pad(const std::string &s, size_t w, bool right = false)
 {
@@ -305,7 +306,7 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
         const std::string *v = nullptr;
         long long n = 0;
         if (a == "--help" || a == "-h") {
-            out << kBenchUsage;
+            out << QCoreApplication::translate("shardscope-cli", kBenchUsage).toStdString();
             return ExitOk;
         } else if (a == "--backend") {
             if (!(v = need(i, a)))
@@ -402,7 +403,7 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
         }
     }
     if (file.empty()) {
-        err << "shardscope-cli bench: missing PLAN.plan.json\n" << kBenchUsage;
+        err << "shardscope-cli bench: missing PLAN.plan.json\n" << QCoreApplication::translate("shardscope-cli", kBenchUsage).toStdString();
         return ExitBadInput;
     }
     if (opt.backend == QLatin1String("cpu"))

@@ -4,6 +4,7 @@
 
 #include "core/catalog.h"
 #include "core/errors.h"
+#include "i18n/language.h"
 #include "report/pdfreport.h"
 
 #include <QFileInfo>
@@ -15,13 +16,15 @@ namespace shardscope::cli {
 
 namespace {
 
-const char *kReportUsage =
+const char *kReportUsage = QT_TRANSLATE_NOOP(
+    "shardscope-cli",
     "Usage: shardscope-cli report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf\n"
     "                             [--page a4|letter] [--lang en|zh_CN]\n"
     "\n"
     "Writes a PDF report: the verdict, the plan, per-rank memory bars against the HBM capacity,\n"
     "every component with its formula and assumptions, collectives and step time, the device\n"
-    "profile with its sources, and a comparison page when several plans are given.\n";
+    "profile with its sources, and a comparison page when several plans are given. The report's\n"
+    "language is --lang, else the system's.\n");
 
 /// QPdfWriter needs a QGuiApplication; the offscreen platform needs no display.
 std::unique_ptr<QGuiApplication> ensureGuiApplication()
@@ -75,7 +78,7 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
         } else if (a.rfind("--lang=", 0) == 0) {
             lang = a.substr(7);
         } else if (a == "--help" || a == "-h") {
-            out << kReportUsage;
+            out << QCoreApplication::translate("shardscope-cli", kReportUsage).toStdString();
             return ExitOk;
         } else if (!a.empty() && a[0] == '-') {
             err << "shardscope-cli report: unknown option " << a << "\n";
@@ -117,10 +120,17 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
         err << "shardscope-cli report: needs a QGuiApplication\n";
         return ExitFailure;
     }
+    // The report follows the interface language; --lang overrides it for this report.
+    const QString previous = currentLanguage();
+    if (!lang.empty())
+        setLanguage(QString::fromStdString(lang));
     ReportOptions options;
     options.pageSize = page == "letter" ? QPageSize::Letter : QPageSize::A4;
     QString error;
-    if (!writePdfReport(QString::fromStdString(output), plans, cat, options, &error)) {
+    const bool written = writePdfReport(QString::fromStdString(output), plans, cat, options, &error);
+    if (!lang.empty())
+        setLanguage(previous);
+    if (!written) {
         err << "shardscope-cli report: " << error.toStdString() << "\n";
         return ExitFailure;
     }

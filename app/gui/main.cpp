@@ -2,6 +2,8 @@
 #include "core/errors.h"
 #include "shardscope_config.h"
 #include "widgets/mainwindow.h"
+#include "widgets/languagemenu.h"
+#include "widgets/workbench.h"
 
 #include <QApplication>
 #include <QCommandLineParser>
@@ -43,6 +45,8 @@ int main(int argc, char **argv)
     QApplication::setApplicationName(QStringLiteral("ShardScope"));
     QApplication::setOrganizationName(QStringLiteral("ShardScope"));
     QApplication::setApplicationVersion(QStringLiteral(SHARDSCOPE_VERSION));
+    // The system locale's language, or the one chosen in the Language menu.
+    shardscope::LanguageMenu::applySaved();
 
     QCommandLineParser parser;
     parser.setApplicationDescription(QApplication::translate("main", "Transformer training planner"));
@@ -74,7 +78,10 @@ int main(int argc, char **argv)
         return 1;
     }
 
-    shardscope::MainWindow window;
+    // The window with File > Export > PDF report, the teaching panel and the Language menu; a
+    // language chosen there rebuilds it (the reference below serves the start-up only).
+    shardscope::Workbench workbench;
+    shardscope::MainWindow &window = *workbench.window();
     if (parser.isSet(size)) {
         const QStringList wh = parser.value(size).split(QLatin1Char('x'));
         if (wh.size() == 2)

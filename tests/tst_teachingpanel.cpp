@@ -1,0 +1,86 @@
+// The teaching panel: a step puts its plan in the document as one undoable edit, shows the
+// engine's numbers, and exercises are checked; a language change rebuilds the text.
+#include "core/catalog.h"
+#include "widgets/plandocument.h"
+#include "widgets/teachingpanel.h"
+
+#include <QUndoStack>
+#include <QtTest>
+
+using namespace shardscope;
+
+namespace {
+
+/// A document holding a real plan, as the workbench does from its start.
+void openCase(PlanDocument &doc)
+{
+    QString error;
+    QVERIFY2(doc.load(QString::fromStdString(Catalog::builtin().dataDir()) +
+                          QStringLiteral("/cases/hcie-ai-tp8.plan.json"),
+                      &error),
+             qPrintable(error));
+}
+
+} // namespace
+
+class TestTeachingPanel : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void stepsSetThePlanUndoably()
+    {
+        PlanDocument doc(Catalog::builtin());
+        openCase(doc);
+        TeachingPanel panel(&doc);
+        QVERIFY(panel.itemCount() >= 9);
+        const Plan before = doc.plan();
+        const int undoBefore = doc.undoStack()->count();
+        panel.showItem(2); // full sharding
+        const LessonStep &s = panel.lesson().steps.at(2);
+        QCOMPARE(planToJson(doc.plan()), planToJson(s.plan));
+        QCOMPARE(doc.undoStack()->count(), undoBefore + 1);
+        for (const Citation &c : s.citations)
+            QVERIFY2(panel.currentText().contains(c.text), qPrintable(c.text));
+        QVERIFY(panel.currentText().contains(s.title));
+        doc.undoStack()->undo();
+        QCOMPARE(planToJson(doc.plan()), planToJson(before));
+        // Showing the step whose plan is already set adds no edit.
+        panel.showItem(2);
+        const int count = doc.undoStack()->count();
+        panel.showItem(2);
+        QCOMPARE(doc.undoStack()->count(), count);
+    }
+
+    void exercisesAreChecked()
+    {
+        PlanDocument doc(Catalog::builtin());
+        openCase(doc);
+        TeachingPanel panel(&doc);
+        const int first = int(panel.lesson().steps.size());
+        panel.showItem(first);
+        const Exercise &x = panel.lesson().exercises.at(0);
+        QCOMPARE(planToJson(doc.plan()), planToJson(x.plan));
+        const QString right = x.correctChoice() < x.choices.size() ? x.choices.at(x.correctChoice())
+                                                                    : QStringLiteral("none");
+        QVERIFY(panel.checkAnswer(right).correct);
+        panel.showItem(first + 2);
+        const Exercise &fits = panel.lesson().exercises.at(2);
+        QVERIFY(panel.checkAnswer(fits.fits ? QStringLiteral("yes") : QStringLiteral("no")).correct);
+    }
+
+    void languageChangeKeepsTheStep()
+    {
+        PlanDocument doc(Catalog::builtin());
+        openCase(doc);
+        TeachingPanel panel(&doc);
+        panel.showItem(1);
+        QEvent change(QEvent::LanguageChange);
+        QCoreApplication::sendEvent(&panel, &change);
+        QCOMPARE(panel.currentItem(), 1);
+        QVERIFY(panel.currentText().contains(panel.lesson().steps.at(1).title));
+    }
+};
+
+QTEST_MAIN(TestTeachingPanel)
+#include "tst_teachingpanel.moc"

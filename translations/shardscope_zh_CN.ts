@@ -1,0 +1,2457 @@
+<?xml version="1.0" encoding="utf-8"?>
+<!DOCTYPE TS>
+<TS version="2.1" language="zh_CN">
+<context>
+    <name>ComponentStyle</name>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>Master weights</source>
+        <translation>主权重</translation>
+    </message>
+    <message>
+        <source>Optimizer states</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>Logits and loss</source>
+        <translation>logits 与损失</translation>
+    </message>
+    <message>
+        <source>Communication buffers</source>
+        <translation>通信缓冲区</translation>
+    </message>
+    <message>
+        <source>Transient</source>
+        <translation>临时内存</translation>
+    </message>
+    <message>
+        <source>Runtime reserve</source>
+        <translation>运行时预留</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>optimizer step</source>
+        <translation>优化器步</translation>
+    </message>
+</context>
+<context>
+    <name>Lesson</name>
+    <message>
+        <source>%1 layers x %2 + embedding %3 + LM head %4 + final norm %5</source>
+        <translation>%1 层 x %2 + 嵌入层 %3 + LM 头 %4 + 最终 norm %5</translation>
+    </message>
+    <message>
+        <source>training.seq_len</source>
+        <translation>training.seq_len</translation>
+    </message>
+    <message>
+        <source>model.vocab</source>
+        <translation>model.vocab</translation>
+    </message>
+    <message>
+        <source>HBM of the device profile %1</source>
+        <translation>设备配置 %1 的 HBM</translation>
+    </message>
+    <message>
+        <source>HBM %1 - largest runtime reserve %2</source>
+        <translation>HBM %1 - 最大运行时预留 %2</translation>
+    </message>
+    <message>
+        <source>peak allocated %1 (%2) + runtime reserve %3</source>
+        <translation>峰值分配 %1（%2）+ 运行时预留 %3</translation>
+    </message>
+    <message>
+        <source>sum of the components at the peak (%1)</source>
+        <translation>峰值时各组成部分之和（%1）</translation>
+    </message>
+    <message numerus="yes">
+        <source>context %1 + %n communicator(s) %2 + allocator %3</source>
+        <translation>
+            <numerusform>上下文 %1 + %n 个通信域 %2 + 分配器 %3</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>HBM %1 - need %2</source>
+        <translation>HBM %1 - 需求 %2</translation>
+    </message>
+    <message>
+        <source>need %1 - HBM %2</source>
+        <translation>需求 %1 - HBM %2</translation>
+    </message>
+    <message>
+        <source>parameters %1 + gradients %2 + master weights %3 + optimizer states %4 [%5]</source>
+        <translation>参数 %1 + 梯度 %2 + 主权重 %3 + 优化器状态 %4 [%5]</translation>
+    </message>
+    <message>
+        <source>HBM %1 - model state %2 (%3)</source>
+        <translation>HBM %1 - 模型状态 %2（%3）</translation>
+    </message>
+    <message>
+        <source>collectives</source>
+        <translation>集合通信</translation>
+    </message>
+    <message>
+        <source> over %1</source>
+        <translation>（%1 组）</translation>
+    </message>
+    <message>
+        <source>%1: calls per step</source>
+        <translation>%1：每步调用次数</translation>
+    </message>
+    <message>
+        <source>%1 x%2: message of one %3 (%4)</source>
+        <translation>%1 x%2：一次 %3 的消息（%4）</translation>
+    </message>
+    <message>
+        <source>latency x steps + message x bus factor / (bandwidth x efficiency), one %1 over %2 x%3</source>
+        <translation>延迟 x 步数 + 消息 x 总线系数 /（带宽 x 效率），在 %2 x%3 上的一次 %1</translation>
+    </message>
+    <message>
+        <source>%1: sum of calls x time per call</source>
+        <translation>%1：调用次数 x 每次耗时之和</translation>
+    </message>
+    <message>
+        <source>%1: time not hidden behind compute, per step</source>
+        <translation>%1：每步中未被计算掩盖的时间</translation>
+    </message>
+    <message>
+        <source>compute %1 + exposed communication %2 + bubble %3 + offload %4</source>
+        <translation>计算 %1 + 暴露通信 %2 + 气泡 %3 + 卸载 %4</translation>
+    </message>
+    <message>
+        <source>%1 tokens x micro-batch %2 x %3 micro-batch(es) x DP %4 / step %5</source>
+        <translation>%1 tokens x 微批 %2 x %3 个微批 x DP %4 / 单步 %5</translation>
+    </message>
+    <message>
+        <source>compute of one step on one rank</source>
+        <translation>单个 rank 一步的计算时间</translation>
+    </message>
+    <message>
+        <source>compute %1 / (%2 layers x %3 micro-batch(es))</source>
+        <translation>计算 %1 /（%2 层 x %3 个微批）</translation>
+    </message>
+    <message>
+        <source>(not estimated)</source>
+        <translation>（未估计）</translation>
+    </message>
+    <message>
+        <source>none of these</source>
+        <translation>以上都不是</translation>
+    </message>
+    <message>
+        <source>%1: needs %2 of %3, %4</source>
+        <translation>%1：需要 %2（共 %3），%4</translation>
+    </message>
+    <message>
+        <source>fits with the margin</source>
+        <translation>留有余量地容纳</translation>
+    </message>
+    <message>
+        <source>fits, but without the margin</source>
+        <translation>可容纳，但余量不足</translation>
+    </message>
+    <message>
+        <source>does not fit</source>
+        <translation>无法容纳</translation>
+    </message>
+    <message>
+        <source>Correct: %1.</source>
+        <translation>正确：%1。</translation>
+    </message>
+    <message>
+        <source>Not quite; the engine&apos;s answer is %1.</source>
+        <translation>不太对；引擎的答案是 %1。</translation>
+    </message>
+    <message>
+        <source>Correct.</source>
+        <translation>正确。</translation>
+    </message>
+    <message>
+        <source>Not quite.</source>
+        <translation>不太对。</translation>
+    </message>
+    <message>
+        <source>The engine computes %1: %2</source>
+        <translation>引擎计算为 %1：%2</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+    <message>
+        <source>The fullest rank needs %1 of %2: it fits, with %3 to spare.</source>
+        <translation>最满的 rank 需要 %1（共 %2）：可以容纳，余量 %3。</translation>
+    </message>
+    <message>
+        <source>The fullest rank needs %1 of %2: it does not fit, over by %3.</source>
+        <translation>最满的 rank 需要 %1（共 %2）：无法容纳，超出 %3。</translation>
+    </message>
+    <message>
+        <source>The case: a 7B model, 32K tokens, eight 910B NPUs</source>
+        <translation>案例：7B 模型、32K tokens、八块 910B NPU</translation>
+    </message>
+    <message>
+        <source>A team fine-tunes a model with the Llama 2 7B shape ({params} parameters) on sequences of {seq} tokens, one sequence per micro-batch, with every layer checkpointed. The node is an Atlas server with eight Ascend 910B NPUs, {hbm} of HBM each, every pair joined by HCCS.
+
+The first run uses plain PyTorch DDP with bf16 weights and an fp32 AdamW. Every rank runs out of memory as soon as the first optimizer step starts. Two ideas are on the table: cut sequences to 8K tokens, which the product cannot accept because it has to reason over long documents, or split every layer eight ways with tensor parallelism, which the team fears for its communication.
+
+The workbench now holds that DDP plan. Of the {hbm} on each NPU, {usable} remain for PyTorch once this plan&apos;s runtime reserve is set aside.</source>
+        <translation>一个团队在 {seq} tokens 的序列上微调一个 Llama 2 7B 结构的模型（{params} 个参数），每个微批一条序列，每层都做激活检查点。节点是一台 Atlas 服务器，配有八块昇腾 910B NPU，每块 {hbm} HBM，两两之间通过 HCCS 相连。
+
+第一次运行使用普通的 PyTorch DDP，bf16 权重加 fp32 AdamW。第一个优化器步一开始，每个 rank 都显存溢出。摆在面前的有两个想法：把序列截短到 8K tokens——但产品需要在长文档上推理，无法接受；或者用张量并行把每一层切成八份——团队又担心它的通信开销。
+
+工作台中现在就是这个 DDP 方案。每块 NPU 的 {hbm} 中，扣除该方案的运行时预留后，留给 PyTorch 的是 {usable}。</translation>
+    </message>
+    <message>
+        <source>Question 1a: why DDP cannot fit</source>
+        <translation>问题 1a：为什么 DDP 放不下</translation>
+    </message>
+    <message>
+        <source>DDP gives every rank a complete copy of what the optimizer works on. Per parameter that is 2 bytes of bf16 weight, 2 bytes of bf16 gradient, 4 bytes of fp32 master copy and 8 bytes for Adam&apos;s two fp32 moments: 16 bytes. For {params} parameters the engine finds at the optimizer step:
+• parameters {p}
+• gradients {g}
+• master weights {m}
+• optimizer states {o}
+together {state} ({state_gb}) on every rank, against {hbm} of HBM. Not one activation is stored yet and the rank is already out of memory.
+
+The full accounting adds what a quick sum leaves out: DDP&apos;s gradient buckets ({buckets}), the temporaries of the foreach AdamW step ({temp}) and the runtime reserve ({reserve}). The fullest rank needs {need}, {over} more than the NPU has.</source>
+        <translation>DDP 让每个 rank 都持有优化器所需全部数据的完整副本。每个参数对应 2 字节 bf16 权重、2 字节 bf16 梯度、4 字节 fp32 主权重，以及 Adam 两个 fp32 动量共 8 字节：合计 16 字节。对 {params} 个参数，引擎在优化器步得到：
+• 参数 {p}
+• 梯度 {g}
+• 主权重 {m}
+• 优化器状态 {o}
+每个 rank 合计 {state}（{state_gb}），而 HBM 只有 {hbm}。还没保存任何激活值，rank 就已经显存溢出。
+
+完整核算还加上了粗略求和遗漏的部分：DDP 的梯度桶（{buckets}）、foreach AdamW 步的临时张量（{temp}）以及运行时预留（{reserve}）。最满的 rank 需要 {need}，比 NPU 拥有的多出 {over}。</translation>
+    </message>
+    <message>
+        <source>The case adds 14 + 14 + 28 + 56 = 112 GB: it takes the model as exactly 7 billion parameters and counts decimal gigabytes. The engine uses the preset&apos;s exact parameter count and binary GiB, so the same four terms come to {state} ({state_gb}). Both give the same verdict; the full accounting only widens the gap.</source>
+        <translation>案例的算法是 14 + 14 + 28 + 56 = 112 GB：它把模型按恰好 70 亿参数计，并使用十进制 GB。引擎使用预设的精确参数量和二进制 GiB，因此同样的四项合计为 {state}（{state_gb}）。两者结论相同；完整核算只会让差距更大。</translation>
+    </message>
+    <message>
+        <source>Question 1b: shard the state over the eight ranks</source>
+        <translation>问题 1b：把状态分片到八个 rank 上</translation>
+    </message>
+    <message>
+        <source>Full sharding (PyTorch FSDP, ZeRO stage 3) keeps one eighth of the parameters, gradients, master weights and optimizer moments on each rank, and gathers a layer&apos;s weights only while that layer runs. The state per rank falls to {state} ({state_gb}), which leaves {left} ({left_gb}) of the {hbm} for everything else.
+
+That remainder is not all free. At this plan&apos;s peak the engine counts activations {act}, logits and loss {logits}, gathered layers and reduce buffers {comm}, and a runtime reserve of {reserve}. The fullest rank needs {need}: the plan fits with {headroom} to spare.</source>
+        <translation>完全分片（PyTorch FSDP，ZeRO 第 3 阶段）让每个 rank 只保存参数、梯度、主权重和优化器动量的八分之一，并且只在某层运行时才聚合该层的权重。每个 rank 的状态降到 {state}（{state_gb}），{hbm} 中还剩 {left}（{left_gb}）留给其他一切。
+
+这部分剩余并非全部空闲。在该方案的峰值处，引擎计入激活值 {act}、logits 与损失 {logits}、聚合的层与归约缓冲区 {comm}，以及运行时预留 {reserve}。最满的 rank 需要 {need}：方案可以容纳，余量 {headroom}。</translation>
+    </message>
+    <message>
+        <source>The case puts the sharded state at about 14 GB per rank and the rest at roughly 50 GB. The engine&apos;s state is a little smaller ({state}: exact parameter count, binary units) but so is its headroom ({headroom}), because the full accounting charges the activations of 32K tokens, the fp32 logits of the loss, FSDP&apos;s gathered layers and the runtime reserve against the same HBM.</source>
+        <translation>案例估计分片后每个 rank 的状态约 14 GB，剩余约 50 GB。引擎算出的状态略小（{state}：精确参数量、二进制单位），但余量也更小（{headroom}），因为完整核算把 32K tokens 的激活值、损失的 fp32 logits、FSDP 聚合的层以及运行时预留都计入了同一块 HBM。</translation>
+    </message>
+    <message>
+        <source>Question 1c: what 32K tokens cost, and what each technique buys</source>
+        <translation>问题 1c：32K tokens 的代价，以及每种技术能省下多少</translation>
+    </message>
+    <message>
+        <source>With full recompute each of the layers keeps only its input for the backward pass: at {seq} tokens that is {act} of activations. The loss costs more: the Hugging Face loss casts the logits to fp32 and keeps their log-softmax, so {seq} tokens times a vocabulary of {vocab} take {logits} at the peak. The fullest rank needs {need} in total.
+
+What each technique does to this plan, as the engine computes it:
+• Activation recompute: without it activations grow to {act_norecompute} and the rank needs {need_norecompute}.
+• Fused (flash) attention: eager attention brings back the score matrices of the layer being computed; the need becomes {need_eager}.
+• Sequence parallelism splits activations over the ranks of a tensor-parallel group: TP 4 x FSDP 2 with SP keeps {act_tp4sp} of activations per rank, {need_tp4sp} in total.
+• Context parallelism: CP 2 x FSDP 4 gives each rank half of every sequence: activations {act_cp2}, total {need_cp2}.
+• Optimizer offload: master weights and moments in host memory bring the need to {need_offload}, paid for with host transfers every step.
+
+Full sharding with recompute and fused attention already fits at 32K; the others are what to reach for when measured peaks come in above the prediction.</source>
+        <translation>完全重计算时，每一层只为反向保存自己的输入：在 {seq} tokens 下激活值为 {act}。损失的开销更大：Hugging Face 的损失函数把 logits 转成 fp32 并保存其 log-softmax，因此 {seq} tokens 乘以 {vocab} 的词表在峰值时占 {logits}。最满的 rank 共需 {need}。
+
+各项技术对该方案的作用（引擎计算）：
+• 激活重计算：不用它，激活值增至 {act_norecompute}，rank 需要 {need_norecompute}。
+• 融合（flash）注意力：eager 注意力会把正在计算的层的得分矩阵重新放回显存，需求变为 {need_eager}。
+• 序列并行把激活值分到张量并行组的各 rank 上：TP 4 x FSDP 2 加 SP 时每个 rank 的激活值为 {act_tp4sp}，合计 {need_tp4sp}。
+• 上下文并行：CP 2 x FSDP 4 让每个 rank 处理每条序列的一半：激活值 {act_cp2}，合计 {need_cp2}。
+• 优化器卸载：主权重与动量放在主机内存，需求降到 {need_offload}，代价是每步都有主机传输。
+
+完全分片加重计算和融合注意力在 32K 下已经可以容纳；其他技术留待实测峰值高于预测时使用。</translation>
+    </message>
+    <message>
+        <source>The case names these techniques without sizes. The engine prices each on the same plan, and shows that the fp32 loss ({logits}) outweighs the checkpointed activations ({act}) even at a 32,000-token vocabulary.</source>
+        <translation>案例只列出了这些技术，没有给出大小。引擎在同一方案上逐项计价，并表明即使词表只有 32,000，fp32 损失（{logits}）也超过了检查点保存的激活值（{act}）。</translation>
+    </message>
+    <message>
+        <source>The last resort: shorten sequences to 8K</source>
+        <translation>最后手段：把序列截短到 8K</translation>
+    </message>
+    <message>
+        <source>At {seq} tokens per sequence activations drop to {act} and logits and loss to {logits}; the fullest rank needs {need} instead of {need32} at 32K, leaving {headroom}. Memory stops being a question, but the task has changed: every document longer than 8K tokens is cut, and the model never learns to reason across a whole long document, which is what the product needs. Shorten only when no layout fits 32K; here full sharding does.</source>
+        <translation>每条序列 {seq} tokens 时，激活值降到 {act}，logits 与损失降到 {logits}；最满的 rank 需要 {need}，而 32K 时需要 {need32}，余量 {headroom}。显存不再是问题，但任务已经变了：超过 8K tokens 的文档都会被截断，模型永远学不会跨越整篇长文档推理，而这正是产品所需要的。只有在没有任何布局能容纳 32K 时才截短；这里完全分片就能做到。</translation>
+    </message>
+    <message>
+        <source>Question 2a: tensor parallelism over all eight NPUs</source>
+        <translation>问题 2a：在全部八块 NPU 上做张量并行</translation>
+    </message>
+    <message>
+        <source>TP 8 splits every weight matrix over the eight NPUs and, with sequence parallelism, the activations between the blocks too; no data parallelism is left. The fullest rank needs {need}, with {act} of activations at the end of the forward pass.
+
+The price is communication inside every layer: an all-gather before and a reduce-scatter after each attention and MLP block, in the forward and in the backward pass. The engine counts {tp_calls} TP collectives per step, each carrying {tp_bytes} and taking {tp_time} on HCCS: {tp_total} per step, of which {tp_exposed} is not hidden behind compute. Predicted: {step} per step for one sequence, {tps} tokens/s.</source>
+        <translation>TP 8 把每个权重矩阵切到八块 NPU 上，配合序列并行时，块与块之间的激活值也被切分；不再有数据并行。最满的 rank 需要 {need}，前向结束时激活值为 {act}。
+
+代价是每一层内部的通信：每个注意力块和 MLP 块之前一次 all-gather、之后一次 reduce-scatter，前向和反向都有。引擎统计每步 {tp_calls} 次 TP 集合通信，每次传输 {tp_bytes}，在 HCCS 上耗时 {tp_time}：每步共 {tp_total}，其中 {tp_exposed} 未被计算掩盖。预测：一条序列每步 {step}，{tps} tokens/s。</translation>
+    </message>
+    <message>
+        <source>The case expects TP&apos;s messages to be small and bound by latency at micro-batch 1. At 32K tokens they are not: one message holds a whole sequence&apos;s hidden states ({tp_bytes}), so its time is bandwidth. The latency argument holds for short sequences.</source>
+        <translation>案例认为微批为 1 时 TP 的消息很小、受延迟限制。在 32K tokens 下并非如此：一条消息就装着整条序列的隐藏状态（{tp_bytes}），耗时取决于带宽。延迟的论点只适用于短序列。</translation>
+    </message>
+    <message>
+        <source>Question 2b: FSDP&apos;s collectives</source>
+        <translation>问题 2b：FSDP 的集合通信</translation>
+    </message>
+    <message>
+        <source>FSDP also communicates layer by layer, but it moves weights, not activations: each layer&apos;s parameters are all-gathered before its forward and again before its backward, and its gradients are reduce-scattered afterwards. The engine counts {ag_calls} all-gathers per step of {ag_bytes} each ({ag_time} each on HCCS) and {rs_calls} reduce-scatters; DP communication adds up to {dp_total} per step, {dp_exposed} of it exposed. The step takes {step}, but each of the eight ranks works on its own sequence: {tps} tokens/s, against {tps_tp8} for TP 8. The fullest rank needs {need} here and {need_tp8} under TP 8.
+
+FSDP&apos;s messages do not grow with the sequence, TP&apos;s do; FSDP&apos;s grow with the model instead, and each layer&apos;s all-gather can run while the previous layer computes.</source>
+        <translation>FSDP 同样逐层通信，但传的是权重而不是激活值：每层的参数在前向之前 all-gather 一次，在反向之前再 all-gather 一次，之后对梯度做 reduce-scatter。引擎统计每步 {ag_calls} 次 all-gather，每次 {ag_bytes}（在 HCCS 上每次 {ag_time}），以及 {rs_calls} 次 reduce-scatter；DP 通信每步合计 {dp_total}，其中暴露 {dp_exposed}。单步耗时 {step}，但八个 rank 各自处理一条序列：{tps} tokens/s，而 TP 8 为 {tps_tp8}。这里最满的 rank 需要 {need}，TP 8 下为 {need_tp8}。
+
+FSDP 的消息不随序列增长，TP 的会；FSDP 的消息随模型增长，而且每层的 all-gather 可以在上一层计算时进行。</translation>
+    </message>
+    <message>
+        <source>Question 2c: the middle ground, TP 4 x FSDP 2</source>
+        <translation>问题 2c：折中方案 TP 4 x FSDP 2</translation>
+    </message>
+    <message>
+        <source>Tensor parallelism inside groups of four NPUs and full sharding across the two groups halves TP&apos;s group and keeps FSDP for the model state. The fullest rank needs {need} with {act} of activations; exposed TP communication {tp_exposed}, exposed DP communication {dp_exposed}, predicted step {step} for two sequences, {tps} tokens/s. It is the fallback when activations rather than state limit FSDP and TP 8&apos;s collectives prove too slow.</source>
+        <translation>在四块 NPU 组成的组内做张量并行，在两个组之间做完全分片：TP 组减半，模型状态仍由 FSDP 分片。最满的 rank 需要 {need}，激活值 {act}；暴露的 TP 通信 {tp_exposed}，暴露的 DP 通信 {dp_exposed}，两条序列预测单步 {step}，{tps} tokens/s。当限制 FSDP 的是激活值而非状态、而 TP 8 的集合通信又太慢时，它就是退路。</translation>
+    </message>
+    <message>
+        <source>Question 2: what to deploy first, and what evidence changes it</source>
+        <translation>问题 2：先部署什么，哪些证据会改变选择</translation>
+    </message>
+    <message>
+        <source>Start with FSDP full sharding, recompute and fused attention: it fits with {headroom} to spare, leaves the model code unchanged and is the simplest to validate. Predicted step {step} with {comm_exposed} of exposed communication, {tps} tokens/s; TP 8 is predicted at {tps_tp8} tokens/s and TP 4 x FSDP 2 at {tps_hybrid}, because they expose their per-layer collectives while FSDP hides its all-gathers behind compute. Then measure on the node and hold the measurements against these predictions:
+• HCCL time in the profiler trace: when exposed collective time is a large share of the step, the layout is bound by communication.
+• All-gather latency per layer: predicted {ag_time} against {layer_compute} of compute per layer. If the measured all-gather takes longer than a layer&apos;s compute, prefetching cannot hide it, and TP or the hybrid moves less weight traffic.
+• Per-layer memory: predicted activations {act} in all. If the measured peak leaves too little headroom, add SP through the hybrid, context parallelism or offload.
+• Step time: a large gap between measured and predicted is a reason to calibrate the device profile (Benchmark) before choosing.
+The choice follows the traces, not the parameter count.</source>
+        <translation>先用 FSDP 完全分片、重计算和融合注意力：它留有 {headroom} 余量，不改动模型代码，也最容易验证。预测单步 {step}，暴露通信 {comm_exposed}，{tps} tokens/s；TP 8 预测为 {tps_tp8} tokens/s，TP 4 x FSDP 2 为 {tps_hybrid}，因为它们的逐层集合通信是暴露的，而 FSDP 把 all-gather 藏在计算之后。然后在节点上实测，并与这些预测对照：
+• 性能分析轨迹中的 HCCL 时间：若暴露的集合通信时间占单步的很大比例，该布局受通信限制。
+• 每层 all-gather 延迟：预测 {ag_time}，而每层计算为 {layer_compute}。若实测 all-gather 比一层的计算还长，预取就无法掩盖它，TP 或折中方案传输的权重更少。
+• 每层显存：预测激活值共 {act}。若实测峰值留下的余量太小，可通过折中方案加入 SP、使用上下文并行或卸载。
+• 单步时间：实测与预测差距很大时，应先校准设备配置（基准测试）再做选择。
+选择取决于轨迹，而不是参数量。</translation>
+    </message>
+    <message>
+        <source>These predictions rest on the device profile&apos;s HCCS bandwidth, efficiency and latency, each listed with its source; measurements from the node replace them.</source>
+        <translation>这些预测依据设备配置中的 HCCS 带宽、效率和延迟，每项都注明了来源；节点上的实测值会取代它们。</translation>
+    </message>
+    <message>
+        <source>Exercise 1: the smallest layout for 64K tokens</source>
+        <translation>练习 1：容纳 64K tokens 的最小布局</translation>
+    </message>
+    <message>
+        <source>The sequence length is now 65,536 tokens. The layouts below are listed from the least change to how the model runs to the most. Which is the first that fits on the eight NPUs with at least 10 % of the HBM to spare, for measured peaks above the prediction? Answer with its label, or &quot;none&quot;.</source>
+        <translation>序列长度现在是 65,536 tokens。下列布局按对模型运行方式改动从小到大排列。考虑到实测峰值可能高于预测，哪一个是第一个能在八块 NPU 上容纳、且至少留出 10 % HBM 余量的布局？请回答其标签，或“none”。</translation>
+    </message>
+    <message>
+        <source>Exercise 2: a 152K vocabulary</source>
+        <translation>练习 2：152K 词表</translation>
+    </message>
+    <message>
+        <source>Give the model a vocabulary of 152,064 tokens (Qwen2.5&apos;s), keeping full sharding at 32K. How many GiB do logits and loss take on the fullest rank at its peak? (within 5 %)</source>
+        <translation>把模型的词表改为 152,064（Qwen2.5 的词表），仍在 32K 下使用完全分片。最满的 rank 在峰值时 logits 与损失占多少 GiB？（误差 5 % 以内）</translation>
+    </message>
+    <message>
+        <source>Exercise 3: does it still fit?</source>
+        <translation>练习 3：还放得下吗？</translation>
+    </message>
+    <message>
+        <source>With the 152K vocabulary, does the full-sharding 32K plan still fit? Answer yes or no.</source>
+        <translation>使用 152K 词表时，32K 完全分片方案还能容纳吗？请回答 yes 或 no。</translation>
+    </message>
+    <message>
+        <source>HCIE-AI case: 32K-token fine-tuning on 8 x Ascend 910B</source>
+        <translation>HCIE-AI 案例：在 8 x 昇腾 910B 上进行 32K tokens 微调</translation>
+    </message>
+</context>
+<context>
+    <name>PdfReport</name>
+    <message>
+        <source>ShardScope plan report</source>
+        <translation>ShardScope 方案报告</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n plan(s); ShardScope %1; generated %2.</source>
+        <translation>
+            <numerusform>%n 个方案；ShardScope %1；生成于 %2。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>ShardScope %1 plan report, generated %2</source>
+        <translation>ShardScope %1 方案报告，生成于 %2</translation>
+    </message>
+    <message>
+        <source>Page %1</source>
+        <translation>第 %1 页</translation>
+    </message>
+    <message numerus="yes">
+        <source>Comparison of %n plans</source>
+        <translation>
+            <numerusform>%n 个方案对比</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Each bar is the fullest rank of a plan at its peak, with the runtime reserve hatched. The solid line is the HBM capacity, the dashed line what remains usable after the largest runtime reserve.</source>
+        <translation>每根柱表示一个方案中最满的 rank 在其峰值时的占用，斜线部分为运行时预留。实线为 HBM 容量，虚线为扣除最大运行时预留后仍可用的容量。</translation>
+    </message>
+    <message>
+        <source>Verdict</source>
+        <translation>结论</translation>
+    </message>
+    <message>
+        <source>Layout</source>
+        <translation>并行布局</translation>
+    </message>
+    <message>
+        <source>Tokens</source>
+        <translation>Tokens</translation>
+    </message>
+    <message>
+        <source>Memory options</source>
+        <translation>显存选项</translation>
+    </message>
+    <message>
+        <source>Device</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Peak allocated</source>
+        <translation>峰值分配</translation>
+    </message>
+    <message>
+        <source>Runtime reserve</source>
+        <translation>运行时预留</translation>
+    </message>
+    <message>
+        <source>Total on device</source>
+        <translation>设备上合计</translation>
+    </message>
+    <message>
+        <source>Headroom</source>
+        <translation>余量</translation>
+    </message>
+    <message>
+        <source>over by %1</source>
+        <translation>超出 %1</translation>
+    </message>
+    <message>
+        <source>Step time</source>
+        <translation>单步时间</translation>
+    </message>
+    <message>
+        <source>not estimated</source>
+        <translation>未估计</translation>
+    </message>
+    <message>
+        <source>Tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+    <message>
+        <source>Memory of the fullest rank of each plan at its peak phase. GiB = 2^30 bytes.</source>
+        <translation>各方案最满 rank 在其峰值阶段的显存。GiB = 2^30 字节。</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>Every rank fits. The fullest (%1) needs %2 allocated at its peak in %3 plus %4 runtime reserve: %5 of %6 HBM, leaving %7.</source>
+        <translation>所有 rank 均可容纳。最满的（%1）在%3峰值时分配 %2，另加运行时预留 %4：共 %5，HBM 为 %6，余量 %7。</translation>
+    </message>
+    <message>
+        <source>%1 need %2 allocated at the peak in %3 plus %4 runtime reserve: %5 of %6 HBM, over by %7.</source>
+        <translation>%1 在%3峰值时需分配 %2，另加运行时预留 %4：共 %5，HBM 仅 %6，超出 %7。</translation>
+    </message>
+    <message>
+        <source>Step %1, %2 tokens/s, MFU %3 %.</source>
+        <translation>单步 %1，%2 tokens/s，MFU %3 %。</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>方案</translation>
+    </message>
+    <message>
+        <source>%1, %2 parameters: %3 layers, hidden %4, %5 heads (%6 KV), FFN %7 (%8), vocabulary %9</source>
+        <translation>%1，%2 个参数：%3 层，隐藏维度 %4，%5 个注意力头（%6 个 KV 头），FFN %7（%8），词表 %9</translation>
+    </message>
+    <message>
+        <source>%1 experts, top-%2, expert FFN %3</source>
+        <translation>%1 个专家，top-%2，专家 FFN %3</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>parameters %1, gradients %2, master weights %3, %4 states %5, compute %6</source>
+        <translation>参数 %1，梯度 %2，主权重 %3，%4 状态 %5，计算 %6</translation>
+    </message>
+    <message>
+        <source>Framework</source>
+        <translation>框架</translation>
+    </message>
+    <message>
+        <source>Cluster</source>
+        <translation>集群</translation>
+    </message>
+    <message>
+        <source>%1 x %2 per node x %3 node(s), %4 ranks</source>
+        <translation>%1，每节点 %2 个 x %3 个节点，共 %4 个 rank</translation>
+    </message>
+    <message>
+        <source>Memory per rank</source>
+        <translation>各 rank 显存</translation>
+    </message>
+    <message>
+        <source>%1, %2</source>
+        <translation>%1，%2</translation>
+    </message>
+    <message>
+        <source>Peak of each phase of one steady-state step; the bold label is the rank&apos;s peak. Solid line: HBM capacity (%1). Dashed line: usable after the largest runtime reserve (%2).</source>
+        <translation>稳态单步中各阶段的峰值；粗体标签为该 rank 的峰值。实线：HBM 容量（%1）。虚线：扣除最大运行时预留后的可用容量（%2）。</translation>
+    </message>
+    <message>
+        <source>stage %1, %2 layers</source>
+        <translation>第 %1 级，%2 层</translation>
+    </message>
+    <message>
+        <source>embedding</source>
+        <translation>嵌入层</translation>
+    </message>
+    <message>
+        <source>LM head</source>
+        <translation>LM 头</translation>
+    </message>
+    <message>
+        <source>Components of %1 (%2), peak in %3</source>
+        <translation>%1 的组成（%2），峰值在%3</translation>
+    </message>
+    <message>
+        <source>Component</source>
+        <translation>组成部分</translation>
+    </message>
+    <message>
+        <source>At peak</source>
+        <translation>峰值时</translation>
+    </message>
+    <message numerus="yes">
+        <source>context %1, %n communicator(s) %2, allocator %3</source>
+        <translation>
+            <numerusform>上下文 %1，%n 个通信域 %2，分配器 %3</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>Formulas and assumptions at the peak (%1)</source>
+        <translation>峰值时的公式与假设（%1）</translation>
+    </message>
+    <message>
+        <source>Formula</source>
+        <translation>公式</translation>
+    </message>
+    <message>
+        <source>Assumptions</source>
+        <translation>假设</translation>
+    </message>
+    <message>
+        <source>Collectives and step time</source>
+        <translation>集合通信与单步时间</translation>
+    </message>
+    <message>
+        <source>This engine did not estimate collectives for the plan.</source>
+        <translation>引擎未估计该方案的集合通信。</translation>
+    </message>
+    <message>
+        <source>Collective</source>
+        <translation>集合通信</translation>
+    </message>
+    <message>
+        <source>Group</source>
+        <translation>通信组</translation>
+    </message>
+    <message>
+        <source>Message</source>
+        <translation>消息</translation>
+    </message>
+    <message>
+        <source>Per step</source>
+        <translation>每步</translation>
+    </message>
+    <message>
+        <source>Time each</source>
+        <translation>每次耗时</translation>
+    </message>
+    <message>
+        <source>Exposed per step</source>
+        <translation>每步暴露时间</translation>
+    </message>
+    <message>
+        <source>Phase and purpose</source>
+        <translation>阶段与用途</translation>
+    </message>
+    <message>
+        <source>Compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>Exposed communication</source>
+        <translation>暴露通信</translation>
+    </message>
+    <message>
+        <source>Pipeline bubble</source>
+        <translation>流水线气泡</translation>
+    </message>
+    <message>
+        <source>Offload traffic</source>
+        <translation>卸载传输</translation>
+    </message>
+    <message>
+        <source>Throughput</source>
+        <translation>吞吐</translation>
+    </message>
+    <message>
+        <source>%1 tokens/s</source>
+        <translation>%1 tokens/s</translation>
+    </message>
+    <message>
+        <source>MFU / HFU</source>
+        <translation>MFU / HFU</translation>
+    </message>
+    <message>
+        <source>This engine did not estimate the step time for the plan.</source>
+        <translation>引擎未估计该方案的单步时间。</translation>
+    </message>
+    <message>
+        <source>Device profile: %1 (%2)</source>
+        <translation>设备配置：%1（%2）</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>%1 %2, %3 GB/s per device, latency %4, efficiency %5</source>
+        <translation>%1 %2，每设备 %3 GB/s，延迟 %4，效率 %5</translation>
+    </message>
+    <message>
+        <source>HBM</source>
+        <translation>HBM</translation>
+    </message>
+    <message>
+        <source>Context reserve</source>
+        <translation>上下文预留</translation>
+    </message>
+    <message>
+        <source>Collective buffers</source>
+        <translation>集合通信缓冲区</translation>
+    </message>
+    <message>
+        <source>%1 per communicator</source>
+        <translation>每个通信域 %1</translation>
+    </message>
+    <message>
+        <source>Peak BF16</source>
+        <translation>BF16 峰值</translation>
+    </message>
+    <message>
+        <source>%1 TFLOP/s (GEMM efficiency %2, attention %3)</source>
+        <translation>%1 TFLOP/s（GEMM 效率 %2，注意力 %3）</translation>
+    </message>
+    <message>
+        <source>HBM bandwidth</source>
+        <translation>HBM 带宽</translation>
+    </message>
+    <message>
+        <source>%1 TB/s (efficiency %2)</source>
+        <translation>%1 TB/s（效率 %2）</translation>
+    </message>
+    <message>
+        <source>Intra-node</source>
+        <translation>节点内</translation>
+    </message>
+    <message>
+        <source>Inter-node</source>
+        <translation>节点间</translation>
+    </message>
+    <message>
+        <source>Host link</source>
+        <translation>主机链路</translation>
+    </message>
+    <message>
+        <source>%1 GB/s</source>
+        <translation>%1 GB/s</translation>
+    </message>
+    <message>
+        <source>Sources</source>
+        <translation>来源</translation>
+    </message>
+    <message>
+        <source>Figure</source>
+        <translation>数值</translation>
+    </message>
+    <message>
+        <source>Where it comes from</source>
+        <translation>出处</translation>
+    </message>
+    <message>
+        <source>P%1</source>
+        <translation>P%1</translation>
+    </message>
+    <message>
+        <source>Fits</source>
+        <translation>可容纳</translation>
+    </message>
+    <message>
+        <source>Does not fit</source>
+        <translation>无法容纳</translation>
+    </message>
+    <message>
+        <source>rank %1</source>
+        <translation>rank %1</translation>
+    </message>
+    <message>
+        <source>ranks %1-%2</source>
+        <translation>rank %1-%2</translation>
+    </message>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>optimizer step</source>
+        <translation>优化器步</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>Master weights</source>
+        <translation>主权重</translation>
+    </message>
+    <message>
+        <source>Optimizer states</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>Logits and loss</source>
+        <translation>logits 与损失</translation>
+    </message>
+    <message>
+        <source>Communication buffers</source>
+        <translation>通信缓冲区</translation>
+    </message>
+    <message>
+        <source>Transient</source>
+        <translation>临时内存</translation>
+    </message>
+    <message>
+        <source>HBM capacity</source>
+        <translation>HBM 容量</translation>
+    </message>
+    <message>
+        <source>usable</source>
+        <translation>可用</translation>
+    </message>
+    <message>
+        <source>none (DDP)</source>
+        <translation>无（DDP）</translation>
+    </message>
+    <message>
+        <source>optimizer states (ZeRO-1)</source>
+        <translation>优化器状态（ZeRO-1）</translation>
+    </message>
+    <message>
+        <source>gradients and optimizer states (ZeRO-2)</source>
+        <translation>梯度与优化器状态（ZeRO-2）</translation>
+    </message>
+    <message>
+        <source>full (ZeRO-3 / FSDP)</source>
+        <translation>完全分片（ZeRO-3 / FSDP）</translation>
+    </message>
+    <message>
+        <source>DP %1 x TP %2 x PP %3 x CP %4</source>
+        <translation>DP %1 x TP %2 x PP %3 x CP %4</translation>
+    </message>
+    <message>
+        <source>EP %1</source>
+        <translation>EP %1</translation>
+    </message>
+    <message>
+        <source>sharding %1</source>
+        <translation>分片：%1</translation>
+    </message>
+    <message>
+        <source>sequence parallel</source>
+        <translation>序列并行</translation>
+    </message>
+    <message>
+        <source>schedule %1, %2 virtual stage(s)</source>
+        <translation>调度 %1，%2 个虚拟阶段</translation>
+    </message>
+    <message>
+        <source>%1 tokens x micro-batch %2 x %3 micro-batch(es) per step</source>
+        <translation>%1 tokens x 微批 %2 x 每步 %3 个微批</translation>
+    </message>
+    <message>
+        <source>no recompute</source>
+        <translation>不重计算</translation>
+    </message>
+    <message>
+        <source>selective recompute</source>
+        <translation>选择性重计算</translation>
+    </message>
+    <message>
+        <source>full recompute</source>
+        <translation>完全重计算</translation>
+    </message>
+    <message>
+        <source>fused (flash) attention</source>
+        <translation>融合（flash）注意力</translation>
+    </message>
+    <message>
+        <source>eager attention</source>
+        <translation>eager 注意力</translation>
+    </message>
+    <message>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>%1, %2, offload: %3</source>
+        <translation>%1，%2，卸载：%3</translation>
+    </message>
+    <message>
+        <source>No plan to report.</source>
+        <translation>没有可报告的方案。</translation>
+    </message>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>Cannot evaluate the plan: %1</source>
+        <translation>无法评估方案：%1</translation>
+    </message>
+</context>
+<context>
+    <name>ReportExport</name>
+    <message>
+        <source>pinned for comparison</source>
+        <translation>固定用于对比</translation>
+    </message>
+    <message>
+        <source>PDF report...</source>
+        <translation>PDF 报告...</translation>
+    </message>
+    <message>
+        <source>plan-report.pdf</source>
+        <translation>方案报告.pdf</translation>
+    </message>
+    <message>
+        <source>Export PDF report</source>
+        <translation>导出 PDF 报告</translation>
+    </message>
+    <message>
+        <source>PDF documents (*.pdf)</source>
+        <translation>PDF 文档 (*.pdf)</translation>
+    </message>
+    <message>
+        <source>Wrote %1</source>
+        <translation>已写入 %1</translation>
+    </message>
+</context>
+<context>
+    <name>main</name>
+    <message>
+        <source>Transformer training planner</source>
+        <translation>Transformer 训练规划工具</translation>
+    </message>
+    <message>
+        <source>Plan file to open (.plan.json)</source>
+        <translation>要打开的方案文件（.plan.json）</translation>
+    </message>
+    <message>
+        <source>Save a PNG of the window to &lt;file&gt; and quit.</source>
+        <translation>将窗口保存为 PNG 到 &lt;file&gt; 后退出。</translation>
+    </message>
+    <message>
+        <source>Use a dark palette.</source>
+        <translation>使用深色配色。</translation>
+    </message>
+    <message>
+        <source>Window size, e.g. 1366x768.</source>
+        <translation>窗口大小，例如 1366x768。</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope-cli</name>
+    <message>
+        <source>Usage: shardscope-cli &lt;command&gt; [options]
+
+Plans how a transformer is trained on accelerator nodes: per-rank memory, communication,
+step time.
+
+Commands:
+  estimate PLAN.plan.json [--format table|json]
+      Per-rank peak memory by component, the runtime reserve and whether it fits.
+  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]
+      A PDF report of one or more plans (runs headless).
+  search PLAN.plan.json [--top N] [--global-batch N] [--no-offload] [--format table|json]
+      Every layout of the plan&apos;s model, sequence and cluster that fits, fastest first,
+      and the Pareto front of memory against step time.
+  compare PLAN.plan.json PLAN.plan.json... [--format table|json]
+      Per-layer collectives, message sizes, their time on the links, per-rank memory and
+      step time of several plans side by side.
+  bench PLAN.plan.json --backend cpu|torch [--device cuda|npu|cpu] [--python PATH] [-o FILE]
+      Measures the plan&apos;s kernels on the attached device beside the prediction.
+
+Options:
+  --help       show this help
+  --version    show the version
+  --lang LANG  language of the help and the reports: en or zh_CN (default: the system&apos;s)
+
+Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other failure.
+</source>
+        <translation>用法：shardscope-cli &lt;命令&gt; [选项]
+
+规划 transformer 在加速器节点上的训练方式：每 rank 显存、通信、单步时间。
+
+命令：
+  estimate PLAN.plan.json [--format table|json]
+      按组成部分列出每 rank 峰值显存、运行时预留，以及能否容纳。
+  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]
+      生成一个或多个方案的 PDF 报告（无需显示器）。
+  search PLAN.plan.json [--top N] [--global-batch N] [--no-offload] [--format table|json]
+      列出该方案的模型、序列与集群下所有可容纳的布局（最快的在前），
+      以及显存与单步时间的 Pareto 前沿。
+  compare PLAN.plan.json PLAN.plan.json... [--format table|json]
+      并排比较多个方案的逐层集合通信、消息大小、链路耗时、每 rank 显存
+      与单步时间。
+  bench PLAN.plan.json --backend cpu|torch [--device cuda|npu|cpu] [--python PATH] [-o FILE]
+      在所连设备上测量方案的算子，并与预测并列显示。
+
+选项：
+  --help       显示本帮助
+  --version    显示版本
+  --lang LANG  帮助与报告的语言：en 或 zh_CN（默认：跟随系统）
+
+退出状态：0 成功，2 方案或参数有误（信息输出到 stderr），1 其他错误。
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli estimate PLAN.plan.json [--format table|json]
+</source>
+        <translation>用法：shardscope-cli estimate PLAN.plan.json [--format table|json]
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf
+                             [--page a4|letter] [--lang en|zh_CN]
+
+Writes a PDF report: the verdict, the plan, per-rank memory bars against the HBM capacity,
+every component with its formula and assumptions, collectives and step time, the device
+profile with its sources, and a comparison page when several plans are given. The report&apos;s
+language is --lang, else the system&apos;s.
+</source>
+        <translation>用法：shardscope-cli report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf
+                             [--page a4|letter] [--lang en|zh_CN]
+
+写出 PDF 报告：结论、方案、对照 HBM 容量的各 rank 显存柱形图、每个组成部分的
+公式与假设、集合通信与单步时间、设备配置及其来源；给出多个方案时另附对比页。
+报告语言由 --lang 指定，否则跟随系统。
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli bench PLAN.plan.json [options]
+
+Runs the kernels of one training step of the plan (rank-local GEMMs, attention,
+memory-bound ops, collectives) and a memory probe on the attached device, and prints
+measured beside predicted.
+
+  --backend cpu|torch     native CPU kernels, or the PyTorch worker (default cpu)
+  --device cuda|npu|cpu   device of the torch backend (default cpu)
+  --python PATH           interpreter of the torch worker (default /usr/bin/python3)
+  --worker PATH           worker script (default: the installed shardscope_worker.py)
+  --nproc N               worker processes on this node, &gt;= 2 for collectives (default 1)
+  --launcher ARGS         run the worker through torchrun with these arguments (several
+                          nodes), e.g. &quot;--nnodes 2 --rdzv-endpoint host:29500&quot;
+  --max-tokens N          cap the tokens per kernel (default 512 on a CPU, none otherwise)
+  --probe-tokens N        cap the memory probe&apos;s sequence (default 256 on a CPU)
+  --no-probe              skip the memory probe
+  --no-collectives        skip the collectives
+  --warmup N, --repeats N timing (default 2 and 5)
+  --timeout SECONDS       longest silence of the worker (default 300)
+  --gemm MxNxK[:dtype]    also time this GEMM (repeatable), e.g. 8192x8192x8192:bf16
+  --reference             time plain torch.matmul beside each GEMM (torch backend)
+  --list                  print the kernel list and stop
+  --import FILE           show nccl-tests / hccl_test output or a profiler trace (Chrome
+                          JSON) beside the plan&apos;s estimate; runs nothing unless --backend
+  --ranks N               ranks of an imported hccl_test run (for busbw)
+  -o, --output FILE       write the results JSON
+  --profile FILE          write the calibrated device profile JSON
+  --format table|json     output on stdout (default table)
+</source>
+        <translation>用法：shardscope-cli bench PLAN.plan.json [选项]
+
+在所连设备上运行方案一个训练步的算子（rank 本地 GEMM、注意力、访存密集算子、
+集合通信）以及一次显存探测，并将实测值与预测值并列输出。
+
+  --backend cpu|torch     本机 CPU 算子，或 PyTorch 工作进程（默认 cpu）
+  --device cuda|npu|cpu   torch 后端使用的设备（默认 cpu）
+  --python PATH           torch 工作进程的解释器（默认 /usr/bin/python3）
+  --worker PATH           工作进程脚本（默认：已安装的 shardscope_worker.py）
+  --nproc N               本节点上的工作进程数，测量集合通信需 &gt;= 2（默认 1）
+  --launcher ARGS         通过 torchrun 以这些参数运行工作进程（多节点），
+                          例如 &quot;--nnodes 2 --rdzv-endpoint host:29500&quot;
+  --max-tokens N          每个算子的 token 上限（CPU 上默认 512，其他无上限）
+  --probe-tokens N        显存探测的序列上限（CPU 上默认 256）
+  --no-probe              跳过显存探测
+  --no-collectives        跳过集合通信
+  --warmup N, --repeats N 计时参数（默认 2 和 5）
+  --timeout SECONDS       工作进程最长无响应时间（默认 300）
+  --gemm MxNxK[:dtype]    另外对该 GEMM 计时（可重复），例如 8192x8192x8192:bf16
+  --reference             在每个 GEMM 旁对普通 torch.matmul 计时（torch 后端）
+  --list                  输出算子列表后停止
+  --import FILE           将 nccl-tests / hccl_test 输出或性能分析轨迹（Chrome JSON）
+                          与方案估计并列显示；除非指定 --backend，否则不运行任何算子
+  --ranks N               导入的 hccl_test 运行的 rank 数（用于 busbw）
+  -o, --output FILE       写出结果 JSON
+  --profile FILE          写出校准后的设备配置 JSON
+  --format table|json     标准输出格式（默认 table）
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]
+                             [--format table|json]
+</source>
+        <translation>用法：shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]
+                             [--format table|json]
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]
+</source>
+        <translation>用法：shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]
+</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::CollectiveChartView</name>
+    <message>
+        <source>Time per step</source>
+        <translation>每步时间</translation>
+    </message>
+    <message>
+        <source>Exposed per step</source>
+        <translation>每步暴露时间</translation>
+    </message>
+    <message>
+        <source>ms</source>
+        <translation>ms</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::CommunicationModel</name>
+    <message>
+        <source>%1 (%2 ranks)</source>
+        <translation>%1（%2 个 rank）</translation>
+    </message>
+    <message>
+        <source>Collective</source>
+        <translation>集合通信</translation>
+    </message>
+    <message>
+        <source>Group</source>
+        <translation>通信组</translation>
+    </message>
+    <message>
+        <source>Phase</source>
+        <translation>阶段</translation>
+    </message>
+    <message>
+        <source>Message size</source>
+        <translation>消息大小</translation>
+    </message>
+    <message>
+        <source>Calls / step</source>
+        <translation>每步调用次数</translation>
+    </message>
+    <message>
+        <source>Time / call</source>
+        <translation>每次耗时</translation>
+    </message>
+    <message>
+        <source>Time / step</source>
+        <translation>每步耗时</translation>
+    </message>
+    <message>
+        <source>Exposed / step</source>
+        <translation>每步暴露</translation>
+    </message>
+    <message>
+        <source>Carries</source>
+        <translation>传输内容</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::CommunicationPanel</name>
+    <message>
+        <source>&lt;b&gt;Step %1&lt;/b&gt; = compute %2 + exposed communication %3 + pipeline bubble %4 + offload %5 &amp;nbsp;&amp;middot;&amp;nbsp; &lt;b&gt;%6 tokens/s&lt;/b&gt; &amp;nbsp;&amp;middot;&amp;nbsp; &lt;b&gt;MFU %7%&lt;/b&gt; (HFU %8%)</source>
+        <translation>&lt;b&gt;单步 %1&lt;/b&gt; = 计算 %2 + 暴露通信 %3 + 流水线气泡 %4 + 卸载 %5 &amp;nbsp;&amp;middot;&amp;nbsp; &lt;b&gt;%6 tokens/s&lt;/b&gt; &amp;nbsp;&amp;middot;&amp;nbsp; &lt;b&gt;MFU %7%&lt;/b&gt;（HFU %8%）</translation>
+    </message>
+    <message>
+        <source>No step-time estimate for this plan yet.</source>
+        <translation>该方案尚无单步时间估计。</translation>
+    </message>
+    <message>
+        <source>A single device: this step has no collectives.</source>
+        <translation>单个设备：这一步没有集合通信。</translation>
+    </message>
+    <message>
+        <source>The engine reports no collectives for this plan.</source>
+        <translation>引擎未报告该方案的集合通信。</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::ComparePanel</name>
+    <message>
+        <source>&amp;Pin current plan</source>
+        <translation>固定当前方案(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Unpin</source>
+        <translation>取消固定(&amp;U)</translation>
+    </message>
+    <message>
+        <source>&amp;Make current</source>
+        <translation>设为当前(&amp;M)</translation>
+    </message>
+    <message>
+        <source>Pin the HCIE-AI &amp;cases</source>
+        <translation>固定 HCIE-AI 案例(&amp;C)</translation>
+    </message>
+    <message>
+        <source>DDP, FSDP, TP8 and TP4 x FSDP2 for the 7B, 32K, 8 x 910B case</source>
+        <translation>7B、32K、8 x 910B 案例的 DDP、FSDP、TP8 与 TP4 x FSDP2</translation>
+    </message>
+    <message>
+        <source>Keep the current plan for comparison (up to four)</source>
+        <translation>保留当前方案用于对比（最多四个）</translation>
+    </message>
+    <message>
+        <source>Load the selected pinned plan into the editor (undoable)</source>
+        <translation>将选中的固定方案载入编辑器（可撤销）</translation>
+    </message>
+    <message>
+        <source>Worst rank of each pinned plan</source>
+        <translation>各固定方案中最满的 rank</translation>
+    </message>
+    <message>
+        <source>pinned plan</source>
+        <translation>固定方案</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;%2: %3 on rank %4 at its %5 peak</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;&lt;br&gt;%2：rank %4 在%5峰值时为 %3</translation>
+    </message>
+    <message>
+        <source>Load pinned plan</source>
+        <translation>载入固定方案</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::ComparisonModel</name>
+    <message>
+        <source>%1 x %2</source>
+        <translation>%1 x %2</translation>
+    </message>
+    <message>
+        <source>fits</source>
+        <translation>可容纳</translation>
+    </message>
+    <message>
+        <source>does not fit</source>
+        <translation>无法容纳</translation>
+    </message>
+    <message>
+        <source>n/a</source>
+        <translation>不适用</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>方案</translation>
+    </message>
+    <message>
+        <source>Layout</source>
+        <translation>并行布局</translation>
+    </message>
+    <message>
+        <source>Devices</source>
+        <translation>设备</translation>
+    </message>
+    <message>
+        <source>Peak allocated</source>
+        <translation>峰值分配</translation>
+    </message>
+    <message>
+        <source>Runtime reserve</source>
+        <translation>运行时预留</translation>
+    </message>
+    <message>
+        <source>Needed per rank</source>
+        <translation>每个 rank 所需</translation>
+    </message>
+    <message>
+        <source>HBM</source>
+        <translation>HBM</translation>
+    </message>
+    <message>
+        <source>Step time</source>
+        <translation>单步时间</translation>
+    </message>
+    <message>
+        <source>Tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::LanguageMenu</name>
+    <message>
+        <source>&amp;Language</source>
+        <translation>语言(&amp;L)</translation>
+    </message>
+    <message>
+        <source>System language (%1)</source>
+        <translation>系统语言（%1）</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::MainWindow</name>
+    <message>
+        <source>Not applied: %1</source>
+        <translation>未应用：%1</translation>
+    </message>
+    <message>
+        <source>Change the plan on the left; every change redraws the per-rank bars.</source>
+        <translation>在左侧修改方案；每次修改都会重绘各 rank 的柱形图。</translation>
+    </message>
+    <message>
+        <source>&amp;File</source>
+        <translation>文件(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;New</source>
+        <translation>新建(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Start from the HCIE-AI case as an untitled plan</source>
+        <translation>以 HCIE-AI 案例为起点新建未命名方案</translation>
+    </message>
+    <message>
+        <source>&amp;Open...</source>
+        <translation>打开(&amp;O)...</translation>
+    </message>
+    <message>
+        <source>Open plan</source>
+        <translation>打开方案</translation>
+    </message>
+    <message>
+        <source>Plans (*.plan.json *.json)</source>
+        <translation>方案 (*.plan.json *.json)</translation>
+    </message>
+    <message>
+        <source>Open &amp;example</source>
+        <translation>打开示例(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Open &amp;recent</source>
+        <translation>最近打开(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Save</source>
+        <translation>保存(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Save &amp;as...</source>
+        <translation>另存为(&amp;A)...</translation>
+    </message>
+    <message>
+        <source>&amp;Export</source>
+        <translation>导出(&amp;E)</translation>
+    </message>
+    <message>
+        <source>Chart as PNG...</source>
+        <translation>图表导出为 PNG...</translation>
+    </message>
+    <message>
+        <source>Export chart</source>
+        <translation>导出图表</translation>
+    </message>
+    <message>
+        <source>PNG images (*.png)</source>
+        <translation>PNG 图像 (*.png)</translation>
+    </message>
+    <message>
+        <source>Cannot write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+    <message>
+        <source>&amp;Quit</source>
+        <translation>退出(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>&amp;Edit</source>
+        <translation>编辑(&amp;E)</translation>
+    </message>
+    <message>
+        <source>&amp;Undo</source>
+        <translation>撤销(&amp;U)</translation>
+    </message>
+    <message>
+        <source>&amp;Redo</source>
+        <translation>重做(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Plan</source>
+        <translation>方案(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Pin for comparison</source>
+        <translation>固定以便对比(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Four plans are pinned; unpin one first.</source>
+        <translation>已固定四个方案；请先取消固定一个。</translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+P</source>
+        <translation>Ctrl+Shift+P</translation>
+    </message>
+    <message>
+        <source>&amp;Search layouts</source>
+        <translation>搜索并行布局(&amp;S)</translation>
+    </message>
+    <message>
+        <source>F5</source>
+        <translation>F5</translation>
+    </message>
+    <message>
+        <source>&amp;Cancel search</source>
+        <translation>取消搜索(&amp;C)</translation>
+    </message>
+    <message>
+        <source>Shift+F5</source>
+        <translation>Shift+F5</translation>
+    </message>
+    <message>
+        <source>&amp;View</source>
+        <translation>视图(&amp;V)</translation>
+    </message>
+    <message>
+        <source>&amp;Peak of the step</source>
+        <translation>整步峰值(&amp;P)</translation>
+    </message>
+    <message>
+        <source>&amp;Forward</source>
+        <translation>前向(&amp;F)</translation>
+    </message>
+    <message>
+        <source>&amp;Backward</source>
+        <translation>反向(&amp;B)</translation>
+    </message>
+    <message>
+        <source>&amp;Optimizer step</source>
+        <translation>优化器步(&amp;O)</translation>
+    </message>
+    <message>
+        <source>&amp;Help</source>
+        <translation>帮助(&amp;H)</translation>
+    </message>
+    <message>
+        <source>&amp;About ShardScope</source>
+        <translation>关于 ShardScope(&amp;A)</translation>
+    </message>
+    <message>
+        <source>About ShardScope</source>
+        <translation>关于 ShardScope</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;ShardScope %1&lt;/b&gt;&lt;p&gt;Per-rank memory, communication and step time of transformer training layouts.&lt;/p&gt;&lt;p&gt;GPL-3.0-or-later.&lt;/p&gt;</source>
+        <translation>&lt;b&gt;ShardScope %1&lt;/b&gt;&lt;p&gt;Transformer 训练并行布局的每 rank 显存、通信与单步时间。&lt;/p&gt;&lt;p&gt;GPL-3.0-or-later。&lt;/p&gt;</translation>
+    </message>
+    <message>
+        <source>Plan</source>
+        <translation>方案</translation>
+    </message>
+    <message>
+        <source>Ctrl+Shift+E</source>
+        <translation>Ctrl+Shift+E</translation>
+    </message>
+    <message>
+        <source>Communication</source>
+        <translation>通信</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>对比</translation>
+    </message>
+    <message>
+        <source>Search</source>
+        <translation>搜索</translation>
+    </message>
+    <message>
+        <source>%1[*] (%2) - ShardScope</source>
+        <translation>%1[*]（%2）- ShardScope</translation>
+    </message>
+    <message>
+        <source>%1 was not opened; the current plan is unchanged.
+
+%2</source>
+        <translation>未打开 %1；当前方案保持不变。
+
+%2</translation>
+    </message>
+    <message>
+        <source>Opened %1</source>
+        <translation>已打开 %1</translation>
+    </message>
+    <message>
+        <source>Open example</source>
+        <translation>打开示例</translation>
+    </message>
+    <message>
+        <source>Save plan</source>
+        <translation>保存方案</translation>
+    </message>
+    <message>
+        <source>Saved %1</source>
+        <translation>已保存 %1</translation>
+    </message>
+    <message>
+        <source>Plans (*.plan.json)</source>
+        <translation>方案 (*.plan.json)</translation>
+    </message>
+    <message>
+        <source>Unsaved changes</source>
+        <translation>未保存的修改</translation>
+    </message>
+    <message>
+        <source>The plan &quot;%1&quot; has unsaved changes. Save them?</source>
+        <translation>方案“%1”有未保存的修改。是否保存？</translation>
+    </message>
+    <message>
+        <source>Restore unsaved plan</source>
+        <translation>恢复未保存的方案</translation>
+    </message>
+    <message>
+        <source>Restored unsaved edits from %1</source>
+        <translation>已从 %1 恢复未保存的修改</translation>
+    </message>
+    <message>
+        <source>ShardScope did not close normally. Unsaved edits of &quot;%1&quot;%2 from %3 were kept. Restore them?</source>
+        <translation>ShardScope 上次未正常关闭。已保留“%1”%2 于 %3 的未保存修改。是否恢复？</translation>
+    </message>
+    <message>
+        <source> (%1)</source>
+        <translation>（%1）</translation>
+    </message>
+    <message>
+        <source>&amp;Restore</source>
+        <translation>恢复(&amp;R)</translation>
+    </message>
+    <message>
+        <source>&amp;Discard</source>
+        <translation>丢弃(&amp;D)</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::MemoryChartView</name>
+    <message>
+        <source>Over HBM capacity</source>
+        <translation>超出 HBM 容量</translation>
+    </message>
+    <message>
+        <source>HBM capacity</source>
+        <translation>HBM 容量</translation>
+    </message>
+    <message>
+        <source>Usable (HBM minus runtime reserve)</source>
+        <translation>可用（HBM 减去运行时预留）</translation>
+    </message>
+    <message>
+        <source>GiB</source>
+        <translation>GiB</translation>
+    </message>
+    <message>
+        <source>HBM capacity %1 GiB</source>
+        <translation>HBM 容量 %1 GiB</translation>
+    </message>
+    <message>
+        <source>Usable %1 GiB (HBM minus runtime reserve)</source>
+        <translation>可用 %1 GiB（HBM 减去运行时预留）</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::MemoryPanel</name>
+    <message>
+        <source>Peak of the step</source>
+        <translation>整步峰值</translation>
+    </message>
+    <message>
+        <source>Forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>Backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>Optimizer step</source>
+        <translation>优化器步</translation>
+    </message>
+    <message>
+        <source>Show each rank at its own peak, or at the peak of one phase</source>
+        <translation>按各 rank 自身峰值显示，或按某一阶段的峰值显示</translation>
+    </message>
+    <message>
+        <source>Hover a segment for its bytes, share and formula.</source>
+        <translation>将鼠标悬停在分段上可查看字节数、占比与公式。</translation>
+    </message>
+    <message>
+        <source>HBM per rank at each rank&apos;s peak</source>
+        <translation>各 rank 峰值时的 HBM 占用</translation>
+    </message>
+    <message>
+        <source>HBM per rank at the peak of the %1</source>
+        <translation>%1峰值时各 rank 的 HBM 占用</translation>
+    </message>
+    <message>
+        <source>ranks (identical ranks grouped)</source>
+        <translation>rank（相同的 rank 合并显示）</translation>
+    </message>
+    <message>
+        <source>rank</source>
+        <translation>rank</translation>
+    </message>
+    <message>
+        <source>No estimate for this plan.</source>
+        <translation>该方案没有估计结果。</translation>
+    </message>
+    <message>
+        <source>Rank %1 needs &lt;b&gt;%2&lt;/b&gt;: %3 allocated at its %4 peak + %5 runtime reserve. Largest part: %6 (%7).</source>
+        <translation>Rank %1 需要 &lt;b&gt;%2&lt;/b&gt;：%4峰值时分配 %3 + 运行时预留 %5。最大部分：%6（%7）。</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;&lt;span style=&apos;color:#2e7d32; font-weight:bold&apos;&gt;Fits&lt;/span&gt; on %2 (%3 HBM, %4 headroom). %5</source>
+        <translation>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;在 %2 上&lt;span style=&apos;color:#2e7d32; font-weight:bold&apos;&gt;可容纳&lt;/span&gt;（HBM %3，余量 %4）。%5</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;Does not fit&lt;/span&gt; on %2 (%3 HBM): %4 over. %5</source>
+        <translation>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;在 %2 上&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;无法容纳&lt;/span&gt;（HBM %3）：超出 %4。%5</translation>
+    </message>
+    <message>
+        <source>Ranks %1 (%2 identical ranks, stage %3)</source>
+        <translation>Rank %1（%2 个相同 rank，第 %3 级）</translation>
+    </message>
+    <message>
+        <source>Rank %1 (stage %2)</source>
+        <translation>Rank %1（第 %2 级）</translation>
+    </message>
+    <message>
+        <source>%1 (%2 bytes), %3% of this rank&apos;s %4, %5% of HBM</source>
+        <translation>%1（%2 字节），占该 rank %4 的 %3%，占 HBM 的 %5%</translation>
+    </message>
+    <message>
+        <source>Held outside the framework&apos;s allocations: runtime context %1, collective buffers %2 (%3 communicators), allocator overhead %4.</source>
+        <translation>框架分配之外占用：运行时上下文 %1，集合通信缓冲区 %2（%3 个通信域），分配器开销 %4。</translation>
+    </message>
+    <message>
+        <source>Formula:</source>
+        <translation>公式：</translation>
+    </message>
+    <message>
+        <source>Assumptions:</source>
+        <translation>假设：</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::PlanDocument</name>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>Untitled</source>
+        <translation>未命名</translation>
+    </message>
+    <message>
+        <source>Cannot read %1: %2</source>
+        <translation>无法读取 %1：%2</translation>
+    </message>
+    <message>
+        <source>Cannot write %1: %2</source>
+        <translation>无法写入 %1：%2</translation>
+    </message>
+    <message>
+        <source>The plan has no file yet</source>
+        <translation>该方案尚未保存为文件</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::PlanEditor</name>
+    <message>
+        <source>%1T parameters</source>
+        <translation>%1T 参数</translation>
+    </message>
+    <message>
+        <source>%1B parameters</source>
+        <translation>%1B 参数</translation>
+    </message>
+    <message>
+        <source>none (no separate copy)</source>
+        <translation>无（不单独保存副本）</translation>
+    </message>
+    <message>
+        <source>Not applied: %1</source>
+        <translation>未应用：%1</translation>
+    </message>
+    <message>
+        <source>Model</source>
+        <translation>模型</translation>
+    </message>
+    <message>
+        <source>&amp;Name</source>
+        <translation>名称(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Rename plan</source>
+        <translation>重命名方案</translation>
+    </message>
+    <message>
+        <source>Custom shape</source>
+        <translation>自定义结构</translation>
+    </message>
+    <message>
+        <source>&amp;Preset</source>
+        <translation>预设(&amp;P)</translation>
+    </message>
+    <message>
+        <source>Choose model %1</source>
+        <translation>选择模型 %1</translation>
+    </message>
+    <message>
+        <source>Model size, log scale from 0.5B to 1T parameters (Llama-style shape)</source>
+        <translation>模型规模，对数刻度，0.5B 到 1T 参数（Llama 式结构）</translation>
+    </message>
+    <message>
+        <source>Si&amp;ze</source>
+        <translation>规模(&amp;Z)</translation>
+    </message>
+    <message>
+        <source>Resize model</source>
+        <translation>调整模型规模</translation>
+    </message>
+    <message>
+        <source>Edit model shape</source>
+        <translation>编辑模型结构</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层数</translation>
+    </message>
+    <message>
+        <source>Hidden size</source>
+        <translation>隐藏维度</translation>
+    </message>
+    <message>
+        <source>Attention heads</source>
+        <translation>注意力头数</translation>
+    </message>
+    <message>
+        <source>KV heads</source>
+        <translation>KV 头数</translation>
+    </message>
+    <message>
+        <source>Head dim</source>
+        <translation>头维度</translation>
+    </message>
+    <message>
+        <source>FFN width</source>
+        <translation>FFN 宽度</translation>
+    </message>
+    <message>
+        <source>Vocabulary</source>
+        <translation>词表</translation>
+    </message>
+    <message>
+        <source>Training</source>
+        <translation>训练</translation>
+    </message>
+    <message>
+        <source>Sequence length, powers of two from 512 to 1M tokens</source>
+        <translation>序列长度，2 的幂，512 到 1M tokens</translation>
+    </message>
+    <message>
+        <source> tokens</source>
+        <translation> tokens</translation>
+    </message>
+    <message>
+        <source>Se&amp;quence</source>
+        <translation>序列(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Set sequence length</source>
+        <translation>设置序列长度</translation>
+    </message>
+    <message>
+        <source>&amp;Micro-batch</source>
+        <translation>微批大小(&amp;M)</translation>
+    </message>
+    <message>
+        <source>Set micro-batch</source>
+        <translation>设置微批大小</translation>
+    </message>
+    <message>
+        <source>Micro-batches per optimizer step and data-parallel rank</source>
+        <translation>每个优化器步、每个数据并行 rank 的微批数</translation>
+    </message>
+    <message>
+        <source>Gradient accumulation</source>
+        <translation>梯度累积</translation>
+    </message>
+    <message>
+        <source>Set gradient accumulation</source>
+        <translation>设置梯度累积</translation>
+    </message>
+    <message>
+        <source>Precision</source>
+        <translation>精度</translation>
+    </message>
+    <message>
+        <source>Change precision</source>
+        <translation>修改精度</translation>
+    </message>
+    <message>
+        <source>Parameters</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Gradients</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>Master weights</source>
+        <translation>主权重</translation>
+    </message>
+    <message>
+        <source>Optimizer states</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Compute</source>
+        <translation>计算</translation>
+    </message>
+    <message>
+        <source>Optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>Change optimizer</source>
+        <translation>修改优化器</translation>
+    </message>
+    <message>
+        <source>Parallel layout</source>
+        <translation>并行布局</translation>
+    </message>
+    <message>
+        <source>Data parallelism fills the rest: dp = world / (tp x pp x cp)</source>
+        <translation>数据并行占满其余设备：dp = world / (tp x pp x cp)</translation>
+    </message>
+    <message>
+        <source>Data parallel (dp)</source>
+        <translation>数据并行 (dp)</translation>
+    </message>
+    <message>
+        <source>Set %1 to %2</source>
+        <translation>将 %1 设为 %2</translation>
+    </message>
+    <message>
+        <source>&amp;Tensor parallel (tp)</source>
+        <translation>张量并行 (tp)(&amp;T)</translation>
+    </message>
+    <message>
+        <source>P&amp;ipeline parallel (pp)</source>
+        <translation>流水线并行 (pp)(&amp;I)</translation>
+    </message>
+    <message>
+        <source>&amp;Context parallel (cp)</source>
+        <translation>上下文并行 (cp)(&amp;C)</translation>
+    </message>
+    <message>
+        <source>&amp;Expert parallel (ep)</source>
+        <translation>专家并行 (ep)(&amp;E)</translation>
+    </message>
+    <message>
+        <source>none (DDP)</source>
+        <translation>无（DDP）</translation>
+    </message>
+    <message>
+        <source>optimizer states (ZeRO-1)</source>
+        <translation>优化器状态（ZeRO-1）</translation>
+    </message>
+    <message>
+        <source>+ gradients (ZeRO-2)</source>
+        <translation>+ 梯度（ZeRO-2）</translation>
+    </message>
+    <message>
+        <source>+ parameters (ZeRO-3 / FSDP)</source>
+        <translation>+ 参数（ZeRO-3 / FSDP）</translation>
+    </message>
+    <message>
+        <source>&amp;Sharding over dp</source>
+        <translation>在 dp 上分片(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Change sharding</source>
+        <translation>修改分片</translation>
+    </message>
+    <message>
+        <source>Sequence parallelism (with tp)</source>
+        <translation>序列并行（配合 tp）</translation>
+    </message>
+    <message>
+        <source>Enable sequence parallelism</source>
+        <translation>启用序列并行</translation>
+    </message>
+    <message>
+        <source>Disable sequence parallelism</source>
+        <translation>关闭序列并行</translation>
+    </message>
+    <message>
+        <source>Memory</source>
+        <translation>显存</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>selective (attention core)</source>
+        <translation>选择性（注意力核心）</translation>
+    </message>
+    <message>
+        <source>full (one checkpoint per layer)</source>
+        <translation>完全（每层一个检查点）</translation>
+    </message>
+    <message>
+        <source>&amp;Recompute</source>
+        <translation>重计算(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Change recompute</source>
+        <translation>修改重计算</translation>
+    </message>
+    <message>
+        <source>flash (fused)</source>
+        <translation>flash（融合）</translation>
+    </message>
+    <message>
+        <source>eager (scores materialized)</source>
+        <translation>eager（显式保存得分矩阵）</translation>
+    </message>
+    <message>
+        <source>&amp;Attention</source>
+        <translation>注意力(&amp;A)</translation>
+    </message>
+    <message>
+        <source>Change attention</source>
+        <translation>修改注意力实现</translation>
+    </message>
+    <message>
+        <source>Change offload</source>
+        <translation>修改卸载</translation>
+    </message>
+    <message>
+        <source>Offload optimizer states to host</source>
+        <translation>将优化器状态卸载到主机</translation>
+    </message>
+    <message>
+        <source>Offload parameters to host</source>
+        <translation>将参数卸载到主机</translation>
+    </message>
+    <message>
+        <source>Offload gradients to host</source>
+        <translation>将梯度卸载到主机</translation>
+    </message>
+    <message>
+        <source>Offload activations to host</source>
+        <translation>将激活值卸载到主机</translation>
+    </message>
+    <message>
+        <source>Framework and cluster</source>
+        <translation>框架与集群</translation>
+    </message>
+    <message>
+        <source>&amp;Framework</source>
+        <translation>框架(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Change framework</source>
+        <translation>修改框架</translation>
+    </message>
+    <message>
+        <source>&amp;Device</source>
+        <translation>设备(&amp;D)</translation>
+    </message>
+    <message>
+        <source>Change device</source>
+        <translation>修改设备</translation>
+    </message>
+    <message>
+        <source>Devices per node</source>
+        <translation>每节点设备数</translation>
+    </message>
+    <message>
+        <source>Change devices per node</source>
+        <translation>修改每节点设备数</translation>
+    </message>
+    <message>
+        <source>&amp;Nodes</source>
+        <translation>节点数(&amp;N)</translation>
+    </message>
+    <message>
+        <source>Change node count</source>
+        <translation>修改节点数</translation>
+    </message>
+    <message>
+        <source>World: %1 devices = dp %2 x tp %3 x pp %4 x cp %5</source>
+        <translation>总计：%1 个设备 = dp %2 x tp %3 x pp %4 x cp %5</translation>
+    </message>
+    <message>
+        <source>%1 = %2: %3</source>
+        <translation>%1 = %2：%3</translation>
+    </message>
+    <message>
+        <source>Every divisor of the world size is possible</source>
+        <translation>world 大小的每个因数都可选</translation>
+    </message>
+    <message>
+        <source>Not possible:
+%1</source>
+        <translation>不可选：
+%1</translation>
+    </message>
+    <message>
+        <source>%1
+Not possible now: %2</source>
+        <translation>%1
+当前不可选：%2</translation>
+    </message>
+    <message>
+        <source>Megatron sequence parallelism: splits norm and residual activations over the tp group</source>
+        <translation>Megatron 序列并行：在 tp 组内切分 norm 与残差激活值</translation>
+    </message>
+    <message>
+        <source>Keep optimizer states in host memory</source>
+        <translation>将优化器状态保存在主机内存中</translation>
+    </message>
+    <message>
+        <source>Keep parameters in host memory, gathered layer by layer</source>
+        <translation>将参数保存在主机内存中，逐层聚合</translation>
+    </message>
+    <message>
+        <source>Move gradients to host memory</source>
+        <translation>将梯度移到主机内存</translation>
+    </message>
+    <message>
+        <source>Move saved activations to host memory</source>
+        <translation>将保存的激活值移到主机内存</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::RunnerPanel</name>
+    <message>
+        <source>Native CPU (OpenBLAS)</source>
+        <translation>本机 CPU（OpenBLAS）</translation>
+    </message>
+    <message>
+        <source>PyTorch worker</source>
+        <translation>PyTorch 工作进程</translation>
+    </message>
+    <message>
+        <source>Python interpreter that runs the PyTorch worker</source>
+        <translation>运行 PyTorch 工作进程的 Python 解释器</translation>
+    </message>
+    <message>
+        <source>Worker processes on this node; two or more measure collectives</source>
+        <translation>本节点上的工作进程数；两个及以上时测量集合通信</translation>
+    </message>
+    <message>
+        <source>plan&apos;s</source>
+        <translation>按方案</translation>
+    </message>
+    <message>
+        <source>Tokens per kernel (0: the plan&apos;s); times are extrapolated</source>
+        <translation>每个算子的 token 数（0：按方案）；时间按比例外推</translation>
+    </message>
+    <message>
+        <source>Memory probe</source>
+        <translation>显存探测</translation>
+    </message>
+    <message>
+        <source>Device:</source>
+        <translation>设备：</translation>
+    </message>
+    <message>
+        <source>Processes:</source>
+        <translation>进程数：</translation>
+    </message>
+    <message>
+        <source>Backend:</source>
+        <translation>后端：</translation>
+    </message>
+    <message>
+        <source>Token cap:</source>
+        <translation>token 上限：</translation>
+    </message>
+    <message>
+        <source>Python:</source>
+        <translation>Python：</translation>
+    </message>
+    <message>
+        <source>Run</source>
+        <translation>运行</translation>
+    </message>
+    <message>
+        <source>Cancel</source>
+        <translation>取消</translation>
+    </message>
+    <message>
+        <source>Not run yet.</source>
+        <translation>尚未运行。</translation>
+    </message>
+    <message>
+        <source>Save device profile...</source>
+        <translation>保存设备配置...</translation>
+    </message>
+    <message>
+        <source>Save results...</source>
+        <translation>保存结果...</translation>
+    </message>
+    <message>
+        <source>Import...</source>
+        <translation>导入...</translation>
+    </message>
+    <message>
+        <source>nccl-tests or hccl_test output, or a PyTorch / torch_npu profiler trace (Chrome JSON)</source>
+        <translation>nccl-tests 或 hccl_test 的输出，或 PyTorch / torch_npu 性能分析轨迹（Chrome JSON）</translation>
+    </message>
+    <message>
+        <source>Starting the %1 backend...</source>
+        <translation>正在启动 %1 后端...</translation>
+    </message>
+    <message>
+        <source>Running on %1</source>
+        <translation>正在 %1 上运行</translation>
+    </message>
+    <message>
+        <source>Memory probe %1: %2</source>
+        <translation>显存探测 %1：%2</translation>
+    </message>
+    <message>
+        <source>Memory probe: %1 layers, %2 tokens, %3, %4 attention. Peak allocated: predicted %5, measured %6 (%7x).</source>
+        <translation>显存探测：%1 层，%2 tokens，%3，%4 注意力。峰值分配：预测 %5，实测 %6（%7 倍）。</translation>
+    </message>
+    <message>
+        <source> - finished.</source>
+        <translation> - 已完成。</translation>
+    </message>
+    <message>
+        <source>Cancelled; the kernels measured so far are kept.</source>
+        <translation>已取消；已测得的算子结果保留。</translation>
+    </message>
+    <message>
+        <source>Stopped: %1 (the kernels measured so far are kept)</source>
+        <translation>已停止：%1（已测得的算子结果保留）</translation>
+    </message>
+    <message>
+        <source>Save device profile</source>
+        <translation>保存设备配置</translation>
+    </message>
+    <message>
+        <source>Device profile (*.json)</source>
+        <translation>设备配置 (*.json)</translation>
+    </message>
+    <message>
+        <source>Cannot write %1</source>
+        <translation>无法写入 %1</translation>
+    </message>
+    <message>
+        <source>Save results</source>
+        <translation>保存结果</translation>
+    </message>
+    <message>
+        <source>Results (*.json)</source>
+        <translation>结果 (*.json)</translation>
+    </message>
+    <message>
+        <source>Import measurements</source>
+        <translation>导入测量结果</translation>
+    </message>
+    <message>
+        <source>Benchmark output or trace (*.txt *.log *.json);;All files (*)</source>
+        <translation>基准测试输出或轨迹 (*.txt *.log *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>Cannot read %1</source>
+        <translation>无法读取 %1</translation>
+    </message>
+    <message>
+        <source>Trace %1: %2 events, peak allocated %3 (plan: %4)</source>
+        <translation>轨迹 %1：%2 个事件，峰值分配 %3（方案：%4）</translation>
+    </message>
+    <message>
+        <source>  %1: %2 calls, %3 in the trace; plan per step %4</source>
+        <translation>  %1：%2 次调用，轨迹中共 %3；方案每步 %4</translation>
+    </message>
+    <message>
+        <source>%1 output %2: %3 sizes</source>
+        <translation>%1 输出 %2：%3 种大小</translation>
+    </message>
+    <message>
+        <source>  %1 %2: %3, busbw %4 GB/s</source>
+        <translation>  %1 %2：%3，busbw %4 GB/s</translation>
+    </message>
+    <message>
+        <source>Cannot import %1: %2</source>
+        <translation>无法导入 %1：%2</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::RunnerResultsModel</name>
+    <message>
+        <source>pending</source>
+        <translation>等待中</translation>
+    </message>
+    <message>
+        <source>Kernel</source>
+        <translation>算子</translation>
+    </message>
+    <message>
+        <source>Shape run</source>
+        <translation>运行形状</translation>
+    </message>
+    <message>
+        <source>Status</source>
+        <translation>状态</translation>
+    </message>
+    <message>
+        <source>Time</source>
+        <translation>时间</translation>
+    </message>
+    <message>
+        <source>Rate</source>
+        <translation>速率</translation>
+    </message>
+    <message>
+        <source>Predicted</source>
+        <translation>预测</translation>
+    </message>
+    <message>
+        <source>Measured</source>
+        <translation>实测</translation>
+    </message>
+    <message>
+        <source>Ratio</source>
+        <translation>比值</translation>
+    </message>
+    <message>
+        <source>Per step</source>
+        <translation>每步</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::SearchPanel</name>
+    <message>
+        <source>Try &amp;offload</source>
+        <translation>尝试卸载(&amp;O)</translation>
+    </message>
+    <message>
+        <source>&amp;Search layouts</source>
+        <translation>搜索并行布局(&amp;S)</translation>
+    </message>
+    <message>
+        <source>Ca&amp;ncel</source>
+        <translation>取消(&amp;N)</translation>
+    </message>
+    <message>
+        <source>&amp;Load selected</source>
+        <translation>载入所选(&amp;L)</translation>
+    </message>
+    <message>
+        <source>from the plan</source>
+        <translation>按方案</translation>
+    </message>
+    <message>
+        <source>Sequences per optimizer step across all data-parallel ranks</source>
+        <translation>所有数据并行 rank 每个优化器步的序列总数</translation>
+    </message>
+    <message>
+        <source>Finds the fastest layouts of this model, sequence and cluster that fit.</source>
+        <translation>为该模型、序列与集群寻找能放下的最快并行布局。</translation>
+    </message>
+    <message>
+        <source>&amp;Global batch</source>
+        <translation>全局批大小(&amp;G)</translation>
+    </message>
+    <message>
+        <source>&amp;Keep</source>
+        <translation>保留(&amp;K)</translation>
+    </message>
+    <message>
+        <source>%1 of %2 layouts</source>
+        <translation>%2 个布局中的 %1 个</translation>
+    </message>
+    <message>
+        <source>%1 layouts evaluated, %2 fit, in %3.</source>
+        <translation>已评估 %1 个布局，%2 个可容纳，用时 %3。</translation>
+    </message>
+    <message>
+        <source>Cancelled: %1 Showing the best found so far.</source>
+        <translation>已取消：%1 显示目前找到的最佳结果。</translation>
+    </message>
+    <message>
+        <source>%1 No layout fits: try a smaller sequence, more devices or offload.</source>
+        <translation>%1 没有可容纳的布局：请尝试更短的序列、更多设备或卸载。</translation>
+    </message>
+    <message>
+        <source>%1 Double-click a layout (or press Enter) to load it.</source>
+        <translation>%1 双击某个布局（或按回车）即可载入。</translation>
+    </message>
+    <message>
+        <source>Search failed: %1</source>
+        <translation>搜索失败：%1</translation>
+    </message>
+    <message>
+        <source>starting</source>
+        <translation>正在开始</translation>
+    </message>
+    <message>
+        <source>Searching layouts for %1...</source>
+        <translation>正在为 %1 搜索布局...</translation>
+    </message>
+    <message>
+        <source>Load search result</source>
+        <translation>载入搜索结果</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::SearchResultsModel</name>
+    <message>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>params</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>grads</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>%1 (%2 virtual stages)</source>
+        <translation>%1（%2 个虚拟阶段）</translation>
+    </message>
+    <message>
+        <source>%1 x %2</source>
+        <translation>%1 x %2</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>dp %1, tp %2, pp %3, cp %4, ep %5, sharding %6, sp %7</source>
+        <translation>dp %1，tp %2，pp %3，cp %4，ep %5，分片 %6，sp %7</translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>#</source>
+        <translation>#</translation>
+    </message>
+    <message>
+        <source>Layout</source>
+        <translation>并行布局</translation>
+    </message>
+    <message>
+        <source>Micro-batch x accum</source>
+        <translation>微批 x 累积</translation>
+    </message>
+    <message>
+        <source>Recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>Offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>Peak allocated</source>
+        <translation>峰值分配</translation>
+    </message>
+    <message>
+        <source>Needed per rank</source>
+        <translation>每个 rank 所需</translation>
+    </message>
+    <message>
+        <source>Step time</source>
+        <translation>单步时间</translation>
+    </message>
+    <message>
+        <source>Tokens/s</source>
+        <translation>tokens/s</translation>
+    </message>
+    <message>
+        <source>MFU</source>
+        <translation>MFU</translation>
+    </message>
+    <message>
+        <source>Pareto</source>
+        <translation>Pareto</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::TeachingPanel</name>
+    <message>
+        <source>Teaching</source>
+        <translation>教学</translation>
+    </message>
+    <message>
+        <source>Previous</source>
+        <translation>上一步</translation>
+    </message>
+    <message>
+        <source>Next</source>
+        <translation>下一步</translation>
+    </message>
+    <message>
+        <source>Check</source>
+        <translation>检查</translation>
+    </message>
+    <message>
+        <source>Answer in GiB</source>
+        <translation>以 GiB 作答</translation>
+    </message>
+    <message>
+        <source>The lesson cannot be loaded</source>
+        <translation>无法载入课程</translation>
+    </message>
+    <message>
+        <source>Teaching: %1</source>
+        <translation>教学：%1</translation>
+    </message>
+    <message>
+        <source>A guided walkthrough of the HCIE-AI case. Each step puts its plan in the workbench (undo returns to yours) and cites the engine&apos;s numbers with their formulas. Choose a step to begin.</source>
+        <translation>HCIE-AI 案例的分步讲解。每一步都会把对应方案放入工作台（撤销即可回到您自己的方案），并引用引擎计算出的数值及其公式。选择一个步骤开始。</translation>
+    </message>
+    <message>
+        <source>Where the case&apos;s rough accounting and the engine differ</source>
+        <translation>案例的粗略估算与引擎的差异</translation>
+    </message>
+    <message>
+        <source>The numbers and their formulas</source>
+        <translation>数值及其公式</translation>
+    </message>
+    <message>
+        <source>none of these</source>
+        <translation>以上都不是</translation>
+    </message>
+    <message>
+        <source>yes</source>
+        <translation>是</translation>
+    </message>
+    <message>
+        <source>no</source>
+        <translation>否</translation>
+    </message>
+</context>
+</TS>

@@ -1,0 +1,69 @@
+#include "workbench.h"
+
+#include "languagemenu.h"
+#include "mainwindow.h"
+#include "plandocument.h"
+#include "reportexport.h"
+#include "teachingpanel.h"
+
+#include <QMenuBar>
+#include <QTemporaryDir>
+
+namespace shardscope {
+
+Workbench::Workbench(QObject *parent) : QObject(parent)
+{
+    build();
+}
+
+Workbench::~Workbench() = default;
+
+void Workbench::build()
+{
+    m_window = std::make_unique<MainWindow>();
+    MainWindow &w = *m_window;
+    ReportExport::install(w);
+    w.addPanel(new TeachingPanel(w.document()), TeachingPanel::title(), Qt::RightDockWidgetArea);
+    auto *language = new LanguageMenu(&w);
+    const QList<QAction *> menus = w.menuBar()->actions();
+    w.menuBar()->insertMenu(menus.isEmpty() ? nullptr : menus.last(), language);
+    // Queued: the menu belongs to the window that is replaced.
+    connect(language, &LanguageMenu::languageChosen, this, &Workbench::rebuild, Qt::QueuedConnection);
+}
+
+void Workbench::rebuild()
+{
+    MainWindow *old = m_window.get();
+    const QByteArray geometry = old->saveGeometry();
+    const QByteArray state = old->saveState();
+    const bool visible = old->isVisible();
+    const PlanDocument *doc = old->document();
+    const Plan plan = doc->plan();
+    const QString path = doc->filePath();
+    const bool modified = doc->isModified();
+    QTemporaryDir dir;
+    const QString copy = dir.filePath(QStringLiteral("plan.plan.json"));
+    const bool copied = dir.isValid() && PlanDocument::writePlanFile(copy, plan, nullptr);
+    old->autosave()->finish();
+
+    std::unique_ptr<MainWindow> previous = std::move(m_window);
+    previous->hide();
+    build();
+    PlanDocument *next = m_window->document();
+    QString error;
+    bool restored = false;
+    if (modified && copied)
+        restored = next->loadRecovered(copy, path, &error);
+    else if (!path.isEmpty())
+        restored = next->load(path, &error);
+    if (!restored)
+        next->reset(plan);
+    m_window->restoreGeometry(geometry);
+    m_window->restoreState(state);
+    if (visible)
+        m_window->show();
+    previous.reset();
+    Q_EMIT windowReplaced(m_window.get());
+}
+
+} // namespace shardscope
