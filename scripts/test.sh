@@ -8,3 +8,44 @@ jobs=$(nproc)
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-test --parallel "$jobs"
 ctest --test-dir build-test --output-on-failure --parallel "$jobs" --timeout 600
+
+# Reliability stages, each in its own build directory with only the targets it needs.
+launcher=()
+if command -v ccache >/dev/null; then
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+
+# The core and CLI tests (label "core") again under AddressSanitizer + UndefinedBehaviorSanitizer.
+# SHARDSCOPE_TEST_SANITIZE=0 skips this stage.
+if [ "${SHARDSCOPE_TEST_SANITIZE:-1}" != 0 ]; then
+    start=$SECONDS
+    cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DSHARDSCOPE_SANITIZE=ON \
+        -DSHARDSCOPE_BUILD_GUI=OFF -DSHARDSCOPE_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
+    cmake --build build-asan --parallel "$jobs" --target shardscope_core_checks
+    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+        ctest --test-dir build-asan -L core --output-on-failure --parallel "$jobs" --timeout 900
+    echo "Sanitizer stage (ASan + UBSan, core and CLI tests): $((SECONDS - start)) s"
+fi
+
+# libFuzzer over plan parsing, validation, estimate and save/load (tests/fuzz/), for a bounded
+# time from the seed corpus. A finding is written to build-fuzz/findings/: fix it and keep it as
+# a corpus file and a row of tests/tst_plan_regressions.cpp. SHARDSCOPE_TEST_FUZZ=0 skips this
+# stage; SHARDSCOPE_FUZZ_SECONDS sets its length (default 60).
+if [ "${SHARDSCOPE_TEST_FUZZ:-1}" != 0 ]; then
+    start=$SECONDS
+    CC=clang-14 CXX=clang++-14 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DSHARDSCOPE_FUZZ=ON -DSHARDSCOPE_BUILD_GUI=OFF -DSHARDSCOPE_BUILD_TESTS=OFF \
+        -DSHARDSCOPE_BUILD_BENCHMARKS=OFF "${launcher[@]}" >/dev/null
+    cmake --build build-fuzz --parallel "$jobs" --target fuzz_plan
+    mkdir -p build-fuzz/corpus build-fuzz/findings
+    if ! SHARDSCOPE_DATA_DIR="$PWD/resources" build-fuzz/tests/fuzz/fuzz_plan \
+        -max_total_time="${SHARDSCOPE_FUZZ_SECONDS:-60}" -timeout=10 -rss_limit_mb=2048 \
+        -dict=tests/fuzz/plan.dict -artifact_prefix=build-fuzz/findings/ -print_final_stats=1 \
+        build-fuzz/corpus tests/fuzz/corpus >build-fuzz/fuzz.log 2>&1; then
+        tail -n 80 build-fuzz/fuzz.log
+        echo "fuzz_plan found a problem; the input is in build-fuzz/findings/" >&2
+        exit 1
+    fi
+    grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' build-fuzz/fuzz.log
+    echo "Fuzz stage (fuzz_plan): $((SECONDS - start)) s"
+fi
