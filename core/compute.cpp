@@ -70,6 +70,8 @@ ComputeProfile computeProfile(const DeviceProfile &dev, const FrameworkProfile &
     // Framework elementwise / reduction kernels reach less of the HBM peak than a copy.
     p.memory_efficiency = number(dev.raw, "elementwise_efficiency", dev.memory_efficiency);
     p.host_bandwidth = dev.host_bandwidth > 0 ? dev.host_bandwidth : 25e9;
+    p.host_optimizer_bandwidth =
+        number(dev.raw, "host_optimizer_bandwidth", p.host_optimizer_bandwidth);
     p.gemm_overhead_s = number(dev.raw, "gemm_overhead_s", p.gemm_overhead_s);
     p.kernel_overhead_s = number(dev.raw, "kernel_overhead_s", p.kernel_overhead_s);
     if (dev.raw.is_object() && dev.raw.contains("attention_matmul_efficiency")) {
@@ -313,7 +315,7 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         const double recast = plan.memory.recompute == Recompute::Full ? 2.0 : 1.0;
         out.casts_s = m * traffic(matmulOnRank * ((pBytes + c) * recast + c + gBytes), 3);
     }
-    if (!plan.memory.offload.optimizer) {
+    {
         const double elems = out.optimizer_elements;
         const bool master = pr.master_weights != DType::None && pr.master_weights != pr.params;
         const double w = master ? bytesOf(pr.master_weights) : pBytes;
@@ -333,7 +335,10 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         }
         if (master)
             perElem += w + pBytes; // copy the updated master weights into the parameters
-        out.optimizer_s = traffic(elems * perElem, 8);
+        // Offloaded, the same traffic runs on the host (CPU Adam) at host_optimizer_bandwidth.
+        out.optimizer_s = plan.memory.offload.optimizer
+                              ? elems * perElem / cp.host_optimizer_bandwidth
+                              : traffic(elems * perElem, 8);
     }
     out.compute_s = m * out.microbatch_s + out.casts_s + out.optimizer_s;
 

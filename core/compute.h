@@ -36,6 +36,10 @@ struct ComputeProfile
     double memory_efficiency = 0.8;
     double kernel_overhead_s = 3e-6; ///< device time floor per elementwise kernel (s)
     double host_bandwidth = 25e9;    ///< bytes/s device <-> host (offload)
+    /// Bytes/s one rank's share of the host moves through an offloaded optimizer step (CPU Adam
+    /// over host DRAM: ~100 GB/s per host shared by 8 ranks, assumed; device field
+    /// `host_optimizer_bandwidth`).
+    double host_optimizer_bandwidth = 10e9;
 
     // --- framework ------------------------------------------------------------------------
     /// Host time to issue one forward kernel (Python, dispatcher, autograd recording) and one
@@ -84,7 +88,7 @@ struct ComputeEstimate
     double backward_microbatch_s = 0; ///< backward part of microbatch_s (overlap window for DDP)
     // per step
     double casts_s = 0;     ///< autocast weight casts and fp32 gradient casts per step
-    double optimizer_s = 0; ///< optimizer step (memory-bound over parameters and states)
+    double optimizer_s = 0; ///< optimizer step, memory-bound (on the host when offloaded)
     double compute_s = 0;   ///< micro-batches x microbatch_s + casts + optimizer
     /// FLOPs per step on this rank: model FLOPs (matmuls 6 x params x tokens, attention with the
     /// causal half, LM head; no recompute) and hardware FLOPs (with recompute's extra forward).
