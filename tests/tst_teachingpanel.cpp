@@ -1,9 +1,15 @@
 // The teaching panel: a step puts its plan in the document as one undoable edit, shows the
 // engine's numbers, and exercises are checked; a language change rebuilds the text.
 #include "core/catalog.h"
+#include "i18n/language.h"
+#include "widgets/languagemenu.h"
+#include "widgets/mainwindow.h"
 #include "widgets/plandocument.h"
 #include "widgets/teachingpanel.h"
+#include "widgets/workbench.h"
 
+#include <QMenuBar>
+#include <QStandardPaths>
 #include <QUndoStack>
 #include <QtTest>
 
@@ -28,6 +34,40 @@ class TestTeachingPanel : public QObject
     Q_OBJECT
 
 private Q_SLOTS:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    /// Choosing a language rebuilds the window in it, with the same (modified) plan.
+    void workbenchSwitchesLanguage()
+    {
+        if (!availableLanguages().contains(QStringLiteral("zh_CN")))
+            QSKIP("built without translations");
+        Workbench bench;
+        PlanDocument *doc = bench.window()->document();
+        openCase(*doc);
+        Plan edited = doc->plan();
+        edited.training.seq_len = 16384;
+        QVERIFY(doc->apply(edited, QStringLiteral("edit")));
+        QVERIFY(doc->isModified());
+        const QString path = doc->filePath();
+        QCOMPARE(LanguageMenu::choose(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+        bench.rebuild();
+        PlanDocument *next = bench.window()->document();
+        QCOMPARE(planToJson(next->plan()), planToJson(edited));
+        QVERIFY(next->isModified());
+        QCOMPARE(next->filePath(), path);
+        QStringList menus;
+        for (QAction *a : bench.window()->menuBar()->actions())
+            menus << a->text();
+        QVERIFY2(menus.contains(QStringLiteral("文件(&F)")), qPrintable(menus.join(QLatin1Char(' '))));
+        LanguageMenu::choose(QStringLiteral("en"));
+        bench.rebuild();
+        menus.clear();
+        for (QAction *a : bench.window()->menuBar()->actions())
+            menus << a->text();
+        QVERIFY(menus.contains(QStringLiteral("&File")));
+        LanguageMenu::choose(QString());
+    }
+
     void stepsSetThePlanUndoably()
     {
         PlanDocument doc(Catalog::builtin());
