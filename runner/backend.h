@@ -43,6 +43,7 @@ QString locateWorkerScript();
 class Backend : public QObject
 {
     Q_OBJECT
+    Q_DISABLE_COPY_MOVE(Backend)
 
 public:
     using QObject::QObject;

@@ -99,7 +99,8 @@ QString BenchmarkRunner::currentName() const
     for (const KernelMeasurement &m : m_results.measurements)
         if (m.status.empty())
             return QString::fromStdString(m.name);
-    return m_withProbe ? QStringLiteral("memory probe") : QString();
+    return m_withProbe && m_results.probe_result.status.empty() ? QStringLiteral("memory probe")
+                                                                 : QString();
 }
 
 void BenchmarkRunner::onStarted(const BackendInfo &info)

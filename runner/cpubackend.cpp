@@ -41,7 +41,7 @@ BackendInfo CpuBackend::describe()
     i.device_name += (i.device_name.empty() ? "" : ", ") +
                      std::to_string(QThread::idealThreadCount()) + " threads";
     const char *cfg = openblas_get_config();
-    i.versions = std::string("OpenBLAS ") + (cfg ? cfg : "");
+    i.versions = cfg ? cfg : "OpenBLAS";
     i.protocol_version = 0; // in-process, no protocol
     return i;
 }

@@ -78,8 +78,6 @@ void TorchBackend::start(const Plan &plan, const Workload &workload, const RunOp
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("PYTHONUNBUFFERED"), QStringLiteral("1"));
     env.insert(QStringLiteral("PYTHONDONTWRITEBYTECODE"), QStringLiteral("1"));
-    if (options.nproc > 1 && !env.contains(QStringLiteral("OMP_NUM_THREADS")))
-        env.insert(QStringLiteral("OMP_NUM_THREADS"), QStringLiteral("1"));
     m_process->setProcessEnvironment(env);
     connect(m_process, &QProcess::readyReadStandardOutput, this, &TorchBackend::onStdout);
     connect(m_process, &QProcess::readyReadStandardError, this, &TorchBackend::onStderr);

@@ -20,7 +20,8 @@ std::string dataFile(const char *name)
 int runCli(const std::vector<std::string> &args, std::string &out, std::string &err)
 {
     std::ostringstream o, e;
-    const int rc = shardscope::cli::run(args, o, e);
+    // The verb alone (args[0] is "bench"), as cli::run dispatches it.
+    const int rc = shardscope::cli::benchCommand(std::vector<std::string>(args.begin() + 1, args.end()), o, e);
     out = o.str();
     err = e.str();
     return rc;

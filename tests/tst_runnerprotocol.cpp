@@ -32,7 +32,7 @@ RunOptions fakeOptions(const QString &script)
     o.python = QStringLiteral("/usr/bin/python3");
     o.workerScript = dataDir() + QLatin1Char('/') + script;
     o.startTimeoutMs = 15000;
-    o.kernelTimeoutMs = 1500;
+    o.kernelTimeoutMs = 3000;
     o.probeBudgetBytes = 1e9;
     return o;
 }

@@ -14,6 +14,7 @@
 #include <QCoreApplication>
 #include <QSaveFile>
 #include <cmath>
+#include <fstream>
 #include <iomanip>
 #include <memory>
 #include <sstream>
@@ -37,7 +38,7 @@ const char *kBenchUsage = QT_TRANSLATE_NOOP(
     "  --nproc N               worker processes on this node, >= 2 for collectives (default 1)\n"
     "  --launcher ARGS         run the worker through torchrun with these arguments (several\n"
     "                          nodes), e.g. \"--nnodes 2 --rdzv-endpoint host:29500\"\n"
-    "  --max-tokens N          cap the tokens per kernel (default 512 on a CPU, none otherwise)\n"
+    "  --max-tokens N          cap the tokens per kernel (default 256 on a CPU, none otherwise)\n"
     "  --probe-tokens N        cap the memory probe's sequence (default 256 on a CPU)\n"
     "  --no-probe              skip the memory probe\n"
     "  --no-collectives        skip the collectives\n"
@@ -52,6 +53,17 @@ const char *kBenchUsage = QT_TRANSLATE_NOOP(
     "  -o, --output FILE       write the results JSON\n"
     "  --profile FILE          write the calibrated device profile JSON\n"
     "  --format table|json     output on stdout (default table)\n");
+
+/// The file's text (the verb is self-contained so that it links without the other verbs).
+std::string readText(const std::string &path)
+{
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw PlanError(path, "cannot be read (no such file or no permission)");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
 
 std::string pad(const std::string &s, size_t w, bool right = false)
 {
@@ -138,9 +150,9 @@ std::string resultsTable(const Plan &plan, const RunResults &r, const Catalog &c
         o << ", " << r.info.world_size << " processes";
     o << "\nPredicted: " << dev.name << " (" << dev.id << "); times are one call at the plan's "
       << "full size (measured ones extrapolated at the measured rate when run scaled down).\n\n";
-    o << pad("kernel", 26) << pad("shape run", 28) << pad("time", 11, true)
-      << pad("rate", 14, true) << pad("predicted", 12, true) << pad("measured", 12, true)
-      << pad("ratio", 8, true) << "  x/step\n";
+    o << pad("kernel", 28) << pad("shape run", 28) << pad("time", 11, true)
+      << pad("rate", 15, true) << pad("predicted", 12, true) << pad("measured", 13, true)
+      << pad("ratio", 10, true) << "  x/step\n";
     const std::vector<KernelComparison> cmp = compareKernels(r, dev, plan);
     for (size_t i = 0; i < r.kernels.size(); ++i) {
         const Kernel &k = r.kernels[i];
@@ -160,10 +172,11 @@ std::string resultsTable(const Plan &plan, const RunResults &r, const Catalog &c
             time = "not run";
         }
         const KernelComparison &c = cmp[i];
-        o << pad(k.name, 26) << pad(shape(k), 28) << pad(time, 11, true) << pad(rt, 14, true)
+        o << pad(k.name, 27) << " " << pad(shape(k), 28) << pad(time, 11, true)
+          << pad(rt, 15, true)
           << pad(c.predicted_s > 0 ? formatSeconds(c.predicted_s) : "-", 12, true)
-          << pad(c.measured_s > 0 ? formatSeconds(c.measured_s) : "-", 12, true)
-          << pad(c.ratio > 0 ? formatFixed(c.ratio, 2) : "-", 8, true) << "  "
+          << pad(c.measured_s > 0 ? formatSeconds(c.measured_s) : "-", 13, true)
+          << pad(c.ratio > 0 ? formatFixed(c.ratio, 2) : "-", 10, true) << "  "
           << formatFixed(k.count_per_step, 0) << "\n";
         if (!m.ok() && !m.message.empty())
             o << "    " << m.message << "\n";
@@ -213,7 +226,7 @@ double interpolateBusbw(const std::vector<CollectivePoint> &pts, const std::stri
 int importCommand(const Plan &plan, const Catalog &cat, const std::string &file, int ranks,
                   const std::string &format, std::ostream &out)
 {
-    const std::string text = readFile(file);
+    const std::string text = readText(file);
     const Estimate e = estimate(plan, cat);
     const bool isJson = text.find("traceEvents") != std::string::npos ||
                         (!text.empty() && text.find_first_not_of(" \t\r\n") != std::string::npos &&
@@ -412,7 +425,7 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
     const Catalog &cat = Catalog::builtin();
     Plan plan;
     try {
-        plan = parsePlanText(readFile(file), cat);
+        plan = parsePlanText(readText(file), cat);
     } catch (const PlanError &e) {
         err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
         return ExitBadInput;
@@ -433,7 +446,7 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
 
     const bool onCpu = opt.device == QLatin1String("cpu");
     WorkloadOptions wo;
-    wo.max_tokens = maxTokens >= 0 ? maxTokens : (onCpu ? 512 : 0);
+    wo.max_tokens = maxTokens >= 0 ? maxTokens : (onCpu ? 256 : 0);
     wo.probe_max_tokens = probeTokens >= 0 ? probeTokens : (onCpu ? 256 : 0);
     wo.collectives = collectives;
     Workload w = buildWorkload(plan, wo, &cat);

@@ -594,7 +594,13 @@ def run_probe(p, device, attn):
     p = dict(p, attention=attention)
 
     baseline = device.mod.memory_allocated() if device.accelerator else 0
-    model = build_probe_model(p, device, attn)
+    # Built on the device where PyTorch can (>= 2.0: torch.device as a context manager), so
+    # that a 7B-sized probe does not initialize its weights on the host first.
+    import contextlib
+
+    on_device = device.dev if hasattr(device.dev, "__enter__") else contextlib.nullcontext()
+    with on_device:
+        model = build_probe_model(p, device, attn)
     if not amp:
         model = model.to(compute)
     model = model.to(device.dev)
@@ -653,6 +659,27 @@ def run_probe(p, device, attn):
             "recompute": p["recompute"], "peak_allocated": float(peak),
             "baseline": float(baseline), "peak_reserved": float(reserved), "method": method,
             "step_s": step_s}
+
+
+def probe_with_retries(p, device, attn):
+    """Runs the probe; on out-of-memory halves the layers and tries again (the result says
+    how many layers ran, and the prediction is made for those)."""
+    p = dict(p)
+    while True:
+        try:
+            return run_probe(p, device, attn)
+        except Exception as e:  # noqa: BLE001
+            oom = "out of memory" in str(e).lower()
+            traceback.print_exc()
+            import gc
+
+            gc.collect()
+            if device.accelerator:
+                device.mod.empty_cache()
+            if not oom or int(p["layers"]) <= 1:
+                return {"status": "error", "message": "%s: %s" % (type(e).__name__, e)}
+            p["layers"] = int(p["layers"]) // 2
+            log("memory probe out of memory; retrying with %d layers" % p["layers"])
 
 
 # --------------------------------------------------------------------------------------------
@@ -783,13 +810,7 @@ def run(args):
             continue
         if kind == "probe":
             if RANK == 0:
-                try:
-                    send(dict(run_probe(req["probe"], device, attn), type="probe_result"))
-                except Exception as e:  # noqa: BLE001
-                    traceback.print_exc()
-                    if device.accelerator:
-                        device.mod.empty_cache()
-                    send({"type": "probe_result", "status": "error", "message": str(e)})
+                send(dict(probe_with_retries(req["probe"], device, attn), type="probe_result"))
             continue
         if kind != "kernel":
             send({"type": "log", "message": "ignored request of type %r" % kind})
