@@ -165,7 +165,7 @@ public:
                        "leaves too little headroom, add SP through the hybrid, context parallelism or "
                        "offload.\n"
                        "• Step time: a large gap between measured and predicted is a reason to "
-                       "calibrate the device profile (Benchmark) before choosing.\n"
+                       "calibrate the device profile with the kernel runner before choosing.\n"
                        "The choice follows the traces, not the parameter count."),
                     tr("These predictions rest on the device profile's HCCS bandwidth, efficiency and "
                        "latency, each listed with its source; measurements from the node replace "

@@ -345,20 +345,6 @@ FSDP 的消息不随序列增长，TP 的会；FSDP 的消息随模型增长，�
         <translation>问题 2：先部署什么，哪些证据会改变选择</translation>
     </message>
     <message>
-        <source>Start with FSDP full sharding, recompute and fused attention: it fits with {headroom} to spare, leaves the model code unchanged and is the simplest to validate. Predicted step {step} with {comm_exposed} of exposed communication, {tps} tokens/s; TP 8 is predicted at {tps_tp8} tokens/s and TP 4 x FSDP 2 at {tps_hybrid}, because they expose their per-layer collectives while FSDP hides its all-gathers behind compute. Then measure on the node and hold the measurements against these predictions:
-• HCCL time in the profiler trace: when exposed collective time is a large share of the step, the layout is bound by communication.
-• All-gather latency per layer: predicted {ag_time} against {layer_compute} of compute per layer. If the measured all-gather takes longer than a layer&apos;s compute, prefetching cannot hide it, and TP or the hybrid moves less weight traffic.
-• Per-layer memory: predicted activations {act} in all. If the measured peak leaves too little headroom, add SP through the hybrid, context parallelism or offload.
-• Step time: a large gap between measured and predicted is a reason to calibrate the device profile (Benchmark) before choosing.
-The choice follows the traces, not the parameter count.</source>
-        <translation>先用 FSDP 完全分片、重计算和融合注意力：它留有 {headroom} 余量，不改动模型代码，也最容易验证。预测单步 {step}，暴露通信 {comm_exposed}，{tps} tokens/s；TP 8 预测为 {tps_tp8} tokens/s，TP 4 x FSDP 2 为 {tps_hybrid}，因为它们的逐层集合通信是暴露的，而 FSDP 把 all-gather 藏在计算之后。然后在节点上实测，并与这些预测对照：
-• 性能分析轨迹中的 HCCL 时间：若暴露的集合通信时间占单步的很大比例，该布局受通信限制。
-• 每层 all-gather 延迟：预测 {ag_time}，而每层计算为 {layer_compute}。若实测 all-gather 比一层的计算还长，预取就无法掩盖它，TP 或折中方案传输的权重更少。
-• 每层显存：预测激活值共 {act}。若实测峰值留下的余量太小，可通过折中方案加入 SP、使用上下文并行或卸载。
-• 单步时间：实测与预测差距很大时，应先校准设备配置（基准测试）再做选择。
-选择取决于轨迹，而不是参数量。</translation>
-    </message>
-    <message>
         <source>These predictions rest on the device profile&apos;s HCCS bandwidth, efficiency and latency, each listed with its source; measurements from the node replace them.</source>
         <translation>这些预测依据设备配置中的 HCCS 带宽、效率和延迟，每项都注明了来源；节点上的实测值会取代它们。</translation>
     </message>
@@ -389,6 +375,20 @@ The choice follows the traces, not the parameter count.</source>
     <message>
         <source>HCIE-AI case: 32K-token fine-tuning on 8 x Ascend 910B</source>
         <translation>HCIE-AI 案例：在 8 x 昇腾 910B 上进行 32K tokens 微调</translation>
+    </message>
+    <message>
+        <source>Start with FSDP full sharding, recompute and fused attention: it fits with {headroom} to spare, leaves the model code unchanged and is the simplest to validate. Predicted step {step} with {comm_exposed} of exposed communication, {tps} tokens/s; TP 8 is predicted at {tps_tp8} tokens/s and TP 4 x FSDP 2 at {tps_hybrid}, because they expose their per-layer collectives while FSDP hides its all-gathers behind compute. Then measure on the node and hold the measurements against these predictions:
+• HCCL time in the profiler trace: when exposed collective time is a large share of the step, the layout is bound by communication.
+• All-gather latency per layer: predicted {ag_time} against {layer_compute} of compute per layer. If the measured all-gather takes longer than a layer&apos;s compute, prefetching cannot hide it, and TP or the hybrid moves less weight traffic.
+• Per-layer memory: predicted activations {act} in all. If the measured peak leaves too little headroom, add SP through the hybrid, context parallelism or offload.
+• Step time: a large gap between measured and predicted is a reason to calibrate the device profile with the kernel runner before choosing.
+The choice follows the traces, not the parameter count.</source>
+        <translation>先用 FSDP 完全分片、重计算和融合注意力：它留有 {headroom} 余量，不改动模型代码，也最容易验证。预测单步 {step}，暴露通信 {comm_exposed}，{tps} tokens/s；TP 8 预测为 {tps_tp8} tokens/s，TP 4 x FSDP 2 为 {tps_hybrid}，因为它们的逐层集合通信是暴露的，而 FSDP 把 all-gather 藏在计算之后。然后在节点上实测，并与这些预测对照：
+• 性能分析轨迹中的 HCCL 时间：若暴露的集合通信时间占单步的很大比例，该布局受通信限制。
+• 每层 all-gather 延迟：预测 {ag_time}，而每层计算为 {layer_compute}。若实测 all-gather 比一层的计算还长，预取就无法掩盖它，TP 或折中方案传输的权重更少。
+• 每层显存：预测激活值共 {act}。若实测峰值留下的余量太小，可通过折中方案加入 SP、使用上下文并行或卸载。
+• 单步时间：实测与预测差距很大时，应先用算子运行器校准设备配置再做选择。
+选择取决于轨迹，而不是参数量。</translation>
     </message>
 </context>
 <context>
@@ -1021,6 +1021,20 @@ language is --lang, else the system&apos;s.
 </translation>
     </message>
     <message>
+        <source>Usage: shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]
+                             [--format table|json]
+</source>
+        <translation>用法：shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]
+                             [--format table|json]
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]
+</source>
+        <translation>用法：shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]
+</translation>
+    </message>
+    <message>
         <source>Usage: shardscope-cli bench PLAN.plan.json [options]
 
 Runs the kernels of one training step of the plan (rank-local GEMMs, attention,
@@ -1034,7 +1048,7 @@ measured beside predicted.
   --nproc N               worker processes on this node, &gt;= 2 for collectives (default 1)
   --launcher ARGS         run the worker through torchrun with these arguments (several
                           nodes), e.g. &quot;--nnodes 2 --rdzv-endpoint host:29500&quot;
-  --max-tokens N          cap the tokens per kernel (default 512 on a CPU, none otherwise)
+  --max-tokens N          cap the tokens per kernel (default 256 on a CPU, none otherwise)
   --probe-tokens N        cap the memory probe&apos;s sequence (default 256 on a CPU)
   --no-probe              skip the memory probe
   --no-collectives        skip the collectives
@@ -1062,7 +1076,7 @@ measured beside predicted.
   --nproc N               本节点上的工作进程数，测量集合通信需 &gt;= 2（默认 1）
   --launcher ARGS         通过 torchrun 以这些参数运行工作进程（多节点），
                           例如 &quot;--nnodes 2 --rdzv-endpoint host:29500&quot;
-  --max-tokens N          每个算子的 token 上限（CPU 上默认 512，其他无上限）
+  --max-tokens N          每个算子的 token 上限（CPU 上默认 256，其他无上限）
   --probe-tokens N        显存探测的序列上限（CPU 上默认 256）
   --no-probe              跳过显存探测
   --no-collectives        跳过集合通信
@@ -1077,20 +1091,6 @@ measured beside predicted.
   -o, --output FILE       写出结果 JSON
   --profile FILE          写出校准后的设备配置 JSON
   --format table|json     标准输出格式（默认 table）
-</translation>
-    </message>
-    <message>
-        <source>Usage: shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]
-                             [--format table|json]
-</source>
-        <translation>用法：shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]
-                             [--format table|json]
-</translation>
-    </message>
-    <message>
-        <source>Usage: shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]
-</source>
-        <translation>用法：shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]
 </translation>
     </message>
 </context>
@@ -1550,8 +1550,14 @@ measured beside predicted.
         <translation>HBM 容量 %1 GiB</translation>
     </message>
     <message>
-        <source>Usable %1 GiB (HBM minus runtime reserve)</source>
-        <translation>可用 %1 GiB（HBM 减去运行时预留）</translation>
+        <source>Over capacity</source>
+        <translation>超出容量</translation>
+    </message>
+    <message>
+        <source>Usable %1 GiB
+(HBM minus runtime reserve)</source>
+        <translation>可用 %1 GiB
+（HBM 减去运行时预留）</translation>
     </message>
 </context>
 <context>

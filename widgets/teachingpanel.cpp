@@ -39,6 +39,7 @@ TeachingPanel::TeachingPanel(PlanDocument *document, QWidget *parent)
     bold.setBold(true);
     m_title->setFont(bold);
     m_list->setMaximumHeight(m_list->fontMetrics().height() * 8);
+    m_list->setWordWrap(true);
     m_text->setOpenLinks(false);
     m_feedback->setWordWrap(true);
     m_feedback->setTextInteractionFlags(Qt::TextSelectableByMouse);

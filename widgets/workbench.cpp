@@ -18,6 +18,12 @@ Workbench::Workbench(QObject *parent) : QObject(parent)
 
 Workbench::~Workbench() = default;
 
+void Workbench::addSetup(std::function<void(MainWindow &)> setup)
+{
+    setup(*m_window);
+    m_setups.push_back(std::move(setup));
+}
+
 void Workbench::build()
 {
     m_window = std::make_unique<MainWindow>();
@@ -29,6 +35,8 @@ void Workbench::build()
     w.menuBar()->insertMenu(menus.isEmpty() ? nullptr : menus.last(), language);
     // Queued: the menu belongs to the window that is replaced.
     connect(language, &LanguageMenu::languageChosen, this, &Workbench::rebuild, Qt::QueuedConnection);
+    for (const auto &setup : m_setups)
+        setup(w);
 }
 
 void Workbench::rebuild()

@@ -1,7 +1,9 @@
 #pragma once
 
 #include <QObject>
+#include <functional>
 #include <memory>
+#include <vector>
 
 namespace shardscope {
 
@@ -21,6 +23,9 @@ public:
     ~Workbench() override;
 
     MainWindow *window() const { return m_window.get(); }
+    /// Runs `setup` on the window now and on every rebuilt one (panels and actions that other
+    /// parts add, e.g. `w.addPanel(new RunnerPanel(...), tr("Runner"))`).
+    void addSetup(std::function<void(MainWindow &)> setup);
     /// Rebuilds the window in the current language, keeping its plan and layout.
     void rebuild();
 
@@ -31,6 +36,7 @@ private:
     void build();
 
     std::unique_ptr<MainWindow> m_window;
+    std::vector<std::function<void(MainWindow &)>> m_setups;
 };
 
 } // namespace shardscope
