@@ -37,12 +37,16 @@ Autosave::Autosave(PlanDocument *document, QObject *parent)
     m_timer->setInterval(2000);
     connect(m_timer, &QTimer::timeout, this, &Autosave::saveNow);
     connect(document, &PlanDocument::planChanged, this, &Autosave::schedule);
+    connect(document, &QObject::destroyed, this, [this] {
+        m_timer->stop();
+        m_document = nullptr;
+    });
     connect(document, &PlanDocument::fileStateChanged, this, &Autosave::schedule);
 }
 
 Autosave::~Autosave()
 {
-    if (m_timer->isActive())
+    if (m_timer->isActive() && m_document)
         saveNow();
 }
 
@@ -75,6 +79,8 @@ void Autosave::schedule()
 void Autosave::saveNow()
 {
     m_timer->stop();
+    if (!m_document)
+        return;
     if (!m_document->isModified()) {
         QFile::remove(planPath());
         QFile::remove(metaPath());

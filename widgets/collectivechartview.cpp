@@ -34,7 +34,7 @@ CollectiveChartView::CollectiveChartView(QWidget *parent)
     m_axisX->setLabelFormat(QStringLiteral("%.0f"));
 
     m_view = new QChartView(m_chart, this);
-    m_view->setRenderHint(QPainter::Antialiasing);
+    m_view->setRenderHint(QPainter::Antialiasing, false);
     m_view->setFocusPolicy(Qt::NoFocus);
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
@@ -60,6 +60,14 @@ void CollectiveChartView::setCollectives(const std::vector<Collective> &collecti
         if (labels.indexOf(labels.at(i)) != i)
             labels[i] += QStringLiteral(" (%1)").arg(i + 1);
     }
+    if (labels == m_axisY->categories() && m_total->count() == total.size() && [&] {
+            for (int i = 0; i < total.size(); ++i) {
+                if (m_total->at(i) != total.at(i) || m_exposed->at(i) != exposed.at(i))
+                    return false;
+            }
+            return true;
+        }())
+        return;
     m_total->remove(0, m_total->count());
     m_exposed->remove(0, m_exposed->count());
     m_axisY->setCategories(labels);

@@ -73,12 +73,27 @@ bool CommunicationPanel::showsPlaceholder() const
     return m_stack->currentWidget() == m_placeholder;
 }
 
+void CommunicationPanel::showEvent(QShowEvent *event)
+{
+    QWidget::showEvent(event);
+    if (m_stale)
+        refresh();
+}
+
 void CommunicationPanel::refresh()
 {
+    // A panel in a background tab catches up when it is shown.
+    if (!isVisible() && m_model->rowCount() > 0) {
+        m_stale = true;
+        return;
+    }
+    m_stale = false;
     const Estimate &e = m_document->estimate();
+    const bool sameRows = int(e.communication.size()) == m_model->rowCount();
     m_model->setCollectives(e.communication);
     m_chart->setCollectives(e.communication);
-    m_table->resizeColumnsToContents();
+    if (!sameRows)
+        m_table->resizeColumnsToContents();
 
     const StepEstimate &s = e.step;
     if (s.step_s > 0) {

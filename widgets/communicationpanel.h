@@ -30,6 +30,9 @@ public:
 public Q_SLOTS:
     void refresh();
 
+protected:
+    void showEvent(QShowEvent *event) override;
+
 private:
     PlanDocument *m_document;
     CommunicationModel *m_model;
@@ -38,6 +41,7 @@ private:
     QLabel *m_placeholder;
     QTableView *m_table;
     CollectiveChartView *m_chart;
+    bool m_stale = false;
 };
 
 } // namespace shardscope

@@ -11,6 +11,7 @@
 class QAreaSeries;
 class QBarCategoryAxis;
 class QBarSet;
+class QLabel;
 class QChart;
 class QChartView;
 class QLineSeries;
@@ -35,6 +36,7 @@ class MemoryChartView final : public QWidget
     Q_DISABLE_COPY_MOVE(MemoryChartView)
 
 public:
+    enum LegendEntry { kLegendCapacity, kLegendUsable, kLegendOver };
     /// (bar index, segment: a Component or ComponentStyle::kReserve) -> tooltip text
     using TooltipProvider = std::function<QString(int, int)>;
 
@@ -52,6 +54,8 @@ public:
     QLineSeries *capacitySeries() const { return m_capacity; }
     QLineSeries *usableSeries() const { return m_usable; }
     QStringList categories() const;
+    /// Legend entries as shown, top to bottom.
+    QStringList legendTexts() const;
     int barCount() const { return m_count; }
 
 protected:
@@ -59,6 +63,8 @@ protected:
 
 private:
     void applyPalette();
+    void updateLegend();
+    void styleSet(QBarSet *set, int segment) const;
     void setLine(QLineSeries *series, double gib);
 
     QChart *m_chart;
@@ -73,6 +79,9 @@ private:
     QLineSeries *m_overTop;
     QLineSeries *m_overBottom;
     QAreaSeries *m_over;
+    QWidget *m_legend = nullptr;
+    std::vector<QLabel *> m_legendSwatches;
+    std::vector<QLabel *> m_legendTexts;
     TooltipProvider m_tooltip;
     int m_count = -1;
     double m_hbmGiB = 0;

@@ -93,7 +93,9 @@ void MemoryPanel::refresh()
     m_chart->setTitles(title, int(m_bars.size()) < ranks
                                   ? tr("ranks (identical ranks grouped)")
                                   : tr("rank"));
-    m_headline->setText(headline());
+    const QString text = headline();
+    if (m_headline->text() != text)
+        m_headline->setText(text);
 }
 
 QString MemoryPanel::headline() const

@@ -1,0 +1,119 @@
+// From a control change to the redrawn chart, at 64 ranks: the workbench's one-frame budget.
+#include "widgets/autosave.h"
+#include "widgets/mainwindow.h"
+#include "widgets/memorychartview.h"
+#include "widgets/memorypanel.h"
+#include "widgets/plandocument.h"
+#include "widgets/planeditor.h"
+
+#include "core/catalog.h"
+
+#include <QBarSet>
+#include <QChartView>
+#include <QElapsedTimer>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QTest>
+#include <algorithm>
+#include <ctime>
+
+using namespace shardscope;
+
+class BenchGui : public QObject
+{
+    Q_OBJECT
+
+private:
+    std::unique_ptr<MainWindow> m_window;
+    QSpinBox *m_microBatch = nullptr;
+    int m_next = 2;
+
+    // One control change, then everything the user sees: the document's estimate, every panel's
+    // refresh, the chart's layout and a full paint of the chart.
+    void changeAndDraw()
+    {
+        m_microBatch->setValue(m_next);
+        m_next = m_next == 2 ? 1 : 2;
+        QCoreApplication::processEvents();
+        m_window->memoryPanel()->chartView()->chartView()->viewport()->repaint();
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setApplicationName(QStringLiteral("bench_gui"));
+        m_window = std::make_unique<MainWindow>();
+        m_window->resize(1366, 768);
+        m_window->show();
+        QVERIFY(QTest::qWaitForWindowExposed(m_window.get()));
+        Plan p = m_window->document()->plan();
+        p.cluster.nodes = 8;
+        p.parallel.dp = 8;
+        p.parallel.tp = 2;
+        p.parallel.pp = 4;
+        p.parallel.sharding = Sharding::Full;
+        p.training.grad_accum = 8;
+        QVERIFY2(m_window->document()->apply(p, QStringLiteral("64 ranks")),
+                 qPrintable(m_window->document()->validationError(p)));
+        QCOMPARE(m_window->memoryPanel()->chartView()->barCount(), 64);
+        m_microBatch = m_window->planEditor()->findChild<QSpinBox *>(QStringLiteral("microBatch"));
+        QVERIFY(m_microBatch);
+        QCoreApplication::processEvents();
+    }
+
+    void cleanupTestCase()
+    {
+        m_window->autosave()->finish();
+        m_window.reset();
+    }
+
+    void controlChangeToChart()
+    {
+        QBENCHMARK {
+            changeAndDraw();
+        }
+    }
+
+    void controlChangeToChartP95()
+    {
+        // Wall time depends on what else the machine runs; the thread's CPU time is the work
+        // the change costs. Both are reported; the budget applies to the CPU time.
+        auto cpuMs = [] {
+            timespec ts{};
+            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+            return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
+        };
+        constexpr int kSamples = 200;
+        std::vector<double> ms, wall;
+        ms.reserve(kSamples);
+        wall.reserve(kSamples);
+        for (int i = 0; i < kSamples; ++i) {
+            QElapsedTimer t;
+            t.start();
+            const double c0 = cpuMs();
+            changeAndDraw();
+            ms.push_back(cpuMs() - c0);
+            wall.push_back(double(t.nsecsElapsed()) / 1e6);
+        }
+        std::sort(wall.begin(), wall.end());
+        // The chart shows the engine's numbers of the last change.
+        const double expected = m_window->document()->estimate().memory.ranks.front().peak().bytes[0];
+        QCOMPARE(m_window->memoryPanel()->chartView()->segmentSet(0)->at(0) * (1024.0 * 1024.0 * 1024.0), expected);
+        std::sort(ms.begin(), ms.end());
+        const double p50 = ms[size_t(kSamples / 2)];
+        const double p95 = ms[size_t(kSamples * 95 / 100)];
+        qInfo("control change to redrawn chart at 64 ranks: CPU p50 %.2f ms, p95 %.2f ms, max %.2f ms; "
+              "wall p50 %.2f ms, p95 %.2f ms",
+              p50, p95, ms.back(), wall[size_t(kSamples / 2)], wall[size_t(kSamples * 95 / 100)]);
+        // The one-frame budget (16 ms) is checked where the machine is quiet enough to measure it:
+        // SHARDSCOPE_FRAME_BUDGET_MS=16 bench_gui
+        if (qEnvironmentVariableIsSet("SHARDSCOPE_FRAME_BUDGET_MS")) {
+            const double budget = qEnvironmentVariable("SHARDSCOPE_FRAME_BUDGET_MS").toDouble();
+            QVERIFY2(p95 <= budget, qPrintable(QStringLiteral("p95 %1 ms over %2 ms").arg(p95).arg(budget)));
+        }
+    }
+};
+
+QTEST_MAIN(BenchGui)
+#include "bench_gui.moc"

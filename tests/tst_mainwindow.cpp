@@ -1,0 +1,185 @@
+#include "widgets/autosave.h"
+#include "widgets/mainwindow.h"
+#include "widgets/memorychartview.h"
+#include "widgets/memorypanel.h"
+#include "widgets/plandocument.h"
+
+#include "core/catalog.h"
+
+#include <QAction>
+#include <QDockWidget>
+#include <QImage>
+#include <QLabel>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QTest>
+#include <QUndoStack>
+
+using namespace shardscope;
+
+class TestMainWindow : public QObject
+{
+    Q_OBJECT
+
+private:
+    static QString casePath(const char *name)
+    {
+        return QString::fromStdString(locateDataDir()) + QStringLiteral("/cases/") +
+               QLatin1String(name) + QStringLiteral(".plan.json");
+    }
+
+private Q_SLOTS:
+    void initTestCase()
+    {
+        QStandardPaths::setTestModeEnabled(true);
+        QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTest"));
+        QCoreApplication::setApplicationName(QStringLiteral("tst_mainwindow"));
+        QDir(Autosave::directory()).removeRecursively();
+    }
+
+    void opensOnTheCase()
+    {
+        MainWindow w;
+        QVERIFY(QString::fromStdString(w.document()->plan().name).contains(QStringLiteral("HCIE-AI")));
+        QCOMPARE(w.document()->plan().parallel.dp, 8);
+        QVERIFY(w.document()->filePath().isEmpty());
+    }
+
+    void screenshotIsSizedAndNotBlank_data()
+    {
+        QTest::addColumn<QSize>("size");
+        QTest::addRow("1366x768") << QSize(1366, 768);
+        QTest::addRow("1600x1000") << QSize(1600, 1000);
+    }
+    void screenshotIsSizedAndNotBlank()
+    {
+        QFETCH(QSize, size);
+        MainWindow w;
+        w.resize(size);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("shot.png"));
+        QVERIFY(w.saveScreenshot(path));
+        const QImage image(path);
+        QVERIFY(!image.isNull());
+        QCOMPARE(image.size(), size * w.devicePixelRatio());
+        // Non-blank: many distinct colours (bars, text, lines).
+        QSet<QRgb> colours;
+        for (int y = 0; y < image.height(); y += 7)
+            for (int x = 0; x < image.width(); x += 7)
+                colours.insert(image.pixel(x, y));
+        QVERIFY2(colours.size() > 20, qPrintable(QString::number(colours.size())));
+        // The chart has room to be read at this size.
+        QVERIFY(w.memoryPanel()->chartView()->height() >= 300);
+        QVERIFY(w.memoryPanel()->chartView()->width() >= 600);
+        if (const QByteArray out = qgetenv("SHARDSCOPE_SCREENSHOT_DIR"); !out.isEmpty())
+            image.save(QString::fromLocal8Bit(out) + QStringLiteral("/mainwindow-%1x%2.png").arg(size.width()).arg(size.height()));
+    }
+
+    void brokenFileShowsErrorAndKeepsDocument()
+    {
+        MainWindow w;
+        w.show();
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("broken.plan.json"));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(R"({"format":"shardscope-plan","version":1,"name":"x","model":{"preset":"llama2-7b"},
+                   "training":{"seq_len":32768,"micro_batch":1,"grad_accum":1},
+                   "parallel":{"dp":8,"tp":3},"cluster":{"device":"ascend-910b2"}})");
+        f.close();
+        const auto before = planToJson(w.document()->plan());
+        QVERIFY(!w.openPlan(path));
+        QVERIFY(planToJson(w.document()->plan()) == before);
+        QVERIFY2(w.lastError().contains(QStringLiteral("broken.plan.json")), qPrintable(w.lastError()));
+        QVERIFY2(w.lastError().contains(QStringLiteral("parallel")), qPrintable(w.lastError()));
+        auto *box = w.findChild<QMessageBox *>(QStringLiteral("errorBox"));
+        QVERIFY(box);
+        QVERIFY(box->isVisible());
+        QVERIFY(box->text().contains(QStringLiteral("unchanged")));
+        box->close();
+    }
+
+    void openAndSave()
+    {
+        MainWindow w;
+        QTemporaryDir dir;
+        QVERIFY(w.openPlan(casePath("hcie-ai-tp8")));
+        QCOMPARE(w.document()->plan().parallel.tp, 8);
+        QVERIFY(w.windowTitle().contains(QStringLiteral("hcie-ai-tp8.plan.json")));
+        Plan p = w.document()->plan();
+        p.training.micro_batch = 2;
+        QVERIFY(w.document()->apply(p, QStringLiteral("edit")));
+        QVERIFY(w.isWindowModified());
+        const QString path = dir.filePath(QStringLiteral("copy.plan.json"));
+        QVERIFY(w.document()->saveAs(path, nullptr));
+        QVERIFY(!w.isWindowModified());
+        // Unsaved edits are asked about; Cancel keeps them.
+        QVERIFY(w.document()->apply([&] { Plan q = w.document()->plan(); q.training.micro_batch = 4; return q; }(),
+                                    QStringLiteral("edit")));
+        w.setSavePrompt([] { return QMessageBox::Cancel; });
+        QVERIFY(!w.maybeSave());
+        w.setSavePrompt([] { return QMessageBox::Discard; });
+        QVERIFY(w.maybeSave());
+    }
+
+    void restoresAutosaveAfterACrash()
+    {
+        QDir(Autosave::directory()).removeRecursively();
+        std::string edited;
+        {
+            MainWindow crashed;
+            Plan p = crashed.document()->plan();
+            p.parallel.sharding = Sharding::Grads;
+            QVERIFY(crashed.document()->apply(p, QStringLiteral("edit")));
+            crashed.autosave()->saveNow();
+            edited = planToJson(crashed.document()->plan()).dump();
+            // Destroyed without closing: nothing finishes the autosave.
+        }
+        const auto pending = Autosave::pendingRecoveries();
+        QCOMPARE(pending.size(), 1);
+        MainWindow w;
+        QVERIFY(w.restoreRecovery(pending.first()));
+        QVERIFY(planToJson(w.document()->plan()).dump() == edited);
+        QVERIFY(w.isWindowModified());
+        QVERIFY(Autosave::pendingRecoveries().isEmpty());
+        w.setSavePrompt([] { return QMessageBox::Discard; });
+        w.close();
+        QVERIFY(Autosave::pendingRecoveries().isEmpty());
+    }
+
+    void panelsAndExportsAddWithOneLine()
+    {
+        MainWindow w;
+        auto *panel = new QLabel(QStringLiteral("extra"));
+        QDockWidget *dock = w.addPanel(panel, QStringLiteral("Extra"));
+        QCOMPARE(dock->widget(), panel);
+        QCOMPARE(w.dockWidgetArea(dock), Qt::BottomDockWidgetArea);
+        bool called = false;
+        QAction *a = w.addExportAction(QStringLiteral("Export something"), [&] { called = true; });
+        a->trigger();
+        QVERIFY(called);
+    }
+
+    void keyboardReachesTheEditor()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        int focusable = 0;
+        for (QWidget *c : w.findChildren<QWidget *>()) {
+            if (c->isVisibleTo(&w) && c->focusPolicy() & Qt::TabFocus)
+                ++focusable;
+        }
+        QVERIFY(focusable > 30);
+        // Ctrl+3 switches the chart to the backward phase.
+        QTest::keyClick(&w, Qt::Key_3, Qt::ControlModifier);
+        QCOMPARE(w.memoryPanel()->phaseView(), PhaseView::Backward);
+    }
+};
+
+QTEST_MAIN(TestMainWindow)
+#include "tst_mainwindow.moc"

@@ -1,0 +1,122 @@
+#include "widgets/componentstyle.h"
+#include "widgets/memorychartview.h"
+#include "widgets/memorypanel.h"
+#include "widgets/plandocument.h"
+#include "widgets/rankbars.h"
+
+#include "core/catalog.h"
+#include "core/units.h"
+
+#include <QBarSet>
+#include <QLineSeries>
+#include <QTest>
+
+using namespace shardscope;
+
+class TestMemoryChart : public QObject
+{
+    Q_OBJECT
+
+private:
+    static Plan casePlan(const char *name)
+    {
+        const auto plan = PlanDocument::readPlanFile(QString::fromStdString(locateDataDir()) +
+                                                         QStringLiteral("/cases/") + QLatin1String(name) +
+                                                         QStringLiteral(".plan.json"),
+                                                     Catalog::builtin(), nullptr);
+        if (!plan)
+            qFatal("case %s", name);
+        return *plan;
+    }
+    // 64 ranks over 8 nodes with 4 pipeline stages.
+    static Plan pipelinePlan(int nodes)
+    {
+        Plan p = casePlan("hcie-ai-fsdp");
+        p.cluster.nodes = nodes;
+        p.parallel.pp = 4;
+        p.parallel.tp = 2;
+        p.parallel.dp = p.cluster.world() / 8;
+        p.training.grad_accum = 8;
+        return p;
+    }
+
+private Q_SLOTS:
+    void seriesCarryTheEngineNumbers_data()
+    {
+        QTest::addColumn<QString>("caseName");
+        QTest::addColumn<int>("view");
+        for (const char *c : {"hcie-ai-ddp", "hcie-ai-fsdp", "hcie-ai-tp8", "hcie-ai-tp4-fsdp2"}) {
+            QTest::addRow("%s peak", c) << QString::fromLatin1(c) << int(PhaseView::Peak);
+            QTest::addRow("%s backward", c) << QString::fromLatin1(c) << int(PhaseView::Backward);
+        }
+        QTest::addRow("pipeline forward") << QString() << int(PhaseView::Forward);
+        QTest::addRow("pipeline optimizer") << QString() << int(PhaseView::OptimizerStep);
+    }
+    void seriesCarryTheEngineNumbers()
+    {
+        QFETCH(QString, caseName);
+        QFETCH(int, view);
+        PlanDocument doc(Catalog::builtin());
+        const Plan plan = caseName.isEmpty() ? pipelinePlan(4) : casePlan(caseName.toLatin1().constData());
+        QVERIFY(doc.apply(plan, QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        panel.setPhaseView(PhaseView(view));
+        const MemoryEstimate engine = estimate(plan, Catalog::builtin()).memory;
+        MemoryChartView *chart = panel.chartView();
+
+        int ranks = 0;
+        for (const RankMemory &r : engine.ranks)
+            ranks += r.count;
+        QCOMPARE(chart->barCount(), ranks);
+        QCOMPARE(chart->categories().size(), ranks);
+        int bar = 0;
+        for (const RankMemory &r : engine.ranks) {
+            const Phase phase = view == int(PhaseView::Peak) ? r.peak_phase : Phase(view - 1);
+            for (int i = 0; i < r.count; ++i, ++bar) {
+                QCOMPARE(chart->categories().at(bar), QString::number(r.rank + i));
+                for (int c = 0; c < kComponentCount; ++c)
+                    QCOMPARE(chart->segmentSet(c)->at(bar), r.phases[size_t(phase)].bytes[size_t(c)] / kGiB);
+                QCOMPARE(chart->segmentSet(ComponentStyle::kReserve)->at(bar), r.reserve.total() / kGiB);
+            }
+        }
+        QCOMPARE(chart->capacitySeries()->at(0).y(), engine.hbm_bytes / kGiB);
+        QCOMPARE(chart->usableSeries()->at(0).y(), engine.usable_bytes / kGiB);
+        for (int s = 0; s < ComponentStyle::kSegments; ++s)
+            QCOMPARE(chart->segmentSet(s)->color().rgb(), ComponentStyle::color(s).rgb());
+    }
+
+    void manyRanksAreGroupedAndLabelled()
+    {
+        const Plan plan = pipelinePlan(16); // 128 ranks
+        QVERIFY2(PlanDocument::validationError(plan, Catalog::builtin()).isEmpty(),
+                 qPrintable(PlanDocument::validationError(plan, Catalog::builtin())));
+        const MemoryEstimate engine = estimate(plan, Catalog::builtin()).memory;
+        const std::vector<RankBar> bars = rankBars(engine, PhaseView::Peak);
+        QCOMPARE(bars.size(), engine.ranks.size());
+        QCOMPARE(bars.front().label, QStringLiteral("0-31"));
+        QCOMPARE(bars.front().ranks, 32);
+        QCOMPARE(bars.back().label, QStringLiteral("96-127"));
+        // 64 ranks stay one bar each.
+        QCOMPARE(rankBars(estimate(pipelinePlan(8), Catalog::builtin()).memory, PhaseView::Peak).size(), size_t(64));
+    }
+
+    void tooltipGivesBytesShareAndFormula()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(casePlan("hcie-ai-ddp"), QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        const RankMemory &r = doc.estimate().memory.ranks.front();
+        const MemoryExplanation ex = explainMemory(doc.plan(), doc.catalog(), r, r.peak_phase);
+        const QString tip = panel.segmentTooltip(0, int(Component::OptimizerStates));
+        QVERIFY2(tip.contains(QStringLiteral("Optimizer states")), qPrintable(tip));
+        QVERIFY(tip.contains(QString::fromStdString(formatGiB(r.peak().bytes[size_t(Component::OptimizerStates)]))));
+        QVERIFY(tip.contains(QStringLiteral("%")));
+        QVERIFY(tip.contains(QString::fromStdString(ex[size_t(Component::OptimizerStates)].formula).toHtmlEscaped()));
+        const QString reserve = panel.segmentTooltip(0, ComponentStyle::kReserve);
+        QVERIFY(reserve.contains(QStringLiteral("Runtime reserve")));
+        QVERIFY(panel.headline().contains(QStringLiteral("Does not fit")));
+    }
+};
+
+QTEST_MAIN(TestMemoryChart)
+#include "tst_memorychart.moc"
