@@ -11,6 +11,7 @@
 
 #include <QCoreApplication>
 #include <QRegularExpression>
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <sstream>
@@ -191,7 +192,9 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
             throw PlanError("component", "unknown component \"" + c.component + "\"");
         c.value = at.bytes[size_t(comp)];
         const MemoryExplanation ex = explainMemory(plan, catalog, r, Phase(phase));
-        c.formula = LessonFormula::qs(ex[size_t(comp)].formula) + QStringLiteral(" [") + phaseName + QLatin1Char(']');
+        c.formula = LessonFormula::qs(ex[size_t(comp)].formula);
+        if (!c.formula.contains(phaseName))
+            c.formula += QStringLiteral(" [") + phaseName + QLatin1Char(']');
     } else if (c.quantity == "model_state" || c.quantity == "hbm_minus_state") {
         const double state = at[Component::Parameters] + at[Component::Gradients] +
                              at[Component::MasterWeights] + at[Component::OptimizerStates];
@@ -416,6 +419,14 @@ Lesson Lesson::load(const std::string &path, const Catalog &catalog)
             evaluateCitation(c, step.plan, catalog);
             step.citations.push_back(std::move(c));
         }
+        // Cited numbers in the order the text uses them.
+        const QString all = text.body + text.note;
+        auto at = [&all](const Citation &c) {
+            const qsizetype pos = all.indexOf(QLatin1Char('{') + QString::fromStdString(c.key) + QLatin1Char('}'));
+            return pos < 0 ? all.size() : pos;
+        };
+        std::stable_sort(step.citations.begin(), step.citations.end(),
+                         [&at](const Citation &a, const Citation &b) { return at(a) < at(b); });
         step.title = text.title;
         step.body = fillTemplate(text.body, step.citations);
         step.note = fillTemplate(text.note, step.citations);

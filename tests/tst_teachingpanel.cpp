@@ -119,6 +119,11 @@ private Q_SLOTS:
         QCoreApplication::sendEvent(&panel, &change);
         QCOMPARE(panel.currentItem(), 1);
         QVERIFY(panel.currentText().contains(panel.lesson().steps.at(1).title));
+        // SHARDSCOPE_TEACHING_PNG=file.png saves the panel as a reader sees it.
+        if (!qEnvironmentVariableIsEmpty("SHARDSCOPE_TEACHING_PNG")) {
+            panel.resize(420, 820);
+            panel.grab().save(qEnvironmentVariable("SHARDSCOPE_TEACHING_PNG"));
+        }
     }
 };
 
