@@ -1,0 +1,56 @@
+// File > Export > PDF report: the open plan and the pinned plans through the one renderer.
+#include "core/catalog.h"
+#include "widgets/comparepanel.h"
+#include "widgets/mainwindow.h"
+#include "widgets/plandocument.h"
+#include "widgets/reportexport.h"
+
+#include <QProcess>
+#include <QStandardPaths>
+#include <QTemporaryDir>
+#include <QtTest>
+
+using namespace shardscope;
+
+class TestReportExport : public QObject
+{
+    Q_OBJECT
+
+private Q_SLOTS:
+    void initTestCase() { QStandardPaths::setTestModeEnabled(true); }
+
+    void exportsOpenAndPinnedPlans()
+    {
+        if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty())
+            QSKIP("pdftotext (poppler-utils) not installed");
+        MainWindow window;
+        QVERIFY(window.openPlan(QString::fromStdString(Catalog::builtin().dataDir()) +
+                                QStringLiteral("/cases/hcie-ai-fsdp.plan.json")));
+        QTemporaryDir dir;
+        const QString one = dir.filePath(QStringLiteral("one.pdf"));
+        QString error;
+        QVERIFY2(ReportExport::exportTo(window, one, QPageSize::A4, &error), qPrintable(error));
+
+        QProcess p;
+        p.start(QStringLiteral("pdftotext"), {one, QStringLiteral("-")});
+        QVERIFY(p.waitForFinished(30000));
+        QString text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
+        QVERIFY(text.contains(QString::fromStdString(window.document()->plan().name)));
+        QVERIFY(!text.contains(QStringLiteral("Comparison of")));
+
+        // With the four case plans pinned, the current one is not repeated: four plans.
+        QVERIFY(window.comparePanel()->pinCases() > 0);
+        const QString four = dir.filePath(QStringLiteral("four.pdf"));
+        QVERIFY2(ReportExport::exportTo(window, four, QPageSize::Letter, &error), qPrintable(error));
+        p.start(QStringLiteral("pdftotext"), {four, QStringLiteral("-")});
+        QVERIFY(p.waitForFinished(30000));
+        text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
+        QVERIFY2(text.contains(QStringLiteral("Comparison of 4 plans")), qPrintable(text.left(300)));
+
+        QVERIFY(!ReportExport::exportTo(window, QStringLiteral("/no/such/dir/x.pdf"), QPageSize::A4, &error));
+        QVERIFY(!error.isEmpty());
+    }
+};
+
+QTEST_MAIN(TestReportExport)
+#include "tst_reportexport.moc"
