@@ -1642,6 +1642,10 @@ measured beside predicted.
         <source>Assumptions:</source>
         <translation>假设：</translation>
     </message>
+    <message>
+        <source>ranks 0 to %1, left to right (hover a bar for its rank)</source>
+        <translation>rank 0 到 %1，从左到右（悬停柱形可查看其 rank）</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::PlanDocument</name>
