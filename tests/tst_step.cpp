@@ -81,7 +81,8 @@ void TestStep::calibrationStepTime_data()
 {
     QTest::addColumn<int>("row");
     const std::vector<json> rows = smallRows();
-    QVERIFY2(!rows.empty(), "shared/calibration/h200_tinyllama_and_kernels.jsonl not found");
+    if (rows.empty()) // a row that fails, rather than no rows at all
+        QTest::addRow("calibration file missing") << -1;
     for (size_t i = 0; i < rows.size(); ++i) {
         const json &r = rows[i];
         QTest::addRow("%s seq%d mbs%d %s %s", r["mode"].get<std::string>().c_str(),
@@ -95,6 +96,9 @@ void TestStep::calibrationStepTime_data()
 void TestStep::calibrationStepTime()
 {
     QFETCH(int, row);
+    if (row < 0)
+        QFAIL("shared/calibration/h200_tinyllama_and_kernels.jsonl not found "
+              "(SHARDSCOPE_SHARED_DIR)");
     const json r = smallRows().at(size_t(row));
     const Catalog &cat = Catalog::builtin();
     const Plan plan =
