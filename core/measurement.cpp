@@ -27,8 +27,14 @@ std::string attentionShapeClass(const Kernel &k)
 
 namespace {
 
-double fullFlops(const Kernel &k) { return k.full_flops > 0 ? k.full_flops : k.flops; }
-double fullBytes(const Kernel &k) { return k.full_bytes > 0 ? k.full_bytes : k.bytes; }
+double fullFlops(const Kernel &k)
+{
+    return k.full_flops > 0 ? k.full_flops : k.flops;
+}
+double fullBytes(const Kernel &k)
+{
+    return k.full_bytes > 0 ? k.full_bytes : k.bytes;
+}
 
 /// Interpolates a busbw table (sorted by size) in log(size); clamps at both ends.
 double interpolate(const std::vector<std::pair<double, double>> &t, double bytes)
@@ -89,8 +95,8 @@ double predictKernelSeconds(const Kernel &k, const DeviceProfile &d, const Plan 
         return rate > 0 ? fullFlops(k) / rate : 0.0;
     }
     case KernelKind::Elementwise: {
-        const double bw = cal.memory_bandwidth > 0 ? cal.memory_bandwidth
-                                                   : d.hbm_bandwidth * d.memory_efficiency;
+        const double bw =
+            cal.memory_bandwidth > 0 ? cal.memory_bandwidth : d.hbm_bandwidth * d.memory_efficiency;
         return bw > 0 ? fullBytes(k) / bw : 0.0;
     }
     case KernelKind::Collective: {
@@ -111,7 +117,7 @@ double predictKernelSeconds(const Kernel &k, const DeviceProfile &d, const Plan 
                            (k.group == "dp" && plan.cluster.nodes > 1 &&
                             plan.parallel.world() > plan.cluster.devices_per_node);
         const LinkProfile &l = inter ? d.inter_node : d.intra_node;
-        const double steps = k.collective == "all_reduce" ? 2.0 * (n - 1)
+        const double steps = k.collective == "all_reduce"  ? 2.0 * (n - 1)
                              : k.collective == "send_recv" ? 1.0
                                                            : double(n - 1);
         const double bw = l.bandwidth * l.efficiency;
@@ -181,8 +187,7 @@ MemoryComparison compareProbe(const Plan &plan, const RunResults &r, const Catal
     return mc;
 }
 
-DeviceProfile calibrateDevice(const DeviceProfile &base, const RunResults &r,
-                              const std::string &id)
+DeviceProfile calibrateDevice(const DeviceProfile &base, const RunResults &r, const std::string &id)
 {
     DeviceProfile d = base;
     d.id = id.empty() ? base.id + "-calibrated" : id;
@@ -252,8 +257,8 @@ DeviceProfile calibrateDevice(const DeviceProfile &base, const RunResults &r,
             all.push_back(v);
         const double rate = *std::max_element(all.begin(), all.end());
         d.attention_efficiency = clampEff(rate / d.peakFlops(dt));
-        d.sources["attention_efficiency"] =
-            "measured: best attention class at " + fmtRate(rate, "FLOP/s") + " (" + cal.source + ")";
+        d.sources["attention_efficiency"] = "measured: best attention class at " +
+                                            fmtRate(rate, "FLOP/s") + " (" + cal.source + ")";
     }
     if (cal.memory_bandwidth > 0 && d.hbm_bandwidth > 0) {
         d.memory_efficiency = clampEff(cal.memory_bandwidth / d.hbm_bandwidth);
@@ -306,8 +311,11 @@ nlohmann::json resultsToJson(const Plan &plan, const RunResults &r, const Catalo
         json k = kernelToJson(r.kernels[i]);
         if (i < r.measurements.size() && !r.measurements[i].status.empty()) {
             const KernelMeasurement &m = r.measurements[i];
-            json mj = {{"status", m.status}, {"time_s", m.time_s}, {"min_s", m.min_s},
-                       {"max_s", m.max_s},   {"repeats", m.repeats}};
+            json mj = {{"status", m.status},
+                       {"time_s", m.time_s},
+                       {"min_s", m.min_s},
+                       {"max_s", m.max_s},
+                       {"repeats", m.repeats}};
             if (!m.message.empty())
                 mj["message"] = m.message;
             if (m.flops_per_s > 0)
@@ -334,20 +342,13 @@ nlohmann::json resultsToJson(const Plan &plan, const RunResults &r, const Catalo
     json p = probeToJson(r.probe);
     const ProbeMeasurement &pm = r.probe_result;
     if (!pm.status.empty()) {
-        p["measured"] = {{"status", pm.status},
-                         {"message", pm.message},
-                         {"layers", pm.layers},
-                         {"seq_len", pm.seq_len},
-                         {"micro_batch", pm.micro_batch},
-                         {"mode", pm.mode},
-                         {"attention", pm.attention},
-                         {"attention_impl", pm.attention_impl},
-                         {"recompute", pm.recompute},
-                         {"peak_allocated", pm.peak_allocated},
-                         {"baseline", pm.baseline},
-                         {"peak_reserved", pm.peak_reserved},
-                         {"method", pm.method},
-                         {"step_s", pm.step_s}};
+        p["measured"] = {{"status", pm.status},           {"message", pm.message},
+                         {"layers", pm.layers},           {"seq_len", pm.seq_len},
+                         {"micro_batch", pm.micro_batch}, {"mode", pm.mode},
+                         {"attention", pm.attention},     {"attention_impl", pm.attention_impl},
+                         {"recompute", pm.recompute},     {"peak_allocated", pm.peak_allocated},
+                         {"baseline", pm.baseline},       {"peak_reserved", pm.peak_reserved},
+                         {"method", pm.method},           {"step_s", pm.step_s}};
         const MemoryComparison mc = compareProbe(plan, r, catalog);
         if (mc.available) {
             p["predicted_peak"] = mc.predicted_peak;

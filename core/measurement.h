@@ -15,10 +15,10 @@ class Catalog;
 /// What a backend measured for one kernel (one "result" line of docs/runner-protocol.md).
 struct KernelMeasurement
 {
-    std::string name;            ///< the kernel's name
-    std::string status = "ok";   ///< ok | error | skipped
-    std::string message;         ///< why it failed or was skipped; caveats when ok
-    double time_s = 0;           ///< median time of one call over the repeats
+    std::string name;          ///< the kernel's name
+    std::string status = "ok"; ///< ok | error | skipped
+    std::string message;       ///< why it failed or was skipped; caveats when ok
+    double time_s = 0;         ///< median time of one call over the repeats
     double min_s = 0, max_s = 0;
     int repeats = 0;
     double flops_per_s = 0;      ///< GEMM and attention: flops / time_s
@@ -32,13 +32,13 @@ struct KernelMeasurement
 /// The memory probe's result.
 struct ProbeMeasurement
 {
-    std::string status;        ///< ok | error | skipped | "" (not run)
+    std::string status; ///< ok | error | skipped | "" (not run)
     std::string message;
     int layers = 0;
     int64_t seq_len = 0;
     int micro_batch = 0;
-    std::string mode;          ///< dtype mode it ran
-    std::string attention;     ///< attention it ran ("flash" or "eager": the fallback)
+    std::string mode;           ///< dtype mode it ran
+    std::string attention;      ///< attention it ran ("flash" or "eager": the fallback)
     std::string attention_impl; ///< the kernel: "sdpa", "npu_fusion_attention", "math"
     std::string recompute;
     double peak_allocated = 0; ///< bytes, over one steady-state step, minus the baseline
@@ -52,8 +52,8 @@ struct ProbeMeasurement
 /// The worker's hello (or the native backend's self-description).
 struct BackendInfo
 {
-    std::string backend;  ///< cpu | torch
-    std::string device;   ///< cpu | cuda | npu
+    std::string backend; ///< cpu | torch
+    std::string device;  ///< cpu | cuda | npu
     std::string device_name;
     std::string interpreter; ///< the Python that ran the worker (torch backend)
     std::string versions;    ///< "python 3.11.2, torch 1.13.1"
@@ -91,10 +91,10 @@ double measuredFullSeconds(const Kernel &k, const KernelMeasurement &m);
 struct KernelComparison
 {
     std::string name;
-    double predicted_s = 0;      ///< one call, full size
-    double measured_s = 0;       ///< one call, full size (extrapolated when run scaled down)
+    double predicted_s = 0; ///< one call, full size
+    double measured_s = 0;  ///< one call, full size (extrapolated when run scaled down)
     double count_per_step = 0;
-    double ratio = 0;            ///< measured / predicted
+    double ratio = 0; ///< measured / predicted
 };
 
 std::vector<KernelComparison> compareKernels(const RunResults &r, const DeviceProfile &device,
@@ -105,8 +105,8 @@ struct MemoryComparison
     bool available = false;
     double predicted_peak = 0; ///< estimateMemory of the probe's plan, peak allocated
     double measured_peak = 0;
-    double ratio = 0;          ///< measured / predicted
-    Plan plan;                 ///< the configuration both describe
+    double ratio = 0; ///< measured / predicted
+    Plan plan;        ///< the configuration both describe
 };
 
 /// The engine's prediction for exactly what the probe ran (layers, sequence, dtype mode and the

@@ -16,10 +16,14 @@ namespace shardscope {
 std::string_view toString(KernelKind k)
 {
     switch (k) {
-    case KernelKind::Gemm: return "gemm";
-    case KernelKind::Attention: return "attention";
-    case KernelKind::Elementwise: return "elementwise";
-    case KernelKind::Collective: return "collective";
+    case KernelKind::Gemm:
+        return "gemm";
+    case KernelKind::Attention:
+        return "attention";
+    case KernelKind::Elementwise:
+        return "elementwise";
+    case KernelKind::Collective:
+        return "collective";
     }
     return "gemm";
 }
@@ -213,8 +217,8 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
            fullRecompute);
     if (mo.moe.enabled()) {
         const int64_t localExperts = std::max(1, mo.moe.experts / pa.ep);
-        const int64_t tokensPerExpert = std::max<int64_t>(
-            1, T * mo.moe.top_k * pa.ep / std::max(1, mo.moe.experts));
+        const int64_t tokensPerExpert =
+            std::max<int64_t>(1, T * mo.moe.top_k * pa.ep / std::max(1, mo.moe.experts));
         const int64_t f = mo.moe.expert_ffn_hidden;
         b.gemm("layer.router", "MoE router", T, mo.moe.experts, h, perLayer, fullRecompute);
         b.gemm("layer.expert_gate_up", "one expert's gate and up projections" + tpText,
@@ -230,8 +234,7 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
                T, (mo.ffn == FfnKind::SwiGLU ? 2 : 1) * f / tp, h, perLayer, fullRecompute);
         b.gemm("layer.down", "down projection" + tpText, T, h, f / tp, perLayer, fullRecompute);
     }
-    b.gemm("head.lm_head", "LM head (last pipeline stage)" + tpText, T, mo.vocab / tp, h, m,
-           false);
+    b.gemm("head.lm_head", "LM head (last pipeline stage)" + tpText, T, mo.vocab / tp, h, m, false);
 
     // --- attention --------------------------------------------------------------------------
     const int64_t heads = mo.heads / tp;
@@ -239,8 +242,8 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
     const double fwdAttn = perLayer * ((fullRecompute || selective) ? 2.0 : 1.0);
     const std::string attnNote = "causal self-attention, " + std::to_string(heads) + " heads / " +
                                  std::to_string(kvHeads) + " KV heads of " +
-                                 std::to_string(mo.head_dim) + ", sequence " +
-                                 std::to_string(seq) + (cp > 1 ? " (split by cp)" : "");
+                                 std::to_string(mo.head_dim) + ", sequence " + std::to_string(seq) +
+                                 (cp > 1 ? " (split by cp)" : "");
     b.attention("attention.fwd", "attention_fwd", mb, heads, kvHeads, seq, mo.head_dim, true,
                 fwdAttn,
                 attnNote + ((fullRecompute || selective) ? "; recomputed in backward" : ""));
@@ -255,8 +258,8 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
                     false, ring * ((fullRecompute || selective) ? 2.0 : 1.0),
                     "context-parallel ring step against another rank's K/V block");
         if (opt.backward)
-            b.attention("attention.ring.bwd", "attention_bwd", mb, heads, kvHeads, seq,
-                        mo.head_dim, false, ring, "context-parallel ring step, backward");
+            b.attention("attention.ring.bwd", "attention_bwd", mb, heads, kvHeads, seq, mo.head_dim,
+                        false, ring, "context-parallel ring step, backward");
     }
 
     // --- memory-bound ops -----------------------------------------------------------------
@@ -266,8 +269,8 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
         const bool autocast = bytesOf(plan.precision.params) > cb;
         const DType residual = autocast ? plan.precision.params : c;
         const double rb = bytesOf(residual);
-        const int64_t f = mo.moe.enabled() ? mo.moe.expert_ffn_hidden * mo.moe.top_k
-                                           : mo.ffn_hidden;
+        const int64_t f =
+            mo.moe.enabled() ? mo.moe.expert_ffn_hidden * mo.moe.top_k : mo.ffn_hidden;
         b.elementwise("layer.rmsnorm", "rmsnorm", T, hSp, rb + cb,
                       fb * (2.0 * perLayer + m) * (fullRecompute ? 1.5 : 1.0), residual,
                       "RMSNorm (two per layer, one final): read the input, write the output");
@@ -287,8 +290,8 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
     if (opt.collectives && catalog) {
         // The communication engine's inventory: the same calls its step time counts.
         for (const Collective &col : estimate(plan, *catalog).communication) {
-            b.collective(col.collective, col.group, col.group_size, col.bytes,
-                         col.count_per_step, col.phase, col.note);
+            b.collective(col.collective, col.group, col.group_size, col.bytes, col.count_per_step,
+                         col.phase, col.note);
             if (!w.kernels.empty() && w.kernels.back().kind == KernelKind::Collective &&
                 w.kernels.back().group == col.group &&
                 w.kernels.back().collective == col.collective)
@@ -301,7 +304,8 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
                 if (w.kernels[j].name == w.kernels[i].name)
                     ++dup;
             if (dup > 0 && !w.kernels[i].phase.empty())
-                w.kernels[i].name += "." + w.kernels[i].phase + (dup > 1 ? std::to_string(dup) : "");
+                w.kernels[i].name +=
+                    "." + w.kernels[i].phase + (dup > 1 ? std::to_string(dup) : "");
         }
     } else if (opt.collectives) {
         const double act = double(T) * double(h) * cb; // one micro-batch's hidden states
@@ -327,8 +331,9 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
             const double layerParams =
                 double(pc.attention_per_layer + pc.dense_ffn_per_layer) / tp +
                 double(pc.norms_per_layer + pc.router_per_layer) +
-                (mo.moe.enabled() ? double(mo.moe.experts) / pa.ep * double(pc.expert_per_layer) / tp
-                                  : 0.0);
+                (mo.moe.enabled()
+                     ? double(mo.moe.experts) / pa.ep * double(pc.expert_per_layer) / tp
+                     : 0.0);
             const double root = double(pc.embedding + pc.lm_head + pc.final_norm) / tp / pp;
             const double local = layerParams * L + root;
             const double gb = bytesOf(plan.precision.grads);
@@ -346,8 +351,8 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
             case Sharding::Grads: {
                 const double total = local * gb;
                 const double msg = std::min(bucket, total);
-                b.collective("reduce_scatter", "dp", shard, msg, std::ceil(total / msg),
-                             "backward", "ZeRO gradient reduce-scatter in 25 MiB buckets");
+                b.collective("reduce_scatter", "dp", shard, msg, std::ceil(total / msg), "backward",
+                             "ZeRO gradient reduce-scatter in 25 MiB buckets");
                 const double ptotal = local * bytesOf(plan.precision.params);
                 const double pmsg = std::min(bucket, ptotal);
                 b.collective("all_gather", "dp", shard, pmsg, std::ceil(ptotal / pmsg),
@@ -360,8 +365,8 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
                 b.collective("all_gather", "dp", shard, layerBytes, gathers, "forward",
                              "FSDP all-gather of one layer's parameters (forward" +
                                  std::string(pa.reshard_after_forward ? " and backward)" : ")"));
-                b.collective("reduce_scatter", "dp", shard, layerParams * gb, perLayer,
-                             "backward", "FSDP reduce-scatter of one layer's gradients");
+                b.collective("reduce_scatter", "dp", shard, layerParams * gb, perLayer, "backward",
+                             "FSDP reduce-scatter of one layer's gradients");
                 break;
             }
             }

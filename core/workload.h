@@ -14,7 +14,8 @@ namespace shardscope {
 class Catalog;
 
 /// What a kernel of the training step does; each kind is measured in its own unit.
-enum class KernelKind {
+enum class KernelKind
+{
     Gemm,        ///< matrix multiply; FLOP/s
     Attention,   ///< causal self-attention core (forward or backward); FLOP/s
     Elementwise, ///< memory-bound: norms, activations, residual adds, copies; bytes/s
@@ -32,7 +33,7 @@ std::string_view toString(KernelKind k);
 /// A is M x K unless its letter is t, B is K x N unless its letter is t).
 struct Kernel
 {
-    std::string name;  ///< stable id: "layer.qkv.fwd", "attention.bwd", "dp.all_gather"
+    std::string name; ///< stable id: "layer.qkv.fwd", "attention.bwd", "dp.all_gather"
     KernelKind kind = KernelKind::Gemm;
     std::string op;    ///< gemm | attention_fwd | attention_bwd | rmsnorm | swiglu | add | copy |
                        ///< all_reduce | all_gather | reduce_scatter | all_to_all | send_recv
@@ -83,7 +84,7 @@ double busBandwidthFactor(std::string_view collective, int n);
 /// allocated memory is compared with estimateMemory for the same configuration.
 struct MemoryProbe
 {
-    ModelShape model;   ///< the plan's shape with `model.layers` = layers that fit
+    ModelShape model; ///< the plan's shape with `model.layers` = layers that fit
     int layers = 0;
     int64_t seq_len = 0;
     int micro_batch = 1;
@@ -123,8 +124,8 @@ struct WorkloadOptions
 struct Workload
 {
     std::string plan_name;
-    int64_t tokens = 0;      ///< tokens per micro-batch on one rank (s * b / cp), uncapped
-    int64_t tokens_run = 0;  ///< the same after WorkloadOptions::max_tokens
+    int64_t tokens = 0;     ///< tokens per micro-batch on one rank (s * b / cp), uncapped
+    int64_t tokens_run = 0; ///< the same after WorkloadOptions::max_tokens
     std::vector<Kernel> kernels;
     MemoryProbe probe;
 };

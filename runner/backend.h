@@ -15,10 +15,10 @@ namespace shardscope {
 /// read settings.
 struct RunOptions
 {
-    QString backend = QStringLiteral("cpu");  ///< cpu | torch
-    QString device = QStringLiteral("cpu");   ///< torch backend: cuda | npu | cpu
+    QString backend = QStringLiteral("cpu");             ///< cpu | torch
+    QString device = QStringLiteral("cpu");              ///< torch backend: cuda | npu | cpu
     QString python = QStringLiteral("/usr/bin/python3"); ///< interpreter of the torch worker
-    QString workerScript;    ///< empty: locateWorkerScript()
+    QString workerScript;                                ///< empty: locateWorkerScript()
     /// Worker processes on this node (>= 2 for collectives): the worker starts them itself, or
     /// torchrun --nproc_per_node does when launcherArgs are given (several nodes).
     int nproc = 1;

@@ -1,9 +1,8 @@
 #include "benchmarkrunner.h"
 
 #include "cpubackend.h"
-#include "torchbackend.h"
-
 #include "shardscope_config.h"
+#include "torchbackend.h"
 
 #include <QCoreApplication>
 #include <QDir>
@@ -100,7 +99,7 @@ QString BenchmarkRunner::currentName() const
         if (m.status.empty())
             return QString::fromStdString(m.name);
     return m_withProbe && m_results.probe_result.status.empty() ? QStringLiteral("memory probe")
-                                                                 : QString();
+                                                                : QString();
 }
 
 void BenchmarkRunner::onStarted(const BackendInfo &info)

@@ -61,8 +61,8 @@ private:
 
 /// Runs a workload to the end in a local event loop (the CLI's headless path); `progress` is
 /// called after each step. Needs a QCoreApplication.
-RunResults runBlocking(const Plan &plan, const Workload &workload, const RunOptions &options,
-                       const std::function<void(int done, int total, const QString &current)>
-                           &progress = {});
+RunResults
+runBlocking(const Plan &plan, const Workload &workload, const RunOptions &options,
+            const std::function<void(int done, int total, const QString &current)> &progress = {});
 
 } // namespace shardscope

@@ -66,7 +66,12 @@ void CpuBackend::start(const Plan &, const Workload &workload, const RunOptions 
     timing.cancel = cancel.get();
 
     QMetaObject::invokeMethod(
-        this, [self] { if (self) emit self->started(describe()); }, Qt::QueuedConnection);
+        this,
+        [self] {
+            if (self)
+                emit self->started(describe());
+        },
+        Qt::QueuedConnection);
 
     m_thread = QThread::create([self, cancel, kernels, probe, withProbe, timing] {
         for (size_t i = 0; i < kernels.size(); ++i) {

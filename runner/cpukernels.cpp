@@ -52,8 +52,7 @@ int rotations(double setBytes)
 constexpr double kMaxBytes = 8.0 * 1024 * 1024 * 1024;
 
 /// Times `call(set)` `repeats` times after `warmup` calls; fills the time fields.
-template <typename F>
-bool timeIt(KernelMeasurement &m, const Timing &t, int sets, F &&call)
+template <typename F> bool timeIt(KernelMeasurement &m, const Timing &t, int sets, F &&call)
 {
     int next = 0;
     for (int i = 0; i < t.warmup; ++i) {
@@ -208,7 +207,8 @@ KernelMeasurement measure(const Kernel &k, const Timing &t)
             const double setBytes = 4.0 * double(k.m * k.k + k.k * k.n + k.m * k.n);
             if (setBytes > kMaxBytes || k.m <= 0 || k.n <= 0 || k.k <= 0) {
                 m.status = "error";
-                m.message = "GEMM operands too large or empty for the CPU backend (use a token cap)";
+                m.message =
+                    "GEMM operands too large or empty for the CPU backend (use a token cap)";
                 return m;
             }
             const int sets = rotations(setBytes);
@@ -243,8 +243,8 @@ KernelMeasurement measure(const Kernel &k, const Timing &t)
             const size_t qn = size_t(k.batch * k.heads * k.seq_q * k.head_dim);
             const size_t kn = size_t(k.batch * kvh * k.seq_kv * k.head_dim);
             const size_t ln = size_t(k.batch * k.heads * k.seq_q);
-            const double setBytes = 4.0 * double(3 * qn + 4 * kn + ln) +
-                                    8.0 * double(k.seq_q * k.seq_kv);
+            const double setBytes =
+                4.0 * double(3 * qn + 4 * kn + ln) + 8.0 * double(k.seq_q * k.seq_kv);
             if (setBytes > kMaxBytes || qn == 0) {
                 m.status = "error";
                 m.message = "attention too large or empty for the CPU backend (use a token cap)";

@@ -70,10 +70,14 @@ std::string collectiveFromName(const std::string &name)
         const char *pattern;
         const char *name;
     };
-    static const Key keys[] = {{"reducescatter", "reduce_scatter"}, {"allreduce", "all_reduce"},
-                               {"allgather", "all_gather"},         {"alltoall", "all_to_all"},
-                               {"broadcast", "broadcast"},          {"sendrecv", "send_recv"},
-                               {"send", "send_recv"},               {"recv", "send_recv"}};
+    static const Key keys[] = {{"reducescatter", "reduce_scatter"},
+                               {"allreduce", "all_reduce"},
+                               {"allgather", "all_gather"},
+                               {"alltoall", "all_to_all"},
+                               {"broadcast", "broadcast"},
+                               {"sendrecv", "send_recv"},
+                               {"send", "send_recv"},
+                               {"recv", "send_recv"}};
     for (const Key &k : keys)
         if (n.find(k.pattern) != std::string::npos)
             return (comm || std::string(k.name) != "send_recv") ? k.name : "";
@@ -132,7 +136,8 @@ CollectiveImport parseNcclTests(const std::string &text, const std::string &hint
         out.points.push_back(p);
     }
     if (out.points.empty())
-        throw std::runtime_error("no nccl-tests result rows (size count type ... time algbw busbw)");
+        throw std::runtime_error(
+            "no nccl-tests result rows (size count type ... time algbw busbw)");
     for (CollectivePoint &p : out.points) {
         p.collective = coll.empty() ? "unknown" : coll;
         p.ranks = ranks;
@@ -262,13 +267,16 @@ TraceImport parseChromeTrace(const std::string &text)
         a.total += dur;
         a.max = std::max(a.max, dur);
         if (args.contains("In msg nelems") || args.contains("Out msg nelems")) {
-            const double el = std::max(args.value("In msg nelems", 0.0),
-                                       args.value("Out msg nelems", 0.0));
+            const double el =
+                std::max(args.value("In msg nelems", 0.0), args.value("Out msg nelems", 0.0));
             const std::string dt = lower(args.value("dtype", std::string("float")));
-            const double es = dt.find("bfloat") != std::string::npos || dt.find("half") != std::string::npos ||
-                                      dt.find("16") != std::string::npos
-                                  ? 2.0
-                                  : (dt.find("double") != std::string::npos || dt.find("64") != std::string::npos ? 8.0 : 4.0);
+            const double es =
+                dt.find("bfloat") != std::string::npos || dt.find("half") != std::string::npos ||
+                        dt.find("16") != std::string::npos
+                    ? 2.0
+                    : (dt.find("double") != std::string::npos || dt.find("64") != std::string::npos
+                           ? 8.0
+                           : 4.0);
             a.bytes = std::max(a.bytes, el * es);
         }
     }
@@ -283,8 +291,9 @@ TraceImport parseChromeTrace(const std::string &text)
     }
     for (const auto &[k, a] : merged)
         out.collectives.push_back({k, a.calls, a.total, a.max, a.bytes});
-    std::sort(out.collectives.begin(), out.collectives.end(),
-              [](const TraceCollective &a, const TraceCollective &b) { return a.total_s > b.total_s; });
+    std::sort(
+        out.collectives.begin(), out.collectives.end(),
+        [](const TraceCollective &a, const TraceCollective &b) { return a.total_s > b.total_s; });
     std::sort(out.memory.begin(), out.memory.end(),
               [](const TraceMemoryPoint &a, const TraceMemoryPoint &b) { return a.t_s < b.t_s; });
     for (TraceMemoryPoint &p : out.memory) {
@@ -300,8 +309,12 @@ nlohmann::json collectiveImportToJson(const CollectiveImport &c)
 {
     nlohmann::json pts = nlohmann::json::array();
     for (const CollectivePoint &p : c.points)
-        pts.push_back({{"collective", p.collective}, {"ranks", p.ranks}, {"bytes", p.bytes},
-                       {"time_s", p.time_s}, {"algbw", p.algbw}, {"busbw", p.busbw}});
+        pts.push_back({{"collective", p.collective},
+                       {"ranks", p.ranks},
+                       {"bytes", p.bytes},
+                       {"time_s", p.time_s},
+                       {"algbw", p.algbw},
+                       {"busbw", p.busbw}});
     return {{"tool", c.tool}, {"avg_busbw", c.avg_busbw}, {"points", pts}};
 }
 
@@ -309,8 +322,11 @@ nlohmann::json traceImportToJson(const TraceImport &t)
 {
     nlohmann::json cs = nlohmann::json::array();
     for (const TraceCollective &c : t.collectives)
-        cs.push_back({{"collective", c.collective}, {"calls", c.calls}, {"total_s", c.total_s},
-                      {"max_s", c.max_s}, {"bytes", c.bytes}});
+        cs.push_back({{"collective", c.collective},
+                      {"calls", c.calls},
+                      {"total_s", c.total_s},
+                      {"max_s", c.max_s},
+                      {"bytes", c.bytes}});
     return {{"collectives", cs},
             {"memory_points", t.memory.size()},
             {"peak_allocated", t.peak_allocated},

@@ -20,9 +20,9 @@ struct CollectivePoint
 
 struct CollectiveImport
 {
-    std::string tool;       ///< "nccl-tests" or "hccl_test"
+    std::string tool; ///< "nccl-tests" or "hccl_test"
     std::vector<CollectivePoint> points;
-    double avg_busbw = 0;   ///< the tool's own "Avg bus bandwidth" when printed (bytes/s)
+    double avg_busbw = 0; ///< the tool's own "Avg bus bandwidth" when printed (bytes/s)
 };
 
 /// Reads the text output of an nccl-tests binary (all_reduce_perf, ...). `collective` names

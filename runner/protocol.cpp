@@ -138,7 +138,9 @@ ProbeMeasurement probeFromResult(const json &r)
 
 std::string configLine(int warmup, int repeats, bool reference)
 {
-    return json{{"type", "config"}, {"warmup", warmup}, {"repeats", repeats},
+    return json{{"type", "config"},
+                {"warmup", warmup},
+                {"repeats", repeats},
                 {"reference", reference}}
                .dump() +
            "\n";
@@ -154,6 +156,9 @@ std::string probeLine(const MemoryProbe &probe)
     return json{{"type", "probe"}, {"probe", probeToJson(probe)}}.dump() + "\n";
 }
 
-std::string endLine() { return json{{"type", "end"}}.dump() + "\n"; }
+std::string endLine()
+{
+    return json{{"type", "end"}}.dump() + "\n";
+}
 
 } // namespace shardscope::protocol

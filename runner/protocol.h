@@ -13,7 +13,16 @@ namespace shardscope::protocol {
 inline constexpr int kVersion = 1;
 inline constexpr const char *kName = "shardscope-runner";
 
-enum class MessageType { Hello, Result, ProbeResult, Error, Log, Done, Invalid };
+enum class MessageType
+{
+    Hello,
+    Result,
+    ProbeResult,
+    Error,
+    Log,
+    Done,
+    Invalid
+};
 
 /// One line from a worker.
 struct Message

@@ -1,9 +1,8 @@
 #include "torchbackend.h"
 
-#include "protocol.h"
-
 #include "core/catalog.h"
 #include "core/units.h"
+#include "protocol.h"
 
 #include <QFileInfo>
 #include <QProcessEnvironment>
@@ -205,12 +204,13 @@ void TorchBackend::handleLine(const QByteArray &raw)
 {
     if (raw.trimmed().isEmpty())
         return;
-    const protocol::Message msg = protocol::parseLine(std::string_view(raw.constData(), size_t(raw.size())));
+    const protocol::Message msg =
+        protocol::parseLine(std::string_view(raw.constData(), size_t(raw.size())));
     if (msg.type == protocol::MessageType::Invalid) {
         fail(QStringLiteral("the worker wrote a line that is not the runner protocol (%1): "
                             "\"%2\"%3")
-                 .arg(QString::fromStdString(msg.error),
-                      QString::fromUtf8(raw.left(200)), stderrTail()));
+                 .arg(QString::fromStdString(msg.error), QString::fromUtf8(raw.left(200)),
+                      stderrTail()));
         return;
     }
     armWatchdog(m_options.kernelTimeoutMs);
@@ -239,8 +239,7 @@ void TorchBackend::handleLine(const QByteArray &raw)
                              ? 0.9 * info.free_memory
                              : 2.0 * kGiB;
             try {
-                const int layers =
-                    probeLayersThatFit(*m_plan, m_probe, Catalog::builtin(), budget);
+                const int layers = probeLayersThatFit(*m_plan, m_probe, Catalog::builtin(), budget);
                 m_probe.scaled_down = m_probe.scaled_down || layers < m_probe.model.layers;
                 m_probe.layers = layers;
                 m_probe.model.layers = layers;
@@ -258,7 +257,8 @@ void TorchBackend::handleLine(const QByteArray &raw)
             return;
         }
         if (msg.id < 0 || msg.id >= int(m_workload.kernels.size())) {
-            fail(QStringLiteral("the worker answered kernel id %1, which was not asked").arg(msg.id));
+            fail(QStringLiteral("the worker answered kernel id %1, which was not asked")
+                     .arg(msg.id));
             return;
         }
         KernelMeasurement m = protocol::measurementFromResult(b);
@@ -273,7 +273,8 @@ void TorchBackend::handleLine(const QByteArray &raw)
         return;
     }
     case protocol::MessageType::Error: {
-        const QString text = QString::fromStdString(b.value("message", std::string("unknown error")));
+        const QString text =
+            QString::fromStdString(b.value("message", std::string("unknown error")));
         if (msg.id >= 0 && msg.id < int(m_workload.kernels.size())) {
             // One kernel failed; the worker goes on with the next.
             KernelMeasurement m;
@@ -304,7 +305,8 @@ void TorchBackend::handleLine(const QByteArray &raw)
 
 void TorchBackend::sendRequests()
 {
-    std::string out = protocol::configLine(m_options.warmup, m_options.repeats, m_options.reference);
+    std::string out =
+        protocol::configLine(m_options.warmup, m_options.repeats, m_options.reference);
     for (size_t i = 0; i < m_workload.kernels.size(); ++i)
         out += protocol::kernelLine(int(i), m_workload.kernels[i]);
     if (m_options.probe && m_probe.layers > 0) {

@@ -21,7 +21,8 @@ int runCli(const std::vector<std::string> &args, std::string &out, std::string &
 {
     std::ostringstream o, e;
     // The verb alone (args[0] is "bench"), as cli::run dispatches it.
-    const int rc = shardscope::cli::benchCommand(std::vector<std::string>(args.begin() + 1, args.end()), o, e);
+    const int rc =
+        shardscope::cli::benchCommand(std::vector<std::string>(args.begin() + 1, args.end()), o, e);
     out = o.str();
     err = e.str();
     return rc;
@@ -39,18 +40,20 @@ private slots:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<QString>("message");
         QTest::addRow("no plan") << QStringList{QStringLiteral("bench")} << "missing PLAN";
-        QTest::addRow("bad backend") << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"),
-                                                    QStringLiteral("--backend"), QStringLiteral("tpu")}
-                                     << "cpu or torch";
-        QTest::addRow("bad device") << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"),
-                                                   QStringLiteral("--device"), QStringLiteral("xpu")}
-                                    << "cuda, npu or cpu";
+        QTest::addRow("bad backend")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"),
+                           QStringLiteral("--backend"), QStringLiteral("tpu")}
+            << "cpu or torch";
+        QTest::addRow("bad device")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"),
+                           QStringLiteral("--device"), QStringLiteral("xpu")}
+            << "cuda, npu or cpu";
         QTest::addRow("bad gemm") << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"),
                                                  QStringLiteral("--gemm"), QStringLiteral("8x8")}
                                   << "MxNxK";
-        QTest::addRow("missing file") << QStringList{QStringLiteral("bench"),
-                                                     QStringLiteral("/nonexistent.plan.json")}
-                                      << "cannot be read";
+        QTest::addRow("missing file")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("/nonexistent.plan.json")}
+            << "cannot be read";
     }
     void badArguments()
     {
@@ -72,7 +75,8 @@ private slots:
                         out, err),
                  0);
         const nlohmann::json j = nlohmann::json::parse(out);
-        QCOMPARE(j["kernels"][0]["name"].get<std::string>(), std::string("extra.gemm_64x32x16_fp32"));
+        QCOMPARE(j["kernels"][0]["name"].get<std::string>(),
+                 std::string("extra.gemm_64x32x16_fp32"));
         QVERIFY(j["kernels"].size() > 10);
         QCOMPARE(j["memory_probe"]["layers"].get<int>(), 2);
     }
@@ -87,7 +91,8 @@ private slots:
                          "--warmup", "0", "-o", results, "--profile", profile},
                         out, err),
                  0);
-        QVERIFY2(QString::fromStdString(out).contains(QStringLiteral("layer.qkv.fwd")), out.c_str());
+        QVERIFY2(QString::fromStdString(out).contains(QStringLiteral("layer.qkv.fwd")),
+                 out.c_str());
         QFile r(QString::fromStdString(results)), p(QString::fromStdString(profile));
         QVERIFY(r.open(QIODevice::ReadOnly));
         const nlohmann::json j = nlohmann::json::parse(r.readAll().toStdString());
@@ -104,9 +109,12 @@ private slots:
     {
         QTest::addColumn<QString>("file");
         QTest::addColumn<QString>("expect");
-        QTest::addRow("nccl-tests") << "all_reduce_perf.txt" << "nccl-tests output";
-        QTest::addRow("hccl_test") << "hccl_test_allreduce.txt" << "hccl_test output";
-        QTest::addRow("trace") << "trace.json" << "Memory timeline";
+        QTest::addRow("nccl-tests") << "all_reduce_perf.txt"
+                                    << "nccl-tests output";
+        QTest::addRow("hccl_test") << "hccl_test_allreduce.txt"
+                                   << "hccl_test output";
+        QTest::addRow("trace") << "trace.json"
+                               << "Memory timeline";
     }
     void imports()
     {
@@ -123,9 +131,10 @@ private slots:
     void importGarbage()
     {
         std::string out, err;
-        QCOMPARE(runCli({"bench", dataFile("tiny.plan.json"), "--import", dataFile("tiny.plan.json")},
-                        out, err),
-                 int(shardscope::cli::ExitBadInput));
+        QCOMPARE(
+            runCli({"bench", dataFile("tiny.plan.json"), "--import", dataFile("tiny.plan.json")},
+                   out, err),
+            int(shardscope::cli::ExitBadInput));
         QVERIFY(!err.empty());
     }
 };

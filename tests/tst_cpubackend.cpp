@@ -26,8 +26,8 @@ std::vector<float> randomVector(size_t n, unsigned seed)
 
 Plan tinyPlan()
 {
-    const QString path = qEnvironmentVariable("SHARDSCOPE_TEST_DATA") +
-                         QStringLiteral("/runner/tiny.plan.json");
+    const QString path =
+        qEnvironmentVariable("SHARDSCOPE_TEST_DATA") + QStringLiteral("/runner/tiny.plan.json");
     QFile f(path);
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot read %s", qPrintable(path));
@@ -64,7 +64,8 @@ private slots:
         QFETCH(int, m);
         QFETCH(int, n);
         QFETCH(int, k);
-        const std::vector<float> a = randomVector(size_t(m * k), 1), b = randomVector(size_t(k * n), 2);
+        const std::vector<float> a = randomVector(size_t(m * k), 1),
+                                 b = randomVector(size_t(k * n), 2);
         std::vector<float> c(size_t(m * n));
         cpukernels::gemm(layout.toStdString(), m, n, k, a.data(), b.data(), c.data());
         const bool ta = layout[0] == QLatin1Char('t'), tb = layout[1] == QLatin1Char('t');
@@ -84,8 +85,8 @@ private slots:
         std::vector<float> v = {1.0f, 1.00390625f, 1.0f + 1.0f / 512.0f, -3.14159265f};
         cpukernels::roundToBf16(v);
         QCOMPARE(v[0], 1.0f);
-        QCOMPARE(v[1], 1.0f);            // halfway: ties to even
-        QCOMPARE(v[2], 1.0f);            // below half an ulp (1/128)
+        QCOMPARE(v[1], 1.0f); // halfway: ties to even
+        QCOMPARE(v[2], 1.0f); // below half an ulp (1/128)
         QCOMPARE(v[3], -3.140625f);
     }
 
@@ -109,7 +110,8 @@ private slots:
         k.head_dim = 4;
         k.causal = causal;
         const size_t qn = 2 * 5 * 4, kn = size_t(kvHeads) * 5 * 4;
-        const std::vector<float> q = randomVector(qn, 3), kk = randomVector(kn, 4), v = randomVector(kn, 5);
+        const std::vector<float> q = randomVector(qn, 3), kk = randomVector(kn, 4),
+                                 v = randomVector(kn, 5);
         std::vector<float> o(qn), lse(10);
         cpukernels::attentionForward(k, q.data(), kk.data(), v.data(), o.data(), lse.data());
         for (int h = 0; h < 2; ++h) {
@@ -241,7 +243,7 @@ private slots:
         QCOMPARE(failed.first().at(0).toString(), QStringLiteral("cancelled"));
         QVERIFY(!runner.isRunning());
         const RunResults &r = runner.results();
-        QVERIFY(r.measurements.front().ok()); // kept
+        QVERIFY(r.measurements.front().ok());          // kept
         QVERIFY(r.measurements.back().status.empty()); // never ran
     }
 

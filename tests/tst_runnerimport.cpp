@@ -27,15 +27,24 @@ private slots:
     {
         QTest::addColumn<QString>("name");
         QTest::addColumn<QString>("collective");
-        QTest::addRow("nccl kernel") << "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)" << "all_reduce";
-        QTest::addRow("old nccl kernel") << "ncclKernel_AllGather_RING_LL_Sum_int8_t" << "all_gather";
-        QTest::addRow("reduce scatter") << "ncclDevKernel_ReduceScatter_Sum_bf16" << "reduce_scatter";
-        QTest::addRow("hccl") << "hcom_allReduce_" << "all_reduce";
-        QTest::addRow("c10d") << "c10d::allgather_" << "all_gather";
-        QTest::addRow("sendrecv") << "ncclDevKernel_SendRecv" << "send_recv";
-        QTest::addRow("perf binary") << "alltoall_perf.txt" << "all_to_all";
-        QTest::addRow("gemm") << "sm90_xmma_gemm_bf16bf16_bf16f32" << "";
-        QTest::addRow("memcpy send-like") << "Memcpy DtoD (Device -> Device)" << "";
+        QTest::addRow("nccl kernel") << "ncclDevKernel_AllReduce_Sum_f32_RING_LL(x)"
+                                     << "all_reduce";
+        QTest::addRow("old nccl kernel") << "ncclKernel_AllGather_RING_LL_Sum_int8_t"
+                                         << "all_gather";
+        QTest::addRow("reduce scatter") << "ncclDevKernel_ReduceScatter_Sum_bf16"
+                                        << "reduce_scatter";
+        QTest::addRow("hccl") << "hcom_allReduce_"
+                              << "all_reduce";
+        QTest::addRow("c10d") << "c10d::allgather_"
+                              << "all_gather";
+        QTest::addRow("sendrecv") << "ncclDevKernel_SendRecv"
+                                  << "send_recv";
+        QTest::addRow("perf binary") << "alltoall_perf.txt"
+                                     << "all_to_all";
+        QTest::addRow("gemm") << "sm90_xmma_gemm_bf16bf16_bf16f32"
+                              << "";
+        QTest::addRow("memcpy send-like") << "Memcpy DtoD (Device -> Device)"
+                                          << "";
     }
     void collectiveNames()
     {
@@ -46,8 +55,8 @@ private slots:
 
     void ncclTests()
     {
-        const CollectiveImport c = parseCollectiveBenchmark(readData(QStringLiteral("all_reduce_perf.txt")),
-                                                            "all_reduce_perf.txt");
+        const CollectiveImport c = parseCollectiveBenchmark(
+            readData(QStringLiteral("all_reduce_perf.txt")), "all_reduce_perf.txt");
         QCOMPARE(c.tool, std::string("nccl-tests"));
         QCOMPARE(c.points.size(), size_t(6));
         const CollectivePoint &p = c.points.back();

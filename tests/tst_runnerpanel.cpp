@@ -18,7 +18,8 @@ namespace {
 
 Plan tinyPlan()
 {
-    QFile f(qEnvironmentVariable("SHARDSCOPE_TEST_DATA") + QStringLiteral("/runner/tiny.plan.json"));
+    QFile f(qEnvironmentVariable("SHARDSCOPE_TEST_DATA") +
+            QStringLiteral("/runner/tiny.plan.json"));
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot read the tiny plan");
     return parsePlanText(f.readAll().toStdString(), Catalog::builtin());
@@ -51,15 +52,19 @@ private slots:
     void modelUnderTester()
     {
         RunnerResultsModel model;
-        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(&model,
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         const Plan plan = tinyPlan();
         const Workload w = buildWorkload(plan, {}, &Catalog::builtin());
         RunResults r;
         r.kernels = w.kernels;
         model.setResults(r, Catalog::builtin().device(plan.cluster.device), &plan);
         QCOMPARE(model.rowCount(), int(w.kernels.size()));
-        QCOMPARE(model.index(0, RunnerResultsModel::Status).data().toString(), QStringLiteral("pending"));
-        QVERIFY(model.index(0, RunnerResultsModel::Predicted).data(RunnerResultsModel::SortRole).toDouble() > 0);
+        QCOMPARE(model.index(0, RunnerResultsModel::Status).data().toString(),
+                 QStringLiteral("pending"));
+        QVERIFY(model.index(0, RunnerResultsModel::Predicted)
+                    .data(RunnerResultsModel::SortRole)
+                    .toDouble() > 0);
         KernelMeasurement m;
         m.name = w.kernels[0].name;
         m.time_s = 1e-3;
@@ -67,8 +72,11 @@ private slots:
         QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
         model.updateKernel(0, m);
         QCOMPARE(changed.count(), 1);
-        QCOMPARE(model.index(0, RunnerResultsModel::Status).data().toString(), QStringLiteral("ok"));
-        QVERIFY(model.index(0, RunnerResultsModel::Ratio).data(RunnerResultsModel::SortRole).toDouble() > 0);
+        QCOMPARE(model.index(0, RunnerResultsModel::Status).data().toString(),
+                 QStringLiteral("ok"));
+        QVERIFY(model.index(0, RunnerResultsModel::Ratio)
+                    .data(RunnerResultsModel::SortRole)
+                    .toDouble() > 0);
         model.updateKernel(999, m); // out of range: ignored
         model.setResults({}, nullptr, nullptr);
         QCOMPARE(model.rowCount(), 0);
@@ -77,7 +85,8 @@ private slots:
     void runOnCpu()
     {
         RunnerPanel panel;
-        QAbstractItemModelTester tester(panel.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QAbstractItemModelTester tester(panel.model(),
+                                        QAbstractItemModelTester::FailureReportingMode::QtTest);
         auto *run = panel.findChild<QPushButton *>();
         QVERIFY(run);
         QVERIFY(!run->isEnabled()); // no plan yet

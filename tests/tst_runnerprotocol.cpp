@@ -14,7 +14,10 @@ using namespace shardscope;
 
 namespace {
 
-QString dataDir() { return qEnvironmentVariable("SHARDSCOPE_TEST_DATA") + QStringLiteral("/runner"); }
+QString dataDir()
+{
+    return qEnvironmentVariable("SHARDSCOPE_TEST_DATA") + QStringLiteral("/runner");
+}
 
 Plan tinyPlan()
 {
@@ -59,17 +62,19 @@ private slots:
                                << int(protocol::MessageType::Hello) << "";
         QTest::addRow("result") << "{'type':'result','id':3,'status':'ok','time_s':0.1}"
                                 << int(protocol::MessageType::Result) << "";
-        QTest::addRow("result crlf") << "{\"type\":\"done\"}\r" << int(protocol::MessageType::Done) << "";
-        QTest::addRow("result without id") << "{'type':'result','status':'ok'}"
-                                           << int(protocol::MessageType::Invalid) << "id";
-        QTest::addRow("result without status") << "{'type':'result','id':1}"
-                                               << int(protocol::MessageType::Invalid) << "status";
+        QTest::addRow("result crlf")
+            << "{\"type\":\"done\"}\r" << int(protocol::MessageType::Done) << "";
+        QTest::addRow("result without id")
+            << "{'type':'result','status':'ok'}" << int(protocol::MessageType::Invalid) << "id";
+        QTest::addRow("result without status")
+            << "{'type':'result','id':1}" << int(protocol::MessageType::Invalid) << "status";
         QTest::addRow("not json") << "Traceback (most recent call last):"
                                   << int(protocol::MessageType::Invalid) << "not a JSON object";
-        QTest::addRow("array") << "[1,2]" << int(protocol::MessageType::Invalid) << "not a JSON object";
+        QTest::addRow("array") << "[1,2]" << int(protocol::MessageType::Invalid)
+                               << "not a JSON object";
         QTest::addRow("no type") << "{'id':1}" << int(protocol::MessageType::Invalid) << "type";
-        QTest::addRow("unknown type") << "{'type':'gossip'}"
-                                      << int(protocol::MessageType::Invalid) << "gossip";
+        QTest::addRow("unknown type")
+            << "{'type':'gossip'}" << int(protocol::MessageType::Invalid) << "gossip";
         QTest::addRow("truncated") << "{'type':'result','id':1,'sta"
                                    << int(protocol::MessageType::Invalid) << "not a JSON object";
     }
@@ -79,7 +84,8 @@ private slots:
         QFETCH(int, type);
         QFETCH(QString, error);
         // Rows are written with single quotes; the worker writes double quotes.
-        const std::string s = QString(line).replace(QLatin1Char('\''), QLatin1Char('"')).toStdString();
+        const std::string s =
+            QString(line).replace(QLatin1Char('\''), QLatin1Char('"')).toStdString();
         const protocol::Message m = protocol::parseLine(s);
         QCOMPARE(int(m.type), type);
         if (!error.isEmpty())
@@ -90,17 +96,21 @@ private slots:
     {
         QTest::addColumn<QString>("json");
         QTest::addColumn<QString>("problem");
-        QTest::addRow("good") << "{'protocol':'shardscope-runner','version':1}" << "";
-        QTest::addRow("future") << "{'protocol':'shardscope-runner','version':2}" << "version 2";
-        QTest::addRow("other protocol") << "{'protocol':'nccl','version':1}" << "nccl";
-        QTest::addRow("no version") << "{'protocol':'shardscope-runner'}" << "no protocol version";
+        QTest::addRow("good") << "{'protocol':'shardscope-runner','version':1}"
+                              << "";
+        QTest::addRow("future") << "{'protocol':'shardscope-runner','version':2}"
+                                << "version 2";
+        QTest::addRow("other protocol") << "{'protocol':'nccl','version':1}"
+                                        << "nccl";
+        QTest::addRow("no version") << "{'protocol':'shardscope-runner'}"
+                                    << "no protocol version";
     }
     void hello()
     {
         QFETCH(QString, json);
         QFETCH(QString, problem);
-        const std::string bad = protocol::checkHello(
-            nlohmann::json::parse(QString(json).replace(QLatin1Char('\''), QLatin1Char('"')).toStdString()));
+        const std::string bad = protocol::checkHello(nlohmann::json::parse(
+            QString(json).replace(QLatin1Char('\''), QLatin1Char('"')).toStdString()));
         if (problem.isEmpty())
             QVERIFY(bad.empty());
         else
@@ -137,8 +147,8 @@ private slots:
                                            QStringLiteral("torch.distributed.run")}));
         QVERIFY(c.contains(QStringLiteral("--nproc_per_node")));
         QCOMPARE(c.mid(c.indexOf(QStringLiteral("w.py"))),
-                 QStringList({QStringLiteral("w.py"), QStringLiteral("--device"),
-                              QStringLiteral("npu")}));
+                 QStringList(
+                     {QStringLiteral("w.py"), QStringLiteral("--device"), QStringLiteral("npu")}));
     }
 
     void workers_data()
@@ -148,19 +158,21 @@ private slots:
         QTest::addColumn<bool>("succeeds");
         QTest::addColumn<QString>("message");
         QTest::addColumn<int>("kept"); // measurements that must have come back
-        QTest::addRow("good") << "fake_worker_good.py" << "" << true << "" << -1;
-        QTest::addRow("crash") << "fake_worker_crash.py" << "" << false << "exited with status 139"
-                               << 1;
-        QTest::addRow("hang") << "fake_worker_hang.py" << "" << false << "did not answer within"
-                              << 1;
-        QTest::addRow("garbage") << "fake_worker_garbage.py" << "" << false
-                                 << "not the runner protocol" << 1;
-        QTest::addRow("wrong version") << "fake_worker_version.py" << "" << false
-                                       << "protocol version 99" << 0;
-        QTest::addRow("missing script") << "no_such_worker.py" << "" << false << "does not exist"
-                                        << 0;
-        QTest::addRow("missing python") << "fake_worker_good.py" << "/nonexistent/python3" << false
-                                        << "cannot start the Python interpreter" << 0;
+        QTest::addRow("good") << "fake_worker_good.py"
+                              << "" << true << "" << -1;
+        QTest::addRow("crash") << "fake_worker_crash.py"
+                               << "" << false << "exited with status 139" << 1;
+        QTest::addRow("hang") << "fake_worker_hang.py"
+                              << "" << false << "did not answer within" << 1;
+        QTest::addRow("garbage") << "fake_worker_garbage.py"
+                                 << "" << false << "not the runner protocol" << 1;
+        QTest::addRow("wrong version") << "fake_worker_version.py"
+                                       << "" << false << "protocol version 99" << 0;
+        QTest::addRow("missing script") << "no_such_worker.py"
+                                        << "" << false << "does not exist" << 0;
+        QTest::addRow("missing python")
+            << "fake_worker_good.py"
+            << "/nonexistent/python3" << false << "cannot start the Python interpreter" << 0;
     }
     void workers()
     {

@@ -18,7 +18,8 @@ const QString kPython = QStringLiteral("/usr/bin/python3");
 
 Plan tinyPlan()
 {
-    QFile f(qEnvironmentVariable("SHARDSCOPE_TEST_DATA") + QStringLiteral("/runner/tiny.plan.json"));
+    QFile f(qEnvironmentVariable("SHARDSCOPE_TEST_DATA") +
+            QStringLiteral("/runner/tiny.plan.json"));
     if (!f.open(QIODevice::ReadOnly))
         qFatal("cannot read the tiny plan");
     return parsePlanText(f.readAll().toStdString(), Catalog::builtin());
@@ -40,7 +41,8 @@ private slots:
     {
         QProcess p;
         p.start(kPython, {QStringLiteral("-c"), QStringLiteral("import torch")});
-        if (!p.waitForFinished(60000) || p.exitStatus() != QProcess::NormalExit || p.exitCode() != 0)
+        if (!p.waitForFinished(60000) || p.exitStatus() != QProcess::NormalExit ||
+            p.exitCode() != 0)
             QSKIP("torch is not importable by /usr/bin/python3 (install python3-torch): the "
                   "PyTorch worker cannot be tested here");
         m_plan = tinyPlan();

@@ -23,10 +23,19 @@ Plan makePlan(const char *preset, int64_t seq, int tp, int cp, bool sp, int dp =
         {"model", {{"preset", preset}}},
         {"training", {{"seq_len", seq}, {"micro_batch", 1}, {"grad_accum", 1}}},
         {"precision",
-         {{"params", "bf16"}, {"grads", "bf16"}, {"master_weights", "fp32"}, {"optimizer", "adamw"},
-          {"optimizer_state", "fp32"}, {"compute", "bf16"}}},
+         {{"params", "bf16"},
+          {"grads", "bf16"},
+          {"master_weights", "fp32"},
+          {"optimizer", "adamw"},
+          {"optimizer_state", "fp32"},
+          {"compute", "bf16"}}},
         {"parallel",
-         {{"dp", dp}, {"tp", tp}, {"pp", 1}, {"cp", cp}, {"ep", 1}, {"sp", sp},
+         {{"dp", dp},
+          {"tp", tp},
+          {"pp", 1},
+          {"cp", cp},
+          {"ep", 1},
+          {"sp", sp},
           {"sharding", sharding}}},
         {"memory", {{"recompute", recompute}, {"attention", "flash"}}},
         {"framework", "pytorch"},
@@ -60,31 +69,31 @@ private slots:
         QTest::addColumn<qint64>("k");
         QTest::addColumn<QString>("layout");
         // Llama 2 7B (h 4096, 32 heads MHA, FFN 11008, vocab 32000), 4096 tokens.
-        QTest::addRow("7b qkv tp1") << "llama2-7b" << 1 << 1 << "layer.qkv.fwd" << 4096LL
-                                    << 12288LL << 4096LL << "nt";
-        QTest::addRow("7b qkv tp2") << "llama2-7b" << 2 << 1 << "layer.qkv.fwd" << 4096LL
-                                    << 6144LL << 4096LL << "nt";
+        QTest::addRow("7b qkv tp1")
+            << "llama2-7b" << 1 << 1 << "layer.qkv.fwd" << 4096LL << 12288LL << 4096LL << "nt";
+        QTest::addRow("7b qkv tp2")
+            << "llama2-7b" << 2 << 1 << "layer.qkv.fwd" << 4096LL << 6144LL << 4096LL << "nt";
         QTest::addRow("7b o tp2") << "llama2-7b" << 2 << 1 << "layer.o.fwd" << 4096LL << 4096LL
                                   << 2048LL << "nt";
-        QTest::addRow("7b gate_up tp2") << "llama2-7b" << 2 << 1 << "layer.gate_up.fwd" << 4096LL
-                                        << 11008LL << 4096LL << "nt";
-        QTest::addRow("7b down tp2") << "llama2-7b" << 2 << 1 << "layer.down.fwd" << 4096LL
-                                     << 4096LL << 5504LL << "nt";
-        QTest::addRow("7b down dgrad tp2") << "llama2-7b" << 2 << 1 << "layer.down.dgrad"
-                                           << 4096LL << 5504LL << 4096LL << "nn";
-        QTest::addRow("7b down wgrad tp2") << "llama2-7b" << 2 << 1 << "layer.down.wgrad"
-                                           << 4096LL << 5504LL << 4096LL << "tn";
-        QTest::addRow("7b head tp2") << "llama2-7b" << 2 << 1 << "head.lm_head.fwd" << 4096LL
-                                     << 16000LL << 4096LL << "nt";
-        QTest::addRow("7b qkv cp2") << "llama2-7b" << 1 << 2 << "layer.qkv.fwd" << 2048LL
-                                    << 12288LL << 4096LL << "nt";
+        QTest::addRow("7b gate_up tp2")
+            << "llama2-7b" << 2 << 1 << "layer.gate_up.fwd" << 4096LL << 11008LL << 4096LL << "nt";
+        QTest::addRow("7b down tp2")
+            << "llama2-7b" << 2 << 1 << "layer.down.fwd" << 4096LL << 4096LL << 5504LL << "nt";
+        QTest::addRow("7b down dgrad tp2")
+            << "llama2-7b" << 2 << 1 << "layer.down.dgrad" << 4096LL << 5504LL << 4096LL << "nn";
+        QTest::addRow("7b down wgrad tp2")
+            << "llama2-7b" << 2 << 1 << "layer.down.wgrad" << 4096LL << 5504LL << 4096LL << "tn";
+        QTest::addRow("7b head tp2")
+            << "llama2-7b" << 2 << 1 << "head.lm_head.fwd" << 4096LL << 16000LL << 4096LL << "nt";
+        QTest::addRow("7b qkv cp2")
+            << "llama2-7b" << 1 << 2 << "layer.qkv.fwd" << 2048LL << 12288LL << 4096LL << "nt";
         // Llama 3 8B: GQA 32 / 8 heads of 128, FFN 14336, vocab 128256; tp 4.
-        QTest::addRow("8b qkv tp4") << "llama3-8b" << 4 << 1 << "layer.qkv.fwd" << 4096LL
-                                    << 1536LL << 4096LL << "nt";
-        QTest::addRow("8b qkv wgrad tp4") << "llama3-8b" << 4 << 1 << "layer.qkv.wgrad" << 1536LL
-                                          << 4096LL << 4096LL << "tn";
-        QTest::addRow("8b head tp4") << "llama3-8b" << 4 << 1 << "head.lm_head.fwd" << 4096LL
-                                     << 32064LL << 4096LL << "nt";
+        QTest::addRow("8b qkv tp4")
+            << "llama3-8b" << 4 << 1 << "layer.qkv.fwd" << 4096LL << 1536LL << 4096LL << "nt";
+        QTest::addRow("8b qkv wgrad tp4")
+            << "llama3-8b" << 4 << 1 << "layer.qkv.wgrad" << 1536LL << 4096LL << 4096LL << "tn";
+        QTest::addRow("8b head tp4")
+            << "llama3-8b" << 4 << 1 << "head.lm_head.fwd" << 4096LL << 32064LL << 4096LL << "nt";
     }
     void gemmShapes()
     {
@@ -165,14 +174,14 @@ private slots:
         QTest::addColumn<double>("bytes");
         QTest::addColumn<int>("group");
         // TP without SP: all-reduce of T x h x 2 bytes = 4096 x 4096 x 2.
-        QTest::addRow("tp all-reduce") << 2 << false << 1 << "none" << "tp.all_reduce"
-                                       << 4096.0 * 4096 * 2 << 2;
-        QTest::addRow("sp all-gather") << 4 << true << 1 << "none" << "tp.all_gather"
-                                       << 4096.0 * 4096 * 2 << 4;
+        QTest::addRow("tp all-reduce") << 2 << false << 1 << "none"
+                                       << "tp.all_reduce" << 4096.0 * 4096 * 2 << 2;
+        QTest::addRow("sp all-gather") << 4 << true << 1 << "none"
+                                       << "tp.all_gather" << 4096.0 * 4096 * 2 << 4;
         // FSDP: one layer's parameters in bf16 (4 h^2 + 3 h f + 2 h).
-        QTest::addRow("fsdp gather") << 1 << false << 8 << "full" << "dp.all_gather"
-                                     << (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2.0 * 4096) * 2
-                                     << 8;
+        QTest::addRow("fsdp gather")
+            << 1 << false << 8 << "full"
+            << "dp.all_gather" << (4.0 * 4096 * 4096 + 3.0 * 4096 * 11008 + 2.0 * 4096) * 2 << 8;
     }
     void collectivesFromLayout()
     {
@@ -208,8 +217,8 @@ private slots:
 
     void kernelJsonRoundTrip()
     {
-        const Workload w = buildWorkload(makePlan("llama3-8b", 4096, 2, 1, true, 2), {},
-                                         &Catalog::builtin());
+        const Workload w =
+            buildWorkload(makePlan("llama3-8b", 4096, 2, 1, true, 2), {}, &Catalog::builtin());
         for (const Kernel &k : w.kernels) {
             const Kernel r = kernelFromJson(kernelToJson(k));
             QCOMPARE(r.name, k.name);

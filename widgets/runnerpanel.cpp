@@ -1,13 +1,12 @@
 #include "runnerpanel.h"
 
-#include "runnerresultsmodel.h"
-
 #include "core/catalog.h"
 #include "core/estimate.h"
 #include "core/units.h"
 #include "core/workload.h"
 #include "runner/benchmarkrunner.h"
 #include "runner/importers.h"
+#include "runnerresultsmodel.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -161,7 +160,10 @@ void RunnerPanel::setOptions(const RunOptions &o)
     m_probe->setChecked(o.probe);
 }
 
-bool RunnerPanel::isRunning() const { return m_runner->isRunning(); }
+bool RunnerPanel::isRunning() const
+{
+    return m_runner->isRunning();
+}
 
 void RunnerPanel::updateButtons()
 {
@@ -199,7 +201,8 @@ void RunnerPanel::run()
     RunResults empty;
     empty.kernels = w.kernels;
     empty.probe = w.probe;
-    m_model->setResults(empty, Catalog::builtin().device(m_runPlan->cluster.device), m_runPlan.get());
+    m_model->setResults(empty, Catalog::builtin().device(m_runPlan->cluster.device),
+                        m_runPlan.get());
     m_memory->clear();
     m_log->clear();
     m_progress->setRange(0, std::max(1, int(w.kernels.size()) + (o.probe ? 1 : 0)));
@@ -249,8 +252,9 @@ void RunnerPanel::showMemory()
         return;
     }
     if (!p.ran()) {
-        m_memory->setText(tr("Memory probe %1: %2")
-                              .arg(QString::fromStdString(p.status), QString::fromStdString(p.message)));
+        m_memory->setText(
+            tr("Memory probe %1: %2")
+                .arg(QString::fromStdString(p.status), QString::fromStdString(p.message)));
         return;
     }
     const MemoryComparison mc = compareProbe(*m_runPlan, r, Catalog::builtin());
@@ -278,8 +282,8 @@ void RunnerPanel::onFinished()
 void RunnerPanel::onFailed(const QString &error)
 {
     if (m_runPlan)
-        m_model->setResults(m_runner->results(), Catalog::builtin().device(m_runPlan->cluster.device),
-                            m_runPlan.get());
+        m_model->setResults(m_runner->results(),
+                            Catalog::builtin().device(m_runPlan->cluster.device), m_runPlan.get());
     showMemory();
     m_status->setText(error == QLatin1String("cancelled")
                           ? tr("Cancelled; the kernels measured so far are kept.")
@@ -307,20 +311,22 @@ void RunnerPanel::saveProfile()
         return;
     QSaveFile f(path);
     const std::string text = calibratedProfile().dump(2) + "\n";
-    if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 || !f.commit())
+    if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
+        !f.commit())
         m_status->setText(tr("Cannot write %1").arg(path));
 }
 
 void RunnerPanel::saveResults()
 {
-    const QString path = QFileDialog::getSaveFileName(this, tr("Save results"), {},
-                                                      tr("Results (*.json)"));
+    const QString path =
+        QFileDialog::getSaveFileName(this, tr("Save results"), {}, tr("Results (*.json)"));
     if (path.isEmpty() || !m_runPlan)
         return;
     QSaveFile f(path);
     const std::string text =
         resultsToJson(*m_runPlan, m_runner->results(), Catalog::builtin()).dump(2) + "\n";
-    if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 || !f.commit())
+    if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
+        !f.commit())
         m_status->setText(tr("Cannot write %1").arg(path));
 }
 
@@ -341,11 +347,12 @@ void RunnerPanel::importFile()
         const Estimate e = estimate(*m_plan, Catalog::builtin());
         if (path.endsWith(QLatin1String(".json"))) {
             const TraceImport t = parseChromeTrace(text);
-            m_log->appendPlainText(tr("Trace %1: %2 events, peak allocated %3 (plan: %4)")
-                                       .arg(path)
-                                       .arg(t.events)
-                                       .arg(QString::fromStdString(formatGiB(t.peak_allocated)),
-                                            QString::fromStdString(formatGiB(e.memory.peak_bytes))));
+            m_log->appendPlainText(
+                tr("Trace %1: %2 events, peak allocated %3 (plan: %4)")
+                    .arg(path)
+                    .arg(t.events)
+                    .arg(QString::fromStdString(formatGiB(t.peak_allocated)),
+                         QString::fromStdString(formatGiB(e.memory.peak_bytes))));
             for (const TraceCollective &c : t.collectives) {
                 double plan = 0;
                 for (const Collective &pc : e.communication)

@@ -16,17 +16,27 @@ QString rateText(double v, const QString &unit)
         v /= 1000;
         ++i;
     }
-    return QStringLiteral("%1 %2%3").arg(v, 0, 'f', v < 10 ? 2 : 1).arg(QLatin1String(prefixes[i]), unit);
+    return QStringLiteral("%1 %2%3")
+        .arg(v, 0, 'f', v < 10 ? 2 : 1)
+        .arg(QLatin1String(prefixes[i]), unit);
 }
 
 QString shapeText(const Kernel &k)
 {
     switch (k.kind) {
     case KernelKind::Gemm:
-        return QStringLiteral("%1 x %2 x %3 (%4)").arg(k.m).arg(k.n).arg(k.k).arg(QString::fromStdString(k.layout));
+        return QStringLiteral("%1 x %2 x %3 (%4)")
+            .arg(k.m)
+            .arg(k.n)
+            .arg(k.k)
+            .arg(QString::fromStdString(k.layout));
     case KernelKind::Attention:
         return QStringLiteral("b%1 h%2/%3 s%4 d%5")
-            .arg(k.batch).arg(k.heads).arg(k.kv_heads).arg(k.seq_q).arg(k.head_dim);
+            .arg(k.batch)
+            .arg(k.heads)
+            .arg(k.kv_heads)
+            .arg(k.seq_q)
+            .arg(k.head_dim);
     case KernelKind::Elementwise:
         return QStringLiteral("%1 elements").arg(k.elements);
     case KernelKind::Collective:
@@ -38,7 +48,10 @@ QString shapeText(const Kernel &k)
     return {};
 }
 
-QString seconds(double s) { return s > 0 ? QString::fromStdString(formatSeconds(s)) : QStringLiteral("-"); }
+QString seconds(double s)
+{
+    return s > 0 ? QString::fromStdString(formatSeconds(s)) : QStringLiteral("-");
+}
 
 } // namespace
 
@@ -98,13 +111,20 @@ QVariant RunnerResultsModel::data(const QModelIndex &index, int role) const
     const double rate = m.flops_per_s > 0 ? m.flops_per_s : (m.busbw > 0 ? m.busbw : m.bytes_per_s);
     if (role == SortRole) {
         switch (Column(index.column())) {
-        case Time: return m.time_s;
-        case Rate: return rate;
-        case Predicted: return c ? c->predicted_s : 0.0;
-        case Measured: return c ? c->measured_s : 0.0;
-        case Ratio: return c ? c->ratio : 0.0;
-        case PerStep: return k.count_per_step;
-        default: return data(index, Qt::DisplayRole);
+        case Time:
+            return m.time_s;
+        case Rate:
+            return rate;
+        case Predicted:
+            return c ? c->predicted_s : 0.0;
+        case Measured:
+            return c ? c->measured_s : 0.0;
+        case Ratio:
+            return c ? c->ratio : 0.0;
+        case PerStep:
+            return k.count_per_step;
+        default:
+            return data(index, Qt::DisplayRole);
         }
     }
     if (role == Qt::TextAlignmentRole) {
@@ -120,11 +140,14 @@ QVariant RunnerResultsModel::data(const QModelIndex &index, int role) const
     if (role != Qt::DisplayRole)
         return {};
     switch (Column(index.column())) {
-    case Name: return QString::fromStdString(k.name);
-    case Shape: return shapeText(k);
+    case Name:
+        return QString::fromStdString(k.name);
+    case Shape:
+        return shapeText(k);
     case Status:
         return m.status.empty() ? tr("pending") : QString::fromStdString(m.status);
-    case Time: return m.ok() ? seconds(m.time_s) : QStringLiteral("-");
+    case Time:
+        return m.ok() ? seconds(m.time_s) : QStringLiteral("-");
     case Rate:
         if (!m.ok())
             return QStringLiteral("-");
@@ -133,11 +156,16 @@ QVariant RunnerResultsModel::data(const QModelIndex &index, int role) const
         if (m.busbw > 0)
             return rateText(m.busbw, QStringLiteral("B/s bus"));
         return rateText(m.bytes_per_s, QStringLiteral("B/s"));
-    case Predicted: return c ? seconds(c->predicted_s) : QStringLiteral("-");
-    case Measured: return c ? seconds(c->measured_s) : QStringLiteral("-");
-    case Ratio: return c && c->ratio > 0 ? QString::number(c->ratio, 'f', 2) : QStringLiteral("-");
-    case PerStep: return QString::number(k.count_per_step, 'f', 0);
-    case ColumnCount: break;
+    case Predicted:
+        return c ? seconds(c->predicted_s) : QStringLiteral("-");
+    case Measured:
+        return c ? seconds(c->measured_s) : QStringLiteral("-");
+    case Ratio:
+        return c && c->ratio > 0 ? QString::number(c->ratio, 'f', 2) : QStringLiteral("-");
+    case PerStep:
+        return QString::number(k.count_per_step, 'f', 0);
+    case ColumnCount:
+        break;
     }
     return {};
 }
@@ -147,16 +175,26 @@ QVariant RunnerResultsModel::headerData(int section, Qt::Orientation orientation
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     switch (Column(section)) {
-    case Name: return tr("Kernel");
-    case Shape: return tr("Shape run");
-    case Status: return tr("Status");
-    case Time: return tr("Time");
-    case Rate: return tr("Rate");
-    case Predicted: return tr("Predicted");
-    case Measured: return tr("Measured");
-    case Ratio: return tr("Ratio");
-    case PerStep: return tr("Per step");
-    case ColumnCount: break;
+    case Name:
+        return tr("Kernel");
+    case Shape:
+        return tr("Shape run");
+    case Status:
+        return tr("Status");
+    case Time:
+        return tr("Time");
+    case Rate:
+        return tr("Rate");
+    case Predicted:
+        return tr("Predicted");
+    case Measured:
+        return tr("Measured");
+    case Ratio:
+        return tr("Ratio");
+    case PerStep:
+        return tr("Per step");
+    case ColumnCount:
+        break;
     }
     return {};
 }

@@ -16,19 +16,21 @@ class RunnerResultsModel final : public QAbstractTableModel
     Q_DISABLE_COPY_MOVE(RunnerResultsModel)
 
 public:
-    enum Column {
+    enum Column
+    {
         Name,
         Shape,
         Status,
-        Time,        ///< measured median of one call, at the size run
-        Rate,        ///< FLOP/s, bytes/s or bus bandwidth
-        Predicted,   ///< engine: one call at the plan's full size
-        Measured,    ///< one call at full size, extrapolated at the measured rate
-        Ratio,       ///< measured / predicted
-        PerStep,     ///< calls per training step
+        Time,      ///< measured median of one call, at the size run
+        Rate,      ///< FLOP/s, bytes/s or bus bandwidth
+        Predicted, ///< engine: one call at the plan's full size
+        Measured,  ///< one call at full size, extrapolated at the measured rate
+        Ratio,     ///< measured / predicted
+        PerStep,   ///< calls per training step
         ColumnCount
     };
-    enum Role {
+    enum Role
+    {
         SortRole = Qt::UserRole, ///< the raw number behind a cell (seconds, rates)
     };
 

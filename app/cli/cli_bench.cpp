@@ -1,7 +1,6 @@
 // shardscope-cli bench: runs a plan's kernels on the attached device through the runner and
 // prints measured beside predicted; imports nccl-tests / hccl_test output and profiler traces.
 #include "cli.h"
-
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
@@ -150,9 +149,9 @@ std::string resultsTable(const Plan &plan, const RunResults &r, const Catalog &c
         o << ", " << r.info.world_size << " processes";
     o << "\nPredicted: " << dev.name << " (" << dev.id << "); times are one call at the plan's "
       << "full size (measured ones extrapolated at the measured rate when run scaled down).\n\n";
-    o << pad("kernel", 28) << pad("shape run", 28) << pad("time", 11, true)
-      << pad("rate", 15, true) << pad("predicted", 12, true) << pad("measured", 13, true)
-      << pad("ratio", 10, true) << "  x/step\n";
+    o << pad("kernel", 28) << pad("shape run", 28) << pad("time", 11, true) << pad("rate", 15, true)
+      << pad("predicted", 12, true) << pad("measured", 13, true) << pad("ratio", 10, true)
+      << "  x/step\n";
     const std::vector<KernelComparison> cmp = compareKernels(r, dev, plan);
     for (size_t i = 0; i < r.kernels.size(); ++i) {
         const Kernel &k = r.kernels[i];
@@ -172,8 +171,7 @@ std::string resultsTable(const Plan &plan, const RunResults &r, const Catalog &c
             time = "not run";
         }
         const KernelComparison &c = cmp[i];
-        o << pad(k.name, 27) << " " << pad(shape(k), 28) << pad(time, 11, true)
-          << pad(rt, 15, true)
+        o << pad(k.name, 27) << " " << pad(shape(k), 28) << pad(time, 11, true) << pad(rt, 15, true)
           << pad(c.predicted_s > 0 ? formatSeconds(c.predicted_s) : "-", 12, true)
           << pad(c.measured_s > 0 ? formatSeconds(c.measured_s) : "-", 13, true)
           << pad(c.ratio > 0 ? formatFixed(c.ratio, 2) : "-", 10, true) << "  "
@@ -193,15 +191,16 @@ std::string resultsTable(const Plan &plan, const RunResults &r, const Catalog &c
           << p.micro_batch << ", " << p.mode << ", " << p.attention << " attention ("
           << p.attention_impl << "), recompute " << p.recompute << "\n";
         o << "  predicted peak allocated " << formatGiB(mc.predicted_peak) << ", measured "
-          << formatGiB(mc.measured_peak) << " (" << formatFixed(mc.ratio, 3)
-          << " x); measured by " << p.method << "\n";
+          << formatGiB(mc.measured_peak) << " (" << formatFixed(mc.ratio, 3) << " x); measured by "
+          << p.method << "\n";
     }
     if (!r.error.empty())
         o << "\nThe run stopped early: " << r.error << "\n";
     return o.str();
 }
 
-double interpolateBusbw(const std::vector<CollectivePoint> &pts, const std::string &coll, double bytes)
+double interpolateBusbw(const std::vector<CollectivePoint> &pts, const std::string &coll,
+                        double bytes)
 {
     std::vector<std::pair<double, double>> t;
     for (const CollectivePoint &p : pts)
@@ -260,12 +259,12 @@ int importCommand(const Plan &plan, const Catalog &cat, const std::string &file,
           << (c.points.empty() ? "?" : c.points.front().collective);
         if (!c.points.empty() && c.points.front().ranks > 0)
             o << " on " << c.points.front().ranks << " ranks";
-        o << "\n\n" << pad("size", 12, true) << pad("time", 12, true) << pad("algbw", 14, true)
+        o << "\n\n"
+          << pad("size", 12, true) << pad("time", 12, true) << pad("algbw", 14, true)
           << pad("busbw", 14, true) << "\n";
         for (const CollectivePoint &p : c.points)
             o << pad(formatBytes(p.bytes), 12, true) << pad(formatSeconds(p.time_s), 12, true)
-              << pad(rate(p.algbw, "B/s"), 14, true) << pad(rate(p.busbw, "B/s"), 14, true)
-              << "\n";
+              << pad(rate(p.algbw, "B/s"), 14, true) << pad(rate(p.busbw, "B/s"), 14, true) << "\n";
         o << "\nThe plan's collectives of that kind, at the imported busbw:\n";
         nlohmann::json rows = nlohmann::json::array();
         for (const Collective &pc : e.communication) {
@@ -273,11 +272,15 @@ int importCommand(const Plan &plan, const Catalog &cat, const std::string &file,
             if (bw <= 0)
                 continue;
             const double t = pc.bytes * busBandwidthFactor(pc.collective, pc.group_size) / bw;
-            o << "  " << pad(pc.collective + " " + pc.group + " x" + std::to_string(pc.group_size), 26)
+            o << "  "
+              << pad(pc.collective + " " + pc.group + " x" + std::to_string(pc.group_size), 26)
               << pad(formatBytes(pc.bytes), 12, true) << "  engine " << formatSeconds(pc.time_s)
               << ", at imported busbw " << formatSeconds(t) << "\n";
-            rows.push_back({{"collective", pc.collective}, {"group", pc.group},
-                            {"bytes", pc.bytes}, {"engine_s", pc.time_s}, {"imported_s", t}});
+            rows.push_back({{"collective", pc.collective},
+                            {"group", pc.group},
+                            {"bytes", pc.bytes},
+                            {"engine_s", pc.time_s},
+                            {"imported_s", t}});
         }
         j["comparison"] = rows;
     }
@@ -334,7 +337,8 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
             if (!(v = need(i, a)))
                 return ExitBadInput;
             if (*v != "cuda" && *v != "npu" && *v != "cpu") {
-                err << "shardscope-cli bench: --device must be cuda, npu or cpu, not " << *v << "\n";
+                err << "shardscope-cli bench: --device must be cuda, npu or cpu, not " << *v
+                    << "\n";
                 return ExitBadInput;
             }
             opt.device = QString::fromStdString(*v);
@@ -349,7 +353,8 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
         } else if (a == "--launcher") {
             if (!(v = need(i, a)))
                 return ExitBadInput;
-            opt.launcherArgs = QString::fromStdString(*v).split(QLatin1Char(' '), Qt::SkipEmptyParts);
+            opt.launcherArgs =
+                QString::fromStdString(*v).split(QLatin1Char(' '), Qt::SkipEmptyParts);
         } else if (a == "--nproc" || a == "--max-tokens" || a == "--probe-tokens" ||
                    a == "--warmup" || a == "--repeats" || a == "--timeout" || a == "--ranks") {
             if (!(v = need(i, a)) || !toInt(a, *v, n))
@@ -416,7 +421,8 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
         }
     }
     if (file.empty()) {
-        err << "shardscope-cli bench: missing PLAN.plan.json\n" << QCoreApplication::translate("shardscope-cli", kBenchUsage).toStdString();
+        err << "shardscope-cli bench: missing PLAN.plan.json\n"
+            << QCoreApplication::translate("shardscope-cli", kBenchUsage).toStdString();
         return ExitBadInput;
     }
     if (opt.backend == QLatin1String("cpu"))
@@ -457,8 +463,10 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
             nlohmann::json ks = nlohmann::json::array();
             for (const Kernel &k : w.kernels)
                 ks.push_back(kernelToJson(k));
-            out << nlohmann::json{{"plan", plan.name}, {"tokens", w.tokens},
-                                  {"tokens_run", w.tokens_run}, {"kernels", ks},
+            out << nlohmann::json{{"plan", plan.name},
+                                  {"tokens", w.tokens},
+                                  {"tokens_run", w.tokens_run},
+                                  {"kernels", ks},
                                   {"memory_probe", probeToJson(w.probe)}}
                        .dump(2)
                 << "\n";
@@ -466,8 +474,8 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
             out << "Kernels of one step on one rank of " << plan.name << " (" << w.tokens
                 << " tokens per micro-batch, run at " << w.tokens_run << "):\n";
             for (const Kernel &k : w.kernels)
-                out << "  " << pad(k.name, 28) << pad(shape(k), 30) << pad(formatFixed(k.count_per_step, 0), 8, true)
-                    << "  " << k.note << "\n";
+                out << "  " << pad(k.name, 28) << pad(shape(k), 30)
+                    << pad(formatFixed(k.count_per_step, 0), 8, true) << "  " << k.note << "\n";
         }
         return ExitOk;
     }
@@ -481,9 +489,9 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
     opt.reference = reference;
     opt.startTimeoutMs = std::max(opt.startTimeoutMs, opt.kernelTimeoutMs);
 
-    err << "Running " << w.kernels.size() << " kernels" << (opt.probe ? " and the memory probe" : "")
-        << " with the " << opt.backend.toStdString() << " backend on " << opt.device.toStdString()
-        << "...\n";
+    err << "Running " << w.kernels.size() << " kernels"
+        << (opt.probe ? " and the memory probe" : "") << " with the " << opt.backend.toStdString()
+        << " backend on " << opt.device.toStdString() << "...\n";
     const RunResults r = runBlocking(plan, w, opt, [&](int done, int total, const QString &cur) {
         err << "  [" << done << "/" << total << "] " << cur.toStdString() << "\n";
     });

@@ -564,7 +564,7 @@ def cpu_peak_step(torch, step):
     with profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
         step()
     events = [e for e in prof.profiler.kineto_results.events() if e.name() == "[memory]"]
-    events.sort(key=lambda e: e.start_us())
+    events.sort(key=lambda e: e.start_ns() if hasattr(e, "start_ns") else e.start_us())
     cur = peak = 0
     for e in events:
         if e.device_type() != torch.autograd.DeviceType.CPU:
