@@ -78,6 +78,15 @@ if [ "$gui" = ON ]; then
     if ldd "$tmp/root/usr/bin/shardscope" | grep 'not found'; then
         fail "the installed GUI misses libraries"
     fi
+    # The installed workbench opens the installed case and draws it (offscreen, own settings).
+    mkdir -p "$tmp/home/runtime"
+    chmod 700 "$tmp/home/runtime"
+    HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" XDG_DATA_HOME="$tmp/home/.local/share" \
+        XDG_CACHE_HOME="$tmp/home/.cache" XDG_RUNTIME_DIR="$tmp/home/runtime" \
+        timeout 120 "$tmp/root/usr/bin/shardscope" --screenshot "$tmp/window.png" ||
+        fail "the installed shardscope did not start"
+    [ -s "$tmp/window.png" ] || fail "the installed shardscope drew nothing"
+    echo "installed shardscope drew its window"
 fi
 
 if [ "$(id -u)" -eq 0 ] && [ "${SHARDSCOPE_TEST_DPKG_INSTALL:-1}" != 0 ]; then
