@@ -31,6 +31,9 @@ CollectiveChartView::CollectiveChartView(QWidget *parent)
     m_series->attachAxis(m_axisY);
     m_series->attachAxis(m_axisX);
     m_axisX->setTitleText(tr("ms"));
+    QFont small = m_axisY->labelsFont();
+    small.setPointSizeF(std::max(7.0, small.pointSizeF() * 0.85));
+    m_axisY->setLabelsFont(small);
     m_axisX->setLabelFormat(QStringLiteral("%.0f"));
 
     m_view = new QChartView(m_chart, this);
@@ -46,19 +49,22 @@ CollectiveChartView::~CollectiveChartView() = default;
 
 void CollectiveChartView::setCollectives(const std::vector<Collective> &collectives)
 {
+    // One bar per collective and group: the table below lists each call site.
     QStringList labels;
     QList<qreal> total, exposed;
     double top = 0;
     for (const Collective &c : collectives) {
-        labels.append(QStringLiteral("%1 %2").arg(qs(c.collective), qs(c.group)));
-        total.append(c.time_s * c.count_per_step * 1e3);
-        exposed.append(c.exposed_time_s * 1e3);
-        top = std::max({top, total.last(), exposed.last()});
-    }
-    // Identical labels would merge categories.
-    for (int i = 0; i < labels.size(); ++i) {
-        if (labels.indexOf(labels.at(i)) != i)
-            labels[i] += QStringLiteral(" (%1)").arg(i + 1);
+        const QString label = QStringLiteral("%1 %2").arg(qs(c.collective), qs(c.group));
+        qsizetype i = labels.indexOf(label);
+        if (i < 0) {
+            labels.append(label);
+            total.append(0);
+            exposed.append(0);
+            i = labels.size() - 1;
+        }
+        total[i] += c.time_s * c.count_per_step * 1e3;
+        exposed[i] += c.exposed_time_s * 1e3;
+        top = std::max({top, total.at(i), exposed.at(i)});
     }
     if (labels == m_axisY->categories() && m_total->count() == total.size() && [&] {
             for (int i = 0; i < total.size(); ++i) {

@@ -238,7 +238,10 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
         labels.append(b.label);
     if (labels != m_axisX->categories()) {
         m_axisX->setCategories(labels);
-        m_axisX->setLabelsAngle(n > 16 ? -90 : 0);
+        // Past ~24 bars the labels cannot be read; the tooltip names each bar's ranks.
+        m_axisX->setLabelsAngle(n > 12 && n <= 24 ? -90 : 0);
+        m_axisX->setLabelsVisible(n <= 24);
+        m_axisX->setGridLineVisible(n <= 24);
     }
 
     m_hbmGiB = hbmBytes / kGiB;

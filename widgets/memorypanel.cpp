@@ -90,9 +90,18 @@ void MemoryPanel::refresh()
         m_view == PhaseView::Peak
             ? tr("HBM per rank at each rank's peak")
             : tr("HBM per rank at the peak of the %1").arg(ComponentStyle::phaseName(Phase(int(m_view) - 1)));
-    m_chart->setTitles(title, int(m_bars.size()) < ranks
-                                  ? tr("ranks (identical ranks grouped)")
-                                  : tr("rank"));
+    QString axis = tr("rank");
+    if (int(m_bars.size()) < ranks)
+        axis = tr("ranks (identical ranks grouped)");
+    // Unlabelled bars: Qt Charts elides the title of an axis without labels, so say it above.
+    if (int(m_bars.size()) == ranks && ranks > 24) {
+        m_chart->setTitles(tr("%1: ranks 0-%2, left to right (hover a bar for its rank)")
+                               .arg(title)
+                               .arg(ranks - 1),
+                           QString());
+    } else {
+        m_chart->setTitles(title, axis);
+    }
     const QString text = headline();
     if (m_headline->text() != text)
         m_headline->setText(text);
