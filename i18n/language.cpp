@@ -58,8 +58,9 @@ QString systemLanguage()
         name.replace(QLatin1Char('-'), QLatin1Char('_'));
         for (const QString &code : available) {
             if (name.compare(code, Qt::CaseInsensitive) == 0 ||
-                (code.startsWith(QLatin1String("zh")) && (name.startsWith(QLatin1String("zh_Hans")) ||
-                                                          name.compare(QLatin1String("zh"), Qt::CaseInsensitive) == 0)))
+                (code.startsWith(QLatin1String("zh")) &&
+                 (name.startsWith(QLatin1String("zh_Hans")) ||
+                  name.compare(QLatin1String("zh"), Qt::CaseInsensitive) == 0)))
                 return code;
         }
         if (name.startsWith(QLatin1String("en")))
@@ -89,7 +90,8 @@ QString setLanguage(const QString &code)
         return s.language;
     // Qt's own strings (standard dialogs and buttons), when the system has them.
     auto qt = std::make_unique<QTranslator>();
-    if (qt->load(QStringLiteral("qtbase_") + wanted, QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
+    if (qt->load(QStringLiteral("qtbase_") + wanted,
+                 QLibraryInfo::path(QLibraryInfo::TranslationsPath)))
         QCoreApplication::installTranslator(qt.get());
     else
         qt.reset();

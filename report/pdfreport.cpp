@@ -1,13 +1,12 @@
 #include "pdfreport.h"
 
-#include "reportcanvas.h"
-
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
 #include "core/memory.h"
 #include "core/model.h"
 #include "core/units.h"
+#include "reportcanvas.h"
 #include "shardscope_config.h"
 
 #include <QBuffer>
@@ -43,8 +42,8 @@ struct Evaluated
     Estimate estimate;
     const DeviceProfile *device = nullptr;
     const FrameworkProfile *framework = nullptr;
-    size_t worst = 0;   ///< index of the rank kind that needs the most on the device
-    double need = 0;    ///< its peak allocated + runtime reserve
+    size_t worst = 0; ///< index of the rank kind that needs the most on the device
+    double need = 0;  ///< its peak allocated + runtime reserve
     double hbm = 0;
 };
 
@@ -54,7 +53,8 @@ Evaluated evaluate(const ReportPlan &rp, const Catalog &catalog)
     ev.source = &rp;
     ev.device = catalog.device(rp.plan.cluster.device);
     if (!ev.device)
-        throw PlanError("cluster.device", "unknown device profile \"" + rp.plan.cluster.device + "\"");
+        throw PlanError("cluster.device",
+                        "unknown device profile \"" + rp.plan.cluster.device + "\"");
     ev.framework = catalog.framework(rp.plan.framework);
     if (!ev.framework)
         throw PlanError("framework", "unknown framework profile \"" + rp.plan.framework + "\"");
@@ -116,10 +116,11 @@ public:
             bars.push_back(bar);
         }
         m_canvas.stackedBars(bars, barLabels());
-        m_canvas.paragraph(tr("Each bar is the fullest rank of a plan at its peak, with the runtime "
-                              "reserve hatched. The solid line is the HBM capacity, the dashed line "
-                              "what remains usable after the largest runtime reserve."),
-                           ReportCanvas::Small, ReportCanvas::muted());
+        m_canvas.paragraph(
+            tr("Each bar is the fullest rank of a plan at its peak, with the runtime "
+               "reserve hatched. The solid line is the HBM capacity, the dashed line "
+               "what remains usable after the largest runtime reserve."),
+            ReportCanvas::Small, ReportCanvas::muted());
         m_canvas.space(4);
 
         const double labelFraction = 0.22;
@@ -147,7 +148,9 @@ public:
         addRow(tr("Layout"), [&](const Evaluated &ev) {
             return ReportCanvas::Cell{layoutText(ev.source->plan)};
         });
-        addRow(tr("Tokens"), [&](const Evaluated &ev) { return ReportCanvas::Cell{tokensText(ev.source->plan)}; });
+        addRow(tr("Tokens"), [&](const Evaluated &ev) {
+            return ReportCanvas::Cell{tokensText(ev.source->plan)};
+        });
         addRow(tr("Memory options"), [&](const Evaluated &ev) {
             return ReportCanvas::Cell{memoryOptionsText(ev.source->plan)};
         });
@@ -165,28 +168,34 @@ public:
         addRow(tr("Runtime reserve"), [&](const Evaluated &ev) {
             return numberCell(gib(ev.estimate.memory.ranks[ev.worst].reserve.total()));
         });
-        addRow(tr("Total on device"), [&](const Evaluated &ev) { return numberCell(gib(ev.need), true); });
+        addRow(tr("Total on device"),
+               [&](const Evaluated &ev) { return numberCell(gib(ev.need), true); });
         addRow(tr("Headroom"), [&](const Evaluated &ev) {
-            ReportCanvas::Cell c = numberCell(ev.need <= ev.hbm ? gib(ev.hbm - ev.need)
-                                                                : tr("over by %1").arg(gib(ev.need - ev.hbm)));
+            ReportCanvas::Cell c =
+                numberCell(ev.need <= ev.hbm ? gib(ev.hbm - ev.need)
+                                             : tr("over by %1").arg(gib(ev.need - ev.hbm)));
             c.color = ev.need <= ev.hbm ? ReportCanvas::good() : ReportCanvas::bad();
             return c;
         });
         addRow(tr("Step time"), [&](const Evaluated &ev) {
-            return numberCell(ev.estimate.step.step_s > 0 ? qs(formatSeconds(ev.estimate.step.step_s))
-                                                          : tr("not estimated"));
+            return numberCell(ev.estimate.step.step_s > 0
+                                  ? qs(formatSeconds(ev.estimate.step.step_s))
+                                  : tr("not estimated"));
         });
         addRow(tr("Tokens/s"), [&](const Evaluated &ev) {
-            return numberCell(ev.estimate.step.tokens_per_s > 0 ? num(ev.estimate.step.tokens_per_s, 0)
-                                                                : tr("not estimated"));
+            return numberCell(ev.estimate.step.tokens_per_s > 0
+                                  ? num(ev.estimate.step.tokens_per_s, 0)
+                                  : tr("not estimated"));
         });
         addRow(tr("MFU"), [&](const Evaluated &ev) {
-            return numberCell(ev.estimate.step.mfu > 0 ? num(100 * ev.estimate.step.mfu, 1) + QStringLiteral(" %")
-                                                       : tr("not estimated"));
+            return numberCell(ev.estimate.step.mfu > 0
+                                  ? num(100 * ev.estimate.step.mfu, 1) + QStringLiteral(" %")
+                                  : tr("not estimated"));
         });
         m_canvas.table(widths, header, rows, ReportCanvas::Small);
-        m_canvas.paragraph(tr("Memory of the fullest rank of each plan at its peak phase. GiB = 2^30 bytes."),
-                           ReportCanvas::Small, ReportCanvas::muted());
+        m_canvas.paragraph(
+            tr("Memory of the fullest rank of each plan at its peak phase. GiB = 2^30 bytes."),
+            ReportCanvas::Small, ReportCanvas::muted());
     }
 
     void plan(const Evaluated &ev, size_t index, size_t count)
@@ -201,23 +210,25 @@ public:
         const RankMemory &w = mem.ranks[ev.worst];
         QString detail;
         if (ev.need <= ev.hbm) {
-            detail = tr("Every rank fits. The fullest (%1) needs %2 allocated at its peak in %3 plus "
-                        "%4 runtime reserve: %5 of %6 HBM, leaving %7.")
-                         .arg(rankRange(w), gib(w.peak_bytes), phaseName(w.peak_phase),
-                              gib(w.reserve.total()), gib(ev.need), gib(ev.hbm), gib(ev.hbm - ev.need));
+            detail =
+                tr("Every rank fits. The fullest (%1) needs %2 allocated at its peak in %3 plus "
+                   "%4 runtime reserve: %5 of %6 HBM, leaving %7.")
+                    .arg(rankRange(w), gib(w.peak_bytes), phaseName(w.peak_phase),
+                         gib(w.reserve.total()), gib(ev.need), gib(ev.hbm), gib(ev.hbm - ev.need));
         } else {
             QString who = rankRange(w);
             who[0] = who.at(0).toUpper();
-            detail = tr("%1 need %2 allocated at the peak in %3 plus %4 runtime reserve: %5 of %6 HBM, "
-                        "over by %7.")
-                         .arg(who, gib(w.peak_bytes), phaseName(w.peak_phase),
-                              gib(w.reserve.total()), gib(ev.need), gib(ev.hbm), gib(ev.need - ev.hbm));
+            detail =
+                tr("%1 need %2 allocated at the peak in %3 plus %4 runtime reserve: %5 of %6 HBM, "
+                   "over by %7.")
+                    .arg(who, gib(w.peak_bytes), phaseName(w.peak_phase), gib(w.reserve.total()),
+                         gib(ev.need), gib(ev.hbm), gib(ev.need - ev.hbm));
         }
         if (ev.estimate.step.step_s > 0)
-            detail += QLatin1Char(' ') +
-                      tr("Step %1, %2 tokens/s, MFU %3 %.")
-                          .arg(qs(formatSeconds(ev.estimate.step.step_s)),
-                               num(ev.estimate.step.tokens_per_s, 0), num(100 * ev.estimate.step.mfu, 1));
+            detail += QLatin1Char(' ') + tr("Step %1, %2 tokens/s, MFU %3 %.")
+                                             .arg(qs(formatSeconds(ev.estimate.step.step_s)),
+                                                  num(ev.estimate.step.tokens_per_s, 0),
+                                                  num(100 * ev.estimate.step.mfu, 1));
         m_canvas.verdict(mem.fits, verdictWord(ev), detail);
 
         // Plan summary.
@@ -225,11 +236,13 @@ public:
         const ParameterCounts pc = countParameters(plan.model);
         const auto &m = plan.model;
         const auto &pr = plan.precision;
-        QString model = tr("%1, %2 parameters: %3 layers, hidden %4, %5 heads (%6 KV), FFN %7 (%8), vocabulary %9")
-                            .arg(qs(m.preset.empty() ? m.display_name : m.preset), qs(formatCount(pc.total)),
-                                 QString::number(m.layers), QString::number(m.hidden),
-                                 QString::number(m.heads), QString::number(m.kv_heads),
-                                 QString::number(m.ffn_hidden), qs(toString(m.ffn)), QString::number(m.vocab));
+        QString model =
+            tr("%1, %2 parameters: %3 layers, hidden %4, %5 heads (%6 KV), FFN %7 (%8), vocabulary "
+               "%9")
+                .arg(qs(m.preset.empty() ? m.display_name : m.preset), qs(formatCount(pc.total)),
+                     QString::number(m.layers), QString::number(m.hidden), QString::number(m.heads),
+                     QString::number(m.kv_heads), QString::number(m.ffn_hidden),
+                     qs(toString(m.ffn)), QString::number(m.vocab));
         if (m.moe.enabled())
             model += QStringLiteral("; ") + tr("%1 experts, top-%2, expert FFN %3")
                                                 .arg(m.moe.experts)
@@ -242,10 +255,11 @@ public:
             {tr("Memory options"), memoryOptionsText(plan)},
             {tr("Precision"),
              tr("parameters %1, gradients %2, master weights %3, %4 states %5, compute %6")
-                 .arg(qs(toString(pr.params)), qs(toString(pr.grads)), qs(toString(pr.master_weights)),
-                      qs(toString(pr.optimizer)), qs(toString(pr.optimizer_state)), qs(toString(pr.compute)))},
-            {tr("Framework"), qs(ev.framework->name) + QStringLiteral(" (") + qs(plan.framework) +
-                                  QLatin1Char(')')},
+                 .arg(qs(toString(pr.params)), qs(toString(pr.grads)),
+                      qs(toString(pr.master_weights)), qs(toString(pr.optimizer)),
+                      qs(toString(pr.optimizer_state)), qs(toString(pr.compute)))},
+            {tr("Framework"),
+             qs(ev.framework->name) + QStringLiteral(" (") + qs(plan.framework) + QLatin1Char(')')},
             {tr("Cluster"), tr("%1 x %2 per node x %3 node(s), %4 ranks")
                                 .arg(qs(ev.device->name))
                                 .arg(plan.cluster.devices_per_node)
@@ -270,11 +284,12 @@ public:
             }
         }
         m_canvas.stackedBars(bars, barLabels());
-        m_canvas.paragraph(tr("Peak of each phase of one steady-state step; the bold label is the rank's "
-                              "peak. Solid line: HBM capacity (%1). Dashed line: usable after the "
-                              "largest runtime reserve (%2).")
-                               .arg(gib(ev.hbm), gib(mem.usable_bytes)),
-                           ReportCanvas::Small, ReportCanvas::muted());
+        m_canvas.paragraph(
+            tr("Peak of each phase of one steady-state step; the bold label is the rank's "
+               "peak. Solid line: HBM capacity (%1). Dashed line: usable after the "
+               "largest runtime reserve (%2).")
+                .arg(gib(ev.hbm), gib(mem.usable_bytes)),
+            ReportCanvas::Small, ReportCanvas::muted());
 
         // Components, by phase and with their formulas.
         for (const RankMemory &r : mem.ranks)
@@ -292,16 +307,19 @@ private:
             what += QStringLiteral(", ") + tr("embedding");
         if (r.has_head)
             what += QStringLiteral(", ") + tr("LM head");
-        m_canvas.heading(tr("Components of %1 (%2), peak in %3").arg(rankRange(r), what, phaseName(r.peak_phase)));
+        m_canvas.heading(tr("Components of %1 (%2), peak in %3")
+                             .arg(rankRange(r), what, phaseName(r.peak_phase)));
 
-        ReportCanvas::Row header{ReportCanvas::Cell{tr("Component")}, numberCell(phaseName(Phase::Forward)),
-                                 numberCell(phaseName(Phase::Backward)),
-                                 numberCell(phaseName(Phase::OptimizerStep)), numberCell(tr("At peak"))};
+        ReportCanvas::Row header{
+            ReportCanvas::Cell{tr("Component")}, numberCell(phaseName(Phase::Forward)),
+            numberCell(phaseName(Phase::Backward)), numberCell(phaseName(Phase::OptimizerStep)),
+            numberCell(tr("At peak"))};
         std::vector<ReportCanvas::Row> rows;
         for (int c = 0; c < kComponentCount; ++c) {
             ReportCanvas::Row row{swatchCell(c)};
             for (int p = 0; p < kPhaseCount; ++p)
-                row.push_back(numberCell(gib(r.phases[size_t(p)].bytes[size_t(c)]), Phase(p) == r.peak_phase));
+                row.push_back(numberCell(gib(r.phases[size_t(p)].bytes[size_t(c)]),
+                                         Phase(p) == r.peak_phase));
             row.push_back(numberCell(gib(r.peak().bytes[size_t(c)]), true));
             rows.push_back(std::move(row));
         }
@@ -312,24 +330,29 @@ private:
         total.push_back(numberCell(gib(r.peak_bytes), true));
         rows.push_back(std::move(total));
         ReportCanvas::Row reserve{swatchCell(kComponentCount)};
-        reserve.push_back(ReportCanvas::Cell{tr("context %1, %n communicator(s) %2, allocator %3", "",
-                                                r.reserve.communicators)
-                                                 .arg(gib(r.reserve.context), gib(r.reserve.comm_buffers),
-                                                      gib(r.reserve.allocator))});
+        reserve.push_back(ReportCanvas::Cell{
+            tr("context %1, %n communicator(s) %2, allocator %3", "", r.reserve.communicators)
+                .arg(gib(r.reserve.context), gib(r.reserve.comm_buffers),
+                     gib(r.reserve.allocator))});
         reserve.push_back({});
         reserve.push_back({});
         reserve.push_back(numberCell(gib(r.reserve.total()), true));
         rows.push_back(std::move(reserve));
-        ReportCanvas::Row need{ReportCanvas::Cell{tr("Total on device")}, {}, {}, {},
+        ReportCanvas::Row need{ReportCanvas::Cell{tr("Total on device")},
+                               {},
+                               {},
+                               {},
                                numberCell(gib(r.peak_bytes + r.reserve.total()), true)};
         need.front().bold = true;
         rows.push_back(std::move(need));
         m_canvas.table({0.28, 0.18, 0.18, 0.18, 0.18}, header, rows, ReportCanvas::Small,
                        /*spanSecondCell=*/true);
 
-        m_canvas.subheading(tr("Formulas and assumptions at the peak (%1)").arg(phaseName(r.peak_phase)));
+        m_canvas.subheading(
+            tr("Formulas and assumptions at the peak (%1)").arg(phaseName(r.peak_phase)));
         const MemoryExplanation ex = explainMemory(plan, m_catalog, r, r.peak_phase);
-        ReportCanvas::Row fheader{ReportCanvas::Cell{tr("Component")}, ReportCanvas::Cell{tr("Formula")},
+        ReportCanvas::Row fheader{ReportCanvas::Cell{tr("Component")},
+                                  ReportCanvas::Cell{tr("Formula")},
                                   ReportCanvas::Cell{tr("Assumptions")}};
         std::vector<ReportCanvas::Row> frows;
         for (int c = 0; c < kComponentCount; ++c) {
@@ -347,22 +370,28 @@ private:
             m_canvas.paragraph(tr("This engine did not estimate collectives for the plan."),
                                ReportCanvas::Body, ReportCanvas::muted());
         } else {
-            ReportCanvas::Row header{ReportCanvas::Cell{tr("Collective")}, ReportCanvas::Cell{tr("Group")},
-                                     numberCell(tr("Message")), numberCell(tr("Per step")),
-                                     numberCell(tr("Time each")), numberCell(tr("Exposed per step")),
+            ReportCanvas::Row header{ReportCanvas::Cell{tr("Collective")},
+                                     ReportCanvas::Cell{tr("Group")},
+                                     numberCell(tr("Message")),
+                                     numberCell(tr("Per step")),
+                                     numberCell(tr("Time each")),
+                                     numberCell(tr("Exposed per step")),
                                      ReportCanvas::Cell{tr("Phase and purpose")}};
             std::vector<ReportCanvas::Row> rows;
             for (const Collective &c : comm) {
                 QString purpose = qs(c.phase);
                 if (!c.note.empty())
                     purpose += (purpose.isEmpty() ? QString() : QStringLiteral(": ")) + qs(c.note);
-                rows.push_back({ReportCanvas::Cell{qs(c.collective)},
-                                ReportCanvas::Cell{qs(c.group) + QStringLiteral(" x") + QString::number(c.group_size)},
-                                numberCell(qs(formatBytes(c.bytes))), numberCell(num(c.count_per_step, 0)),
-                                numberCell(qs(formatSeconds(c.time_s))),
-                                numberCell(qs(formatSeconds(c.exposed_time_s))), ReportCanvas::Cell{purpose}});
+                rows.push_back(
+                    {ReportCanvas::Cell{qs(c.collective)},
+                     ReportCanvas::Cell{qs(c.group) + QStringLiteral(" x") +
+                                        QString::number(c.group_size)},
+                     numberCell(qs(formatBytes(c.bytes))), numberCell(num(c.count_per_step, 0)),
+                     numberCell(qs(formatSeconds(c.time_s))),
+                     numberCell(qs(formatSeconds(c.exposed_time_s))), ReportCanvas::Cell{purpose}});
             }
-            m_canvas.table({0.14, 0.1, 0.12, 0.09, 0.11, 0.12, 0.32}, header, rows, ReportCanvas::Small);
+            m_canvas.table({0.14, 0.1, 0.12, 0.09, 0.11, 0.12, 0.32}, header, rows,
+                           ReportCanvas::Small);
         }
         const StepEstimate &s = ev.estimate.step;
         if (s.step_s > 0) {
@@ -373,8 +402,8 @@ private:
                 {tr("Pipeline bubble"), qs(formatSeconds(s.bubble_s))},
                 {tr("Offload traffic"), qs(formatSeconds(s.offload_s))},
                 {tr("Throughput"), tr("%1 tokens/s").arg(num(s.tokens_per_s, 0))},
-                {tr("MFU / HFU"), num(100 * s.mfu, 1) + QStringLiteral(" % / ") + num(100 * s.hfu, 1) +
-                                      QStringLiteral(" %")},
+                {tr("MFU / HFU"), num(100 * s.mfu, 1) + QStringLiteral(" % / ") +
+                                      num(100 * s.hfu, 1) + QStringLiteral(" %")},
             });
         } else {
             m_canvas.paragraph(tr("This engine did not estimate the step time for the plan."),
@@ -390,24 +419,29 @@ private:
             if (l.bandwidth <= 0)
                 return tr("none");
             return tr("%1 %2, %3 GB/s per device, latency %4, efficiency %5")
-                .arg(qs(l.kind), qs(l.topology), num(l.bandwidth / kGB, 0), qs(formatSeconds(l.latency)),
-                     num(l.efficiency, 2));
+                .arg(qs(l.kind), qs(l.topology), num(l.bandwidth / kGB, 0),
+                     qs(formatSeconds(l.latency)), num(l.efficiency, 2));
         };
         m_canvas.keyValues({
-            {tr("HBM"), gib(d.hbm_bytes) + QStringLiteral(" (") + qs(formatGB(d.hbm_bytes)) + QLatin1Char(')')},
+            {tr("HBM"), gib(d.hbm_bytes) + QStringLiteral(" (") + qs(formatGB(d.hbm_bytes)) +
+                            QLatin1Char(')')},
             {tr("Context reserve"), gib(d.context_reserve_bytes)},
-            {tr("Collective buffers"), tr("%1 per communicator").arg(gib(d.comm_buffer_bytes_per_group))},
+            {tr("Collective buffers"),
+             tr("%1 per communicator").arg(gib(d.comm_buffer_bytes_per_group))},
             {tr("Peak BF16"), tr("%1 TFLOP/s (GEMM efficiency %2, attention %3)")
                                   .arg(num(d.peak_flops_bf16 / 1e12, 0), num(d.gemm_efficiency, 2),
                                        num(d.attention_efficiency, 2))},
-            {tr("HBM bandwidth"), tr("%1 TB/s (efficiency %2)").arg(num(d.hbm_bandwidth / 1e12, 2), num(d.memory_efficiency, 2))},
+            {tr("HBM bandwidth"),
+             tr("%1 TB/s (efficiency %2)")
+                 .arg(num(d.hbm_bandwidth / 1e12, 2), num(d.memory_efficiency, 2))},
             {tr("Intra-node"), link(d.intra_node)},
             {tr("Inter-node"), link(d.inter_node)},
             {tr("Host link"), tr("%1 GB/s").arg(num(d.host_bandwidth / kGB, 0))},
         });
         if (!d.sources.empty()) {
             m_canvas.subheading(tr("Sources"));
-            ReportCanvas::Row header{ReportCanvas::Cell{tr("Figure")}, ReportCanvas::Cell{tr("Where it comes from")}};
+            ReportCanvas::Row header{ReportCanvas::Cell{tr("Figure")},
+                                     ReportCanvas::Cell{tr("Where it comes from")}};
             std::vector<ReportCanvas::Row> rows;
             for (const auto &[field, text] : d.sources)
                 rows.push_back({ReportCanvas::Cell{qs(field)}, ReportCanvas::Cell{qs(text)}});
@@ -417,7 +451,8 @@ private:
 
     QString generatedText() const
     {
-        const QDateTime when = m_options.generated.isValid() ? m_options.generated : QDateTime::currentDateTime();
+        const QDateTime when =
+            m_options.generated.isValid() ? m_options.generated : QDateTime::currentDateTime();
         return when.toString(QStringLiteral("yyyy-MM-dd HH:mm"));
     }
 
@@ -438,10 +473,14 @@ private:
     static QString phaseName(Phase p)
     {
         switch (p) {
-        case Phase::Forward: return tr("forward");
-        case Phase::Backward: return tr("backward");
-        case Phase::OptimizerStep: return tr("optimizer step");
-        case Phase::Count: break;
+        case Phase::Forward:
+            return tr("forward");
+        case Phase::Backward:
+            return tr("backward");
+        case Phase::OptimizerStep:
+            return tr("optimizer step");
+        case Phase::Count:
+            break;
         }
         return {};
     }
@@ -449,15 +488,24 @@ private:
     static QString componentName(int c)
     {
         switch (c) {
-        case int(Component::Parameters): return tr("Parameters");
-        case int(Component::Gradients): return tr("Gradients");
-        case int(Component::MasterWeights): return tr("Master weights");
-        case int(Component::OptimizerStates): return tr("Optimizer states");
-        case int(Component::Activations): return tr("Activations");
-        case int(Component::LogitsAndLoss): return tr("Logits and loss");
-        case int(Component::CommunicationBuffers): return tr("Communication buffers");
-        case int(Component::Transient): return tr("Transient");
-        default: return tr("Runtime reserve");
+        case int(Component::Parameters):
+            return tr("Parameters");
+        case int(Component::Gradients):
+            return tr("Gradients");
+        case int(Component::MasterWeights):
+            return tr("Master weights");
+        case int(Component::OptimizerStates):
+            return tr("Optimizer states");
+        case int(Component::Activations):
+            return tr("Activations");
+        case int(Component::LogitsAndLoss):
+            return tr("Logits and loss");
+        case int(Component::CommunicationBuffers):
+            return tr("Communication buffers");
+        case int(Component::Transient):
+            return tr("Transient");
+        default:
+            return tr("Runtime reserve");
         }
     }
 
@@ -473,10 +521,14 @@ private:
     static QString shardingText(Sharding s)
     {
         switch (s) {
-        case Sharding::None: return tr("none (DDP)");
-        case Sharding::Optimizer: return tr("optimizer states (ZeRO-1)");
-        case Sharding::Grads: return tr("gradients and optimizer states (ZeRO-2)");
-        case Sharding::Full: return tr("full (ZeRO-3 / FSDP)");
+        case Sharding::None:
+            return tr("none (DDP)");
+        case Sharding::Optimizer:
+            return tr("optimizer states (ZeRO-1)");
+        case Sharding::Grads:
+            return tr("gradients and optimizer states (ZeRO-2)");
+        case Sharding::Full:
+            return tr("full (ZeRO-3 / FSDP)");
         }
         return {};
     }
@@ -511,9 +563,15 @@ private:
         const MemoryOptions &m = plan.memory;
         QString recompute;
         switch (m.recompute) {
-        case Recompute::None: recompute = tr("no recompute"); break;
-        case Recompute::Selective: recompute = tr("selective recompute"); break;
-        case Recompute::Full: recompute = tr("full recompute"); break;
+        case Recompute::None:
+            recompute = tr("no recompute");
+            break;
+        case Recompute::Selective:
+            recompute = tr("selective recompute");
+            break;
+        case Recompute::Full:
+            recompute = tr("full recompute");
+            break;
         }
         const QString attention =
             m.attention == Attention::Flash ? tr("fused (flash) attention") : tr("eager attention");
@@ -527,7 +585,8 @@ private:
         if (m.offload.activations)
             offload << tr("activations");
         return tr("%1, %2, offload: %3")
-            .arg(recompute, attention, offload.isEmpty() ? tr("none") : offload.join(QStringLiteral(", ")));
+            .arg(recompute, attention,
+                 offload.isEmpty() ? tr("none") : offload.join(QStringLiteral(", ")));
     }
 
     static ReportCanvas::Cell numberCell(const QString &text, bool bold = false)
@@ -553,8 +612,8 @@ private:
 
 } // namespace
 
-void renderPdfReport(QIODevice *device, const std::vector<ReportPlan> &plans, const Catalog &catalog,
-                     const ReportOptions &options)
+void renderPdfReport(QIODevice *device, const std::vector<ReportPlan> &plans,
+                     const Catalog &catalog, const ReportOptions &options)
 {
     std::vector<Evaluated> evaluated;
     evaluated.reserve(plans.size());
@@ -569,7 +628,8 @@ void renderPdfReport(QIODevice *device, const std::vector<ReportPlan> &plans, co
 
     ReportCanvas canvas(writer);
     ReportWriter text(canvas, catalog, options);
-    writer.setTitle(options.title.isEmpty() ? ReportWriter::tr("ShardScope plan report") : options.title);
+    writer.setTitle(options.title.isEmpty() ? ReportWriter::tr("ShardScope plan report")
+                                            : options.title);
     canvas.setFooter(text.footerText(), &ReportWriter::pageText);
     canvas.begin();
     text.titleBlock(int(plans.size()));
@@ -596,8 +656,8 @@ QByteArray pdfReportBytes(const std::vector<ReportPlan> &plans, const Catalog &c
     return bytes;
 }
 
-bool writePdfReport(const QString &fileName, const std::vector<ReportPlan> &plans, const Catalog &catalog,
-                    const ReportOptions &options, QString *error)
+bool writePdfReport(const QString &fileName, const std::vector<ReportPlan> &plans,
+                    const Catalog &catalog, const ReportOptions &options, QString *error)
 {
     auto fail = [error](const QString &message) {
         if (error)
@@ -608,7 +668,8 @@ bool writePdfReport(const QString &fileName, const std::vector<ReportPlan> &plan
         return fail(QCoreApplication::translate("PdfReport", "No plan to report."));
     QSaveFile file(fileName);
     if (!file.open(QIODevice::WriteOnly))
-        return fail(QCoreApplication::translate("PdfReport", "Cannot write %1: %2").arg(fileName, file.errorString()));
+        return fail(QCoreApplication::translate("PdfReport", "Cannot write %1: %2")
+                        .arg(fileName, file.errorString()));
     try {
         renderPdfReport(&file, plans, catalog, options);
     } catch (const PlanError &e) {
@@ -617,7 +678,8 @@ bool writePdfReport(const QString &fileName, const std::vector<ReportPlan> &plan
                         .arg(QString::fromUtf8(e.what())));
     }
     if (!file.commit())
-        return fail(QCoreApplication::translate("PdfReport", "Cannot write %1: %2").arg(fileName, file.errorString()));
+        return fail(QCoreApplication::translate("PdfReport", "Cannot write %1: %2")
+                        .arg(fileName, file.errorString()));
     return true;
 }
 

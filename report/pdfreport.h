@@ -26,8 +26,8 @@ struct ReportPlan
 struct ReportOptions
 {
     QPageSize::PageSizeId pageSize = QPageSize::A4; ///< A4 or Letter
-    QDateTime generated;                             ///< shown in the footer; invalid: now
-    QString title;                                   ///< empty: "ShardScope plan report"
+    QDateTime generated;                            ///< shown in the footer; invalid: now
+    QString title;                                  ///< empty: "ShardScope plan report"
 };
 
 /// Renders the plan report as a PDF into `device` (open for writing): a comparison page when

@@ -108,9 +108,12 @@ QFont ReportCanvas::font(double points, bool bold) const
 QFont ReportCanvas::font(TextSize size, bool bold) const
 {
     switch (size) {
-    case Tiny: return font(6.5, bold);
-    case Small: return font(7.5, bold);
-    case Body: break;
+    case Tiny:
+        return font(6.5, bold);
+    case Small:
+        return font(7.5, bold);
+    case Body:
+        break;
     }
     return font(9.0, bold);
 }
@@ -264,8 +267,8 @@ double ReportCanvas::rowHeight(const std::vector<double> &xs, const Row &row, Te
     return h + 2 * pad;
 }
 
-void ReportCanvas::drawRow(const std::vector<double> &xs, const Row &row, TextSize size, bool header,
-                           bool span, double height)
+void ReportCanvas::drawRow(const std::vector<double> &xs, const Row &row, TextSize size,
+                           bool header, bool span, double height)
 {
     const double pad = pt(2);
     if (header)
@@ -290,7 +293,8 @@ void ReportCanvas::drawRow(const std::vector<double> &xs, const Row &row, TextSi
         }
         m_painter.setFont(f);
         m_painter.setPen(c.color.isValid() ? c.color : (header ? muted() : kInk));
-        const int flags = Qt::TextWordWrap | Qt::AlignTop | (c.alignRight ? Qt::AlignRight : Qt::AlignLeft);
+        const int flags =
+            Qt::TextWordWrap | Qt::AlignTop | (c.alignRight ? Qt::AlignRight : Qt::AlignLeft);
         m_painter.drawText(QRectF(x, m_y + pad, right - x, height - 2 * pad), flags, c.text);
         if (span)
             i = end - 1;
@@ -408,10 +412,11 @@ void ReportCanvas::stackedBars(const std::vector<Bar> &bars, const QStringList &
         m_painter.drawLine(QPointF(x, y0 - pt(2)), QPointF(x, y1));
         m_painter.setPen(muted());
         const QString t = QString::number(v / kGiB, 'g', 4);
-        m_painter.drawText(QRectF(x - pt(20), y1 + pt(2), pt(40), lineH), Qt::AlignHCenter | Qt::AlignTop, t);
+        m_painter.drawText(QRectF(x - pt(20), y1 + pt(2), pt(40), lineH),
+                           Qt::AlignHCenter | Qt::AlignTop, t);
     }
-    m_painter.drawText(QRectF(xOf(top) + pt(14), y1 + pt(2), valueW, lineH), Qt::AlignLeft | Qt::AlignTop,
-                       QStringLiteral("GiB"));
+    m_painter.drawText(QRectF(xOf(top) + pt(14), y1 + pt(2), valueW, lineH),
+                       Qt::AlignLeft | Qt::AlignTop, QStringLiteral("GiB"));
 
     // Bars.
     for (size_t i = 0; i < bars.size(); ++i) {
@@ -441,20 +446,24 @@ void ReportCanvas::stackedBars(const std::vector<Bar> &bars, const QStringList &
         m_painter.setFont(labelFont);
         m_painter.setPen(total > b.capacity ? bad() : kInk);
         m_painter.drawText(QRectF(x + pt(3), y + barH / 2 - lineH / 2, valueW + chartW, lineH),
-                           Qt::AlignLeft | Qt::AlignVCenter, QString::fromStdString(formatGiB(total)));
+                           Qt::AlignLeft | Qt::AlignVCenter,
+                           QString::fromStdString(formatGiB(total)));
         if (!uniform) {
             m_painter.setPen(QPen(kCapacity, pt(1.2)));
-            m_painter.drawLine(QPointF(xOf(b.capacity), y - gap / 2), QPointF(xOf(b.capacity), y + barH + gap / 2));
+            m_painter.drawLine(QPointF(xOf(b.capacity), y - gap / 2),
+                               QPointF(xOf(b.capacity), y + barH + gap / 2));
         }
         if (!uniform || !uniformUsable) {
             m_painter.setPen(QPen(kUsable, pt(1.0), Qt::DashLine));
-            m_painter.drawLine(QPointF(xOf(b.usable), y - gap / 2), QPointF(xOf(b.usable), y + barH + gap / 2));
+            m_painter.drawLine(QPointF(xOf(b.usable), y - gap / 2),
+                               QPointF(xOf(b.usable), y + barH + gap / 2));
         }
     }
 
     // Capacity and usable lines with their values above the bars.
     if (uniform) {
-        auto line = [&](double bytes, const QColor &color, Qt::PenStyle style, const QString &name, double row) {
+        auto line = [&](double bytes, const QColor &color, Qt::PenStyle style, const QString &name,
+                        double row) {
             const double x = xOf(bytes);
             m_painter.setPen(QPen(color, pt(1.2), style));
             m_painter.drawLine(QPointF(x, m_y + row * lineH + lineH / 2), QPointF(x, y1));
@@ -462,8 +471,9 @@ void ReportCanvas::stackedBars(const std::vector<Bar> &bars, const QStringList &
             m_painter.setFont(tickFont);
             m_painter.setPen(color);
             const double tw = QFontMetricsF(tickFont, &m_writer).horizontalAdvance(t) + pt(2);
-            const QRectF r = x + pt(3) + tw <= m_width ? QRectF(x + pt(3), m_y + row * lineH, tw, lineH)
-                                                         : QRectF(x - pt(3) - tw, m_y + row * lineH, tw, lineH);
+            const QRectF r = x + pt(3) + tw <= m_width
+                                 ? QRectF(x + pt(3), m_y + row * lineH, tw, lineH)
+                                 : QRectF(x - pt(3) - tw, m_y + row * lineH, tw, lineH);
             m_painter.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, t);
         };
         const Bar &b = bars.front();
@@ -486,11 +496,12 @@ void ReportCanvas::stackedBars(const std::vector<Bar> &bars, const QStringList &
         } else {
             m_painter.setPen(QPen(it.kind == -1 ? kCapacity : kUsable, pt(1.2),
                                   it.kind == -1 ? Qt::SolidLine : Qt::DashLine));
-            m_painter.drawLine(QPointF(s.center().x(), s.top() - pt(1)), QPointF(s.center().x(), s.bottom() + pt(1)));
+            m_painter.drawLine(QPointF(s.center().x(), s.top() - pt(1)),
+                               QPointF(s.center().x(), s.bottom() + pt(1)));
         }
         m_painter.setPen(kInk);
-        m_painter.drawText(QRectF(p.x() + sw + pt(3), p.y(), m_width, lineH), Qt::AlignLeft | Qt::AlignVCenter,
-                           it.text);
+        m_painter.drawText(QRectF(p.x() + sw + pt(3), p.y(), m_width, lineH),
+                           Qt::AlignLeft | Qt::AlignVCenter, it.text);
     }
     m_y = legendY + legendH + pt(4);
 }

@@ -21,7 +21,12 @@ namespace shardscope {
 class ReportCanvas
 {
 public:
-    enum TextSize { Tiny, Small, Body };
+    enum TextSize
+    {
+        Tiny,
+        Small,
+        Body
+    };
 
     struct Cell
     {
@@ -31,9 +36,9 @@ public:
         QString text;
         bool bold = false;
         bool alignRight = false;
-        QColor color;          ///< invalid: the default ink
-        QColor swatch;         ///< a colour square before the text (invalid: none)
-        bool hatched = false;  ///< the swatch is hatched (the runtime reserve)
+        QColor color;         ///< invalid: the default ink
+        QColor swatch;        ///< a colour square before the text (invalid: none)
+        bool hatched = false; ///< the swatch is hatched (the runtime reserve)
     };
     using Row = std::vector<Cell>;
 
@@ -88,8 +93,8 @@ private:
     void drawHatch(const QRectF &rect, const QColor &background);
     double rowHeight(const std::vector<double> &xs, const Row &row, TextSize size, bool header,
                      bool span);
-    void drawRow(const std::vector<double> &xs, const Row &row, TextSize size, bool header, bool span,
-                 double height);
+    void drawRow(const std::vector<double> &xs, const Row &row, TextSize size, bool header,
+                 bool span, double height);
 
     QPdfWriter &m_writer;
     QPainter m_painter;

@@ -1,13 +1,12 @@
 #include "lesson.h"
 
-#include "lessontext.h"
-
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
 #include "core/memory.h"
 #include "core/model.h"
 #include "core/units.h"
+#include "lessontext.h"
 
 #include <QCoreApplication>
 #include <QRegularExpression>
@@ -25,10 +24,11 @@ class LessonFormula
     Q_DECLARE_TR_FUNCTIONS(Lesson)
 
 public:
-    static QString qs(std::string_view s) { return QString::fromUtf8(s.data(), qsizetype(s.size())); }
+    static QString qs(std::string_view s)
+    {
+        return QString::fromUtf8(s.data(), qsizetype(s.size()));
+    }
 };
-
-
 
 std::string readText(const std::string &path)
 {
@@ -139,7 +139,12 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
     const double need = r.peak_bytes + r.reserve.total();
     c.available = true;
     c.formula.clear();
-    enum { Bytes, Count, Seconds } kind = Bytes;
+    enum
+    {
+        Bytes,
+        Count,
+        Seconds
+    } kind = Bytes;
 
     const int phase = c.phase.empty() ? int(r.peak_phase) : phaseIndex(c.phase);
     if (phase < 0)
@@ -153,8 +158,10 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         c.value = double(pc.total);
         c.formula = LessonFormula::tr("%1 layers x %2 + embedding %3 + LM head %4 + final norm %5")
                         .arg(plan.model.layers)
-                        .arg(LessonFormula::qs(formatCount(pc.per_layer)), LessonFormula::qs(formatCount(pc.embedding)),
-                             LessonFormula::qs(formatCount(pc.lm_head)), LessonFormula::qs(formatCount(pc.final_norm)));
+                        .arg(LessonFormula::qs(formatCount(pc.per_layer)),
+                             LessonFormula::qs(formatCount(pc.embedding)),
+                             LessonFormula::qs(formatCount(pc.lm_head)),
+                             LessonFormula::qs(formatCount(pc.final_norm)));
     } else if (c.quantity == "seq_len") {
         kind = Count;
         c.value = double(plan.training.seq_len);
@@ -165,21 +172,27 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         c.formula = LessonFormula::tr("model.vocab");
     } else if (c.quantity == "hbm") {
         c.value = m.hbm_bytes;
-        c.formula = LessonFormula::tr("HBM of the device profile %1").arg(LessonFormula::qs(plan.cluster.device));
+        c.formula = LessonFormula::tr("HBM of the device profile %1")
+                        .arg(LessonFormula::qs(plan.cluster.device));
     } else if (c.quantity == "usable") {
         c.value = m.usable_bytes;
-        c.formula = LessonFormula::tr("HBM %1 - largest runtime reserve %2").arg(gib(m.hbm_bytes), gib(m.hbm_bytes - m.usable_bytes));
+        c.formula = LessonFormula::tr("HBM %1 - largest runtime reserve %2")
+                        .arg(gib(m.hbm_bytes), gib(m.hbm_bytes - m.usable_bytes));
     } else if (c.quantity == "need") {
         c.value = need;
         c.formula = LessonFormula::tr("peak allocated %1 (%2) + runtime reserve %3")
-                        .arg(gib(r.peak_bytes), LessonFormula::qs(phaseKey(r.peak_phase)), gib(r.reserve.total()));
+                        .arg(gib(r.peak_bytes), LessonFormula::qs(phaseKey(r.peak_phase)),
+                             gib(r.reserve.total()));
     } else if (c.quantity == "peak") {
         c.value = r.peak_bytes;
-        c.formula = LessonFormula::tr("sum of the components at the peak (%1)").arg(LessonFormula::qs(phaseKey(r.peak_phase)));
+        c.formula = LessonFormula::tr("sum of the components at the peak (%1)")
+                        .arg(LessonFormula::qs(phaseKey(r.peak_phase)));
     } else if (c.quantity == "reserve") {
         c.value = r.reserve.total();
-        c.formula = LessonFormula::tr("context %1 + %n communicator(s) %2 + allocator %3", "", r.reserve.communicators)
-                        .arg(gib(r.reserve.context), gib(r.reserve.comm_buffers), gib(r.reserve.allocator));
+        c.formula =
+            LessonFormula::tr("context %1 + %n communicator(s) %2 + allocator %3", "",
+                              r.reserve.communicators)
+                .arg(gib(r.reserve.context), gib(r.reserve.comm_buffers), gib(r.reserve.allocator));
     } else if (c.quantity == "headroom") {
         c.value = m.hbm_bytes - need;
         c.formula = LessonFormula::tr("HBM %1 - need %2").arg(gib(m.hbm_bytes), gib(need));
@@ -198,22 +211,26 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
     } else if (c.quantity == "model_state" || c.quantity == "hbm_minus_state") {
         const double state = at[Component::Parameters] + at[Component::Gradients] +
                              at[Component::MasterWeights] + at[Component::OptimizerStates];
-        const QString sum = LessonFormula::tr("parameters %1 + gradients %2 + master weights %3 + optimizer states %4 [%5]")
-                                .arg(gib(at[Component::Parameters]), gib(at[Component::Gradients]),
-                                     gib(at[Component::MasterWeights]), gib(at[Component::OptimizerStates]),
-                                     phaseName);
+        const QString sum =
+            LessonFormula::tr(
+                "parameters %1 + gradients %2 + master weights %3 + optimizer states %4 [%5]")
+                .arg(gib(at[Component::Parameters]), gib(at[Component::Gradients]),
+                     gib(at[Component::MasterWeights]), gib(at[Component::OptimizerStates]),
+                     phaseName);
         if (c.quantity == "model_state") {
             c.value = state;
             c.formula = sum;
         } else {
             c.value = m.hbm_bytes - state;
-            c.formula = LessonFormula::tr("HBM %1 - model state %2 (%3)").arg(gib(m.hbm_bytes), gib(state), sum);
+            c.formula = LessonFormula::tr("HBM %1 - model state %2 (%3)")
+                            .arg(gib(m.hbm_bytes), gib(state), sum);
         }
     } else if (c.quantity.rfind("comm_", 0) == 0) {
         double calls = 0, total = 0, exposed = 0;
         const Collective *first = nullptr;
         for (const Collective &k : e.communication) {
-            if ((!c.group.empty() && k.group != c.group) || (!c.collective.empty() && k.collective != c.collective))
+            if ((!c.group.empty() && k.group != c.group) ||
+                (!c.collective.empty() && k.collective != c.collective))
                 continue;
             if (!first)
                 first = &k;
@@ -221,8 +238,11 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
             total += k.count_per_step * k.time_s;
             exposed += k.exposed_time_s;
         }
-        const QString what = (c.collective.empty() ? LessonFormula::tr("collectives") : LessonFormula::qs(c.collective)) +
-                             (c.group.empty() ? QString() : LessonFormula::tr(" over %1").arg(LessonFormula::qs(c.group)));
+        const QString what =
+            (c.collective.empty() ? LessonFormula::tr("collectives")
+                                  : LessonFormula::qs(c.collective)) +
+            (c.group.empty() ? QString()
+                             : LessonFormula::tr(" over %1").arg(LessonFormula::qs(c.group)));
         c.available = first != nullptr;
         if (c.quantity == "comm_calls") {
             kind = Count;
@@ -233,16 +253,20 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
             c.formula = first ? LessonFormula::tr("%1 x%2: message of one %3 (%4)")
                                     .arg(LessonFormula::qs(first->group))
                                     .arg(first->group_size)
-                                    .arg(LessonFormula::qs(first->collective), LessonFormula::qs(first->note))
+                                    .arg(LessonFormula::qs(first->collective),
+                                         LessonFormula::qs(first->note))
                               : what;
         } else if (c.quantity == "comm_time") {
             kind = Seconds;
             c.value = first ? first->time_s : 0;
-            c.formula = first ? LessonFormula::tr("latency x steps + message x bus factor / (bandwidth x efficiency), "
-                                      "one %1 over %2 x%3")
-                                    .arg(LessonFormula::qs(first->collective), LessonFormula::qs(first->group))
-                                    .arg(first->group_size)
-                              : what;
+            c.formula =
+                first ? LessonFormula::tr(
+                            "latency x steps + message x bus factor / (bandwidth x efficiency), "
+                            "one %1 over %2 x%3")
+                            .arg(LessonFormula::qs(first->collective),
+                                 LessonFormula::qs(first->group))
+                            .arg(first->group_size)
+                      : what;
         } else if (c.quantity == "comm_total") {
             kind = Seconds;
             c.value = total;
@@ -258,19 +282,21 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         kind = Seconds;
         c.value = e.step.step_s;
         c.available = e.step.step_s > 0;
-        c.formula = LessonFormula::tr("compute %1 + exposed communication %2 + bubble %3 + offload %4")
-                        .arg(secs(e.step.compute_s), secs(e.step.communication_s), secs(e.step.bubble_s),
-                             secs(e.step.offload_s));
+        c.formula =
+            LessonFormula::tr("compute %1 + exposed communication %2 + bubble %3 + offload %4")
+                .arg(secs(e.step.compute_s), secs(e.step.communication_s), secs(e.step.bubble_s),
+                     secs(e.step.offload_s));
     } else if (c.quantity == "tokens_per_s") {
         kind = Count;
         c.value = e.step.tokens_per_s;
         c.available = e.step.tokens_per_s > 0;
-        c.formula = LessonFormula::tr("%1 tokens x micro-batch %2 x %3 micro-batch(es) x DP %4 / step %5")
-                        .arg(plan.training.seq_len)
-                        .arg(plan.training.micro_batch)
-                        .arg(plan.training.grad_accum)
-                        .arg(plan.parallel.dp)
-                        .arg(secs(e.step.step_s));
+        c.formula =
+            LessonFormula::tr("%1 tokens x micro-batch %2 x %3 micro-batch(es) x DP %4 / step %5")
+                .arg(plan.training.seq_len)
+                .arg(plan.training.micro_batch)
+                .arg(plan.training.grad_accum)
+                .arg(plan.parallel.dp)
+                .arg(secs(e.step.step_s));
     } else if (c.quantity == "compute_time") {
         kind = Seconds;
         c.value = e.step.compute_s;
@@ -294,9 +320,15 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         return;
     }
     switch (kind) {
-    case Bytes: c.text = bytesText(c.value, c.unit); break;
-    case Count: c.text = LessonFormula::qs(formatCount((long long)std::llround(c.value))); break;
-    case Seconds: c.text = secs(c.value); break;
+    case Bytes:
+        c.text = bytesText(c.value, c.unit);
+        break;
+    case Count:
+        c.text = LessonFormula::qs(formatCount((long long)std::llround(c.value)));
+        break;
+    case Seconds:
+        c.text = secs(c.value);
+        break;
     }
     c.formula += QStringLiteral(" = ") + c.text;
 }
@@ -338,25 +370,32 @@ ExerciseCheck Exercise::check(const QString &answer) const
         for (int i = 0; i < choices.size(); ++i) {
             lines << LessonFormula::tr("%1: needs %2 of %3, %4")
                          .arg(choices.at(i), gib(choiceNeed[size_t(i)]), gib(hbm),
-                              choiceFits[size_t(i)] ? LessonFormula::tr("fits with the margin")
-                                                    : (choiceNeed[size_t(i)] <= hbm ? LessonFormula::tr("fits, but without the margin")
-                                                                                    : LessonFormula::tr("does not fit")));
+                              choiceFits[size_t(i)]
+                                  ? LessonFormula::tr("fits with the margin")
+                                  : (choiceNeed[size_t(i)] <= hbm
+                                         ? LessonFormula::tr("fits, but without the margin")
+                                         : LessonFormula::tr("does not fit")));
         }
-        const QString right = correct < choices.size() ? choices.at(correct) : LessonFormula::tr("none of these");
-        r.feedback = (r.correct ? LessonFormula::tr("Correct: %1.").arg(right)
-                                : LessonFormula::tr("Not quite; the engine's answer is %1.").arg(right)) +
-                     QLatin1Char('\n') + lines.join(QLatin1Char('\n'));
+        const QString right =
+            correct < choices.size() ? choices.at(correct) : LessonFormula::tr("none of these");
+        r.feedback =
+            (r.correct ? LessonFormula::tr("Correct: %1.").arg(right)
+                       : LessonFormula::tr("Not quite; the engine's answer is %1.").arg(right)) +
+            QLatin1Char('\n') + lines.join(QLatin1Char('\n'));
         break;
     }
     case Kind::Number: {
         bool ok = false;
         QString n = a;
-        n.remove(QRegularExpression(QStringLiteral("\\s*(GiB|GB)\\s*$"), QRegularExpression::CaseInsensitiveOption));
+        n.remove(QRegularExpression(QStringLiteral("\\s*(GiB|GB)\\s*$"),
+                                    QRegularExpression::CaseInsensitiveOption));
         const double v = n.toDouble(&ok);
         const double expected = answerCitation.value / kGiB;
         r.correct = ok && std::fabs(v - expected) <= tolerance * std::fabs(expected);
-        r.feedback = (r.correct ? LessonFormula::tr("Correct.") : LessonFormula::tr("Not quite.")) + QLatin1Char(' ') +
-                     LessonFormula::tr("The engine computes %1: %2").arg(answerCitation.text, answerCitation.formula);
+        r.feedback = (r.correct ? LessonFormula::tr("Correct.") : LessonFormula::tr("Not quite.")) +
+                     QLatin1Char(' ') +
+                     LessonFormula::tr("The engine computes %1: %2")
+                         .arg(answerCitation.text, answerCitation.formula);
         break;
     }
     case Kind::Fits: {
@@ -365,11 +404,14 @@ ExerciseCheck Exercise::check(const QString &answer) const
         const bool no = a.compare(QStringLiteral("no"), Qt::CaseInsensitive) == 0 ||
                         a.compare(LessonFormula::tr("no"), Qt::CaseInsensitive) == 0;
         r.correct = (yes && fits) || (no && !fits);
-        r.feedback = (r.correct ? LessonFormula::tr("Correct.") : LessonFormula::tr("Not quite.")) + QLatin1Char(' ') +
-                     (fits ? LessonFormula::tr("The fullest rank needs %1 of %2: it fits, with %3 to spare.")
-                                 .arg(gib(need), gib(hbm), gib(hbm - need))
-                           : LessonFormula::tr("The fullest rank needs %1 of %2: it does not fit, over by %3.")
-                                 .arg(gib(need), gib(hbm), gib(need - hbm)));
+        r.feedback =
+            (r.correct ? LessonFormula::tr("Correct.") : LessonFormula::tr("Not quite.")) +
+            QLatin1Char(' ') +
+            (fits ? LessonFormula::tr("The fullest rank needs %1 of %2: it fits, with %3 to spare.")
+                        .arg(gib(need), gib(hbm), gib(hbm - need))
+                  : LessonFormula::tr(
+                        "The fullest rank needs %1 of %2: it does not fit, over by %3.")
+                        .arg(gib(need), gib(hbm), gib(need - hbm)));
         break;
     }
     }
@@ -422,7 +464,8 @@ Lesson Lesson::load(const std::string &path, const Catalog &catalog)
         // Cited numbers in the order the text uses them.
         const QString all = text.body + text.note;
         auto at = [&all](const Citation &c) {
-            const qsizetype pos = all.indexOf(QLatin1Char('{') + QString::fromStdString(c.key) + QLatin1Char('}'));
+            const qsizetype pos =
+                all.indexOf(QLatin1Char('{') + QString::fromStdString(c.key) + QLatin1Char('}'));
             return pos < 0 ? all.size() : pos;
         };
         std::stable_sort(step.citations.begin(), step.citations.end(),
@@ -456,20 +499,23 @@ Lesson Lesson::load(const std::string &path, const Catalog &catalog)
             ex.margin = x.value("margin", 0.0);
             const nlohmann::json choices = x.value("choices", nlohmann::json::array());
             for (const nlohmann::json &choice : choices) {
-                const Plan p = patchedPlan(ex.plan, choice.value("patch", nlohmann::json::object()), catalog);
+                const Plan p =
+                    patchedPlan(ex.plan, choice.value("patch", nlohmann::json::object()), catalog);
                 const Estimate e = estimate(p, catalog);
                 const RankMemory &cr = e.memory.ranks.at(fullestRank(e.memory));
                 ex.choices << QString::fromStdString(str(choice, "label"));
                 ex.choicePlans.push_back(p);
                 const double need = cr.peak_bytes + cr.reserve.total();
                 ex.choiceNeed.push_back(need);
-                ex.choiceFits.push_back(e.memory.fits && need <= e.memory.hbm_bytes * (1 - ex.margin));
+                ex.choiceFits.push_back(e.memory.fits &&
+                                        need <= e.memory.hbm_bytes * (1 - ex.margin));
             }
             if (ex.choices.isEmpty())
                 throw PlanError(where + ".choices", "a choice exercise needs choices");
         } else if (kind == "number") {
             ex.kind = Exercise::Kind::Number;
-            ex.answerCitation = citationFromJson("answer", x.value("answer", nlohmann::json()), where + ".answer");
+            ex.answerCitation =
+                citationFromJson("answer", x.value("answer", nlohmann::json()), where + ".answer");
             evaluateCitation(ex.answerCitation, ex.plan, catalog);
             ex.tolerance = x.value("tolerance", 0.05);
         } else if (kind == "fits") {

@@ -48,8 +48,8 @@ struct LessonStep
 {
     std::string id;
     QString title;
-    QString body;  ///< with every {key} replaced by its citation
-    QString note;  ///< where the case's rough accounting and the engine's differ, and why
+    QString body; ///< with every {key} replaced by its citation
+    QString note; ///< where the case's rough accounting and the engine's differ, and why
     Plan plan;
     std::vector<Citation> citations;
 
@@ -65,7 +65,12 @@ struct ExerciseCheck
 /// A question whose answer the engine checks.
 struct Exercise
 {
-    enum class Kind { Choice, Number, Fits };
+    enum class Kind
+    {
+        Choice,
+        Number,
+        Fits
+    };
 
     std::string id;
     Kind kind = Kind::Number;

@@ -16,160 +16,193 @@ public:
     static StepText step(std::string_view id)
     {
         if (id == "scenario") {
-            return {tr("The case: a 7B model, 32K tokens, eight 910B NPUs"),
-                    tr("A team fine-tunes a model with the Llama 2 7B shape ({params} parameters) on "
-                       "sequences of {seq} tokens, one sequence per micro-batch, with every layer "
-                       "checkpointed. The node is an Atlas server with eight Ascend 910B NPUs, {hbm} of "
-                       "HBM each, every pair joined by HCCS.\n\n"
-                       "The first run uses plain PyTorch DDP with bf16 weights and an fp32 AdamW. Every "
-                       "rank runs out of memory as soon as the first optimizer step starts. Two ideas are "
-                       "on the table: cut sequences to 8K tokens, which the product cannot accept because "
-                       "it has to reason over long documents, or split every layer eight ways with tensor "
-                       "parallelism, which the team fears for its communication.\n\n"
-                       "The workbench now holds that DDP plan. Of the {hbm} on each NPU, {usable} remain "
-                       "for PyTorch once this plan's runtime reserve is set aside."),
-                    {}};
+            return {
+                tr("The case: a 7B model, 32K tokens, eight 910B NPUs"),
+                tr("A team fine-tunes a model with the Llama 2 7B shape ({params} parameters) on "
+                   "sequences of {seq} tokens, one sequence per micro-batch, with every layer "
+                   "checkpointed. The node is an Atlas server with eight Ascend 910B NPUs, {hbm} "
+                   "of "
+                   "HBM each, every pair joined by HCCS.\n\n"
+                   "The first run uses plain PyTorch DDP with bf16 weights and an fp32 AdamW. "
+                   "Every "
+                   "rank runs out of memory as soon as the first optimizer step starts. Two ideas "
+                   "are "
+                   "on the table: cut sequences to 8K tokens, which the product cannot accept "
+                   "because "
+                   "it has to reason over long documents, or split every layer eight ways with "
+                   "tensor "
+                   "parallelism, which the team fears for its communication.\n\n"
+                   "The workbench now holds that DDP plan. Of the {hbm} on each NPU, {usable} "
+                   "remain "
+                   "for PyTorch once this plan's runtime reserve is set aside."),
+                {}};
         }
         if (id == "ddp-state") {
-            return {tr("Question 1a: why DDP cannot fit"),
-                    tr("DDP gives every rank a complete copy of what the optimizer works on. Per "
-                       "parameter that is 2 bytes of bf16 weight, 2 bytes of bf16 gradient, 4 bytes of "
-                       "fp32 master copy and 8 bytes for Adam's two fp32 moments: 16 bytes. For {params} "
-                       "parameters the engine finds at the optimizer step:\n"
-                       "• parameters {p}\n"
-                       "• gradients {g}\n"
-                       "• master weights {m}\n"
-                       "• optimizer states {o}\n"
-                       "together {state} ({state_gb}) on every rank, against {hbm} of HBM. Not one "
-                       "activation is stored yet and the rank is already out of memory.\n\n"
-                       "The full accounting adds what a quick sum leaves out: DDP's gradient buckets "
-                       "({buckets}), the temporaries of the foreach AdamW step ({temp}) and the runtime "
-                       "reserve ({reserve}). The fullest rank needs {need}, {over} more than the NPU has."),
-                    tr("The case adds 14 + 14 + 28 + 56 = 112 GB: it takes the model as exactly 7 billion "
-                       "parameters and counts decimal gigabytes. The engine uses the preset's exact "
-                       "parameter count and binary GiB, so the same four terms come to {state} "
-                       "({state_gb}). Both give the same verdict; the full accounting only widens the "
-                       "gap.")};
+            return {
+                tr("Question 1a: why DDP cannot fit"),
+                tr("DDP gives every rank a complete copy of what the optimizer works on. Per "
+                   "parameter that is 2 bytes of bf16 weight, 2 bytes of bf16 gradient, 4 bytes of "
+                   "fp32 master copy and 8 bytes for Adam's two fp32 moments: 16 bytes. For "
+                   "{params} "
+                   "parameters the engine finds at the optimizer step:\n"
+                   "• parameters {p}\n"
+                   "• gradients {g}\n"
+                   "• master weights {m}\n"
+                   "• optimizer states {o}\n"
+                   "together {state} ({state_gb}) on every rank, against {hbm} of HBM. Not one "
+                   "activation is stored yet and the rank is already out of memory.\n\n"
+                   "The full accounting adds what a quick sum leaves out: DDP's gradient buckets "
+                   "({buckets}), the temporaries of the foreach AdamW step ({temp}) and the "
+                   "runtime "
+                   "reserve ({reserve}). The fullest rank needs {need}, {over} more than the NPU "
+                   "has."),
+                tr("The case adds 14 + 14 + 28 + 56 = 112 GB: it takes the model as exactly 7 "
+                   "billion "
+                   "parameters and counts decimal gigabytes. The engine uses the preset's exact "
+                   "parameter count and binary GiB, so the same four terms come to {state} "
+                   "({state_gb}). Both give the same verdict; the full accounting only widens the "
+                   "gap.")};
         }
         if (id == "full-sharding") {
-            return {tr("Question 1b: shard the state over the eight ranks"),
-                    tr("Full sharding (PyTorch FSDP, ZeRO stage 3) keeps one eighth of the parameters, "
-                       "gradients, master weights and optimizer moments on each rank, and gathers a "
-                       "layer's weights only while that layer runs. The state per rank falls to {state} "
-                       "({state_gb}), which leaves {left} ({left_gb}) of the {hbm} for everything "
-                       "else.\n\n"
-                       "That remainder is not all free. At this plan's peak the engine counts activations "
-                       "{act}, logits and loss {logits}, gathered layers and reduce buffers {comm}, and a "
-                       "runtime reserve of {reserve}. The fullest rank needs {need}: the plan fits with "
-                       "{headroom} to spare."),
-                    tr("The case puts the sharded state at about 14 GB per rank and the rest at roughly "
-                       "50 GB. The engine's state is a little smaller ({state}: exact parameter count, "
-                       "binary units) but so is its headroom ({headroom}), because the full accounting "
-                       "charges the activations of 32K tokens, the fp32 logits of the loss, FSDP's "
-                       "gathered layers and the runtime reserve against the same HBM.")};
+            return {
+                tr("Question 1b: shard the state over the eight ranks"),
+                tr("Full sharding (PyTorch FSDP, ZeRO stage 3) keeps one eighth of the parameters, "
+                   "gradients, master weights and optimizer moments on each rank, and gathers a "
+                   "layer's weights only while that layer runs. The state per rank falls to "
+                   "{state} "
+                   "({state_gb}), which leaves {left} ({left_gb}) of the {hbm} for everything "
+                   "else.\n\n"
+                   "That remainder is not all free. At this plan's peak the engine counts "
+                   "activations "
+                   "{act}, logits and loss {logits}, gathered layers and reduce buffers {comm}, "
+                   "and a "
+                   "runtime reserve of {reserve}. The fullest rank needs {need}: the plan fits "
+                   "with "
+                   "{headroom} to spare."),
+                tr("The case puts the sharded state at about 14 GB per rank and the rest at "
+                   "roughly "
+                   "50 GB. The engine's state is a little smaller ({state}: exact parameter count, "
+                   "binary units) but so is its headroom ({headroom}), because the full accounting "
+                   "charges the activations of 32K tokens, the fp32 logits of the loss, FSDP's "
+                   "gathered layers and the runtime reserve against the same HBM.")};
         }
         if (id == "long-context") {
-            return {tr("Question 1c: what 32K tokens cost, and what each technique buys"),
-                    tr("With full recompute each of the layers keeps only its input for the backward "
-                       "pass: at {seq} tokens that is {act} of activations. The loss costs more: the "
-                       "Hugging Face loss casts the logits to fp32 and keeps their log-softmax, so {seq} "
-                       "tokens times a vocabulary of {vocab} take {logits} at the peak. The fullest rank "
-                       "needs {need} in total.\n\n"
-                       "What each technique does to this plan, as the engine computes it:\n"
-                       "• Activation recompute: without it activations grow to {act_norecompute} and "
-                       "the rank needs {need_norecompute}.\n"
-                       "• Fused (flash) attention: eager attention brings back the score matrices of "
-                       "the layer being computed; the need becomes {need_eager}.\n"
-                       "• Sequence parallelism splits activations over the ranks of a tensor-parallel "
-                       "group: TP 4 x FSDP 2 with SP keeps {act_tp4sp} of activations per rank, "
-                       "{need_tp4sp} in total.\n"
-                       "• Context parallelism: CP 2 x FSDP 4 gives each rank half of every sequence: "
-                       "activations {act_cp2}, total {need_cp2}.\n"
-                       "• Optimizer offload: master weights and moments in host memory bring the need "
-                       "to {need_offload}, paid for with host transfers every step.\n\n"
-                       "Full sharding with recompute and fused attention already fits at 32K; the others "
-                       "are what to reach for when measured peaks come in above the prediction."),
-                    tr("The case names these techniques without sizes. The engine prices each on the "
-                       "same plan, and shows that the fp32 loss ({logits}) outweighs the checkpointed "
-                       "activations ({act}) even at a 32,000-token vocabulary.")};
+            return {
+                tr("Question 1c: what 32K tokens cost, and what each technique buys"),
+                tr("With full recompute each of the layers keeps only its input for the backward "
+                   "pass: at {seq} tokens that is {act} of activations. The loss costs more: the "
+                   "Hugging Face loss casts the logits to fp32 and keeps their log-softmax, so "
+                   "{seq} "
+                   "tokens times a vocabulary of {vocab} take {logits} at the peak. The fullest "
+                   "rank "
+                   "needs {need} in total.\n\n"
+                   "What each technique does to this plan, as the engine computes it:\n"
+                   "• Activation recompute: without it activations grow to {act_norecompute} and "
+                   "the rank needs {need_norecompute}.\n"
+                   "• Fused (flash) attention: eager attention brings back the score matrices of "
+                   "the layer being computed; the need becomes {need_eager}.\n"
+                   "• Sequence parallelism splits activations over the ranks of a tensor-parallel "
+                   "group: TP 4 x FSDP 2 with SP keeps {act_tp4sp} of activations per rank, "
+                   "{need_tp4sp} in total.\n"
+                   "• Context parallelism: CP 2 x FSDP 4 gives each rank half of every sequence: "
+                   "activations {act_cp2}, total {need_cp2}.\n"
+                   "• Optimizer offload: master weights and moments in host memory bring the need "
+                   "to {need_offload}, paid for with host transfers every step.\n\n"
+                   "Full sharding with recompute and fused attention already fits at 32K; the "
+                   "others "
+                   "are what to reach for when measured peaks come in above the prediction."),
+                tr("The case names these techniques without sizes. The engine prices each on the "
+                   "same plan, and shows that the fp32 loss ({logits}) outweighs the checkpointed "
+                   "activations ({act}) even at a 32,000-token vocabulary.")};
         }
         if (id == "shorten") {
-            return {tr("The last resort: shorten sequences to 8K"),
-                    tr("At {seq} tokens per sequence activations drop to {act} and logits and loss to "
-                       "{logits}; the fullest rank needs {need} instead of {need32} at 32K, leaving "
-                       "{headroom}. Memory stops being a question, but the task has changed: every "
-                       "document longer than 8K tokens is cut, and the model never learns to reason "
-                       "across a whole long document, which is what the product needs. Shorten only when "
-                       "no layout fits 32K; here full sharding does."),
-                    {}};
+            return {
+                tr("The last resort: shorten sequences to 8K"),
+                tr("At {seq} tokens per sequence activations drop to {act} and logits and loss to "
+                   "{logits}; the fullest rank needs {need} instead of {need32} at 32K, leaving "
+                   "{headroom}. Memory stops being a question, but the task has changed: every "
+                   "document longer than 8K tokens is cut, and the model never learns to reason "
+                   "across a whole long document, which is what the product needs. Shorten only "
+                   "when "
+                   "no layout fits 32K; here full sharding does."),
+                {}};
         }
         if (id == "tp8") {
-            return {tr("Question 2a: tensor parallelism over all eight NPUs"),
-                    tr("TP 8 splits every weight matrix over the eight NPUs and, with sequence "
-                       "parallelism, the activations between the blocks too; no data parallelism is "
-                       "left. The fullest rank needs {need}, with {act} of activations at the end of the "
-                       "forward pass.\n\n"
-                       "The price is communication inside every layer: an all-gather before and a "
-                       "reduce-scatter after each attention and MLP block, in the forward and in the "
-                       "backward pass. The engine counts {tp_calls} TP collectives per step, each "
-                       "carrying {tp_bytes} and taking {tp_time} on HCCS: {tp_total} per step, of which "
-                       "{tp_exposed} is not hidden behind compute. Predicted: {step} per step for one "
-                       "sequence, {tps} tokens/s."),
-                    tr("The case expects TP's messages to be small and bound by latency at micro-batch "
-                       "1. At 32K tokens they are not: one message holds a whole sequence's hidden "
-                       "states ({tp_bytes}), so its time is bandwidth. The latency argument holds for "
-                       "short sequences.")};
+            return {
+                tr("Question 2a: tensor parallelism over all eight NPUs"),
+                tr("TP 8 splits every weight matrix over the eight NPUs and, with sequence "
+                   "parallelism, the activations between the blocks too; no data parallelism is "
+                   "left. The fullest rank needs {need}, with {act} of activations at the end of "
+                   "the "
+                   "forward pass.\n\n"
+                   "The price is communication inside every layer: an all-gather before and a "
+                   "reduce-scatter after each attention and MLP block, in the forward and in the "
+                   "backward pass. The engine counts {tp_calls} TP collectives per step, each "
+                   "carrying {tp_bytes} and taking {tp_time} on HCCS: {tp_total} per step, of "
+                   "which "
+                   "{tp_exposed} is not hidden behind compute. Predicted: {step} per step for one "
+                   "sequence, {tps} tokens/s."),
+                tr("The case expects TP's messages to be small and bound by latency at micro-batch "
+                   "1. At 32K tokens they are not: one message holds a whole sequence's hidden "
+                   "states ({tp_bytes}), so its time is bandwidth. The latency argument holds for "
+                   "short sequences.")};
         }
         if (id == "fsdp-comm") {
-            return {tr("Question 2b: FSDP's collectives"),
-                    tr("FSDP also communicates layer by layer, but it moves weights, not activations: "
-                       "each layer's parameters are all-gathered before its forward and again before its "
-                       "backward, and its gradients are reduce-scattered afterwards. The engine counts "
-                       "{ag_calls} all-gathers per step of {ag_bytes} each ({ag_time} each on HCCS) and "
-                       "{rs_calls} reduce-scatters; DP communication adds up to {dp_total} per step, "
-                       "{dp_exposed} of it exposed. The step takes {step}, but each of the eight ranks "
-                       "works on its own sequence: {tps} tokens/s, against {tps_tp8} for TP 8. The "
-                       "fullest rank needs {need} here and {need_tp8} under TP 8.\n\n"
-                       "FSDP's messages do not grow with the sequence, TP's do; FSDP's grow with the "
-                       "model instead, and each layer's all-gather can run while the previous layer "
-                       "computes."),
-                    {}};
+            return {
+                tr("Question 2b: FSDP's collectives"),
+                tr("FSDP also communicates layer by layer, but it moves weights, not activations: "
+                   "each layer's parameters are all-gathered before its forward and again before "
+                   "its "
+                   "backward, and its gradients are reduce-scattered afterwards. The engine counts "
+                   "{ag_calls} all-gathers per step of {ag_bytes} each ({ag_time} each on HCCS) "
+                   "and "
+                   "{rs_calls} reduce-scatters; DP communication adds up to {dp_total} per step, "
+                   "{dp_exposed} of it exposed. The step takes {step}, but each of the eight ranks "
+                   "works on its own sequence: {tps} tokens/s, against {tps_tp8} for TP 8. The "
+                   "fullest rank needs {need} here and {need_tp8} under TP 8.\n\n"
+                   "FSDP's messages do not grow with the sequence, TP's do; FSDP's grow with the "
+                   "model instead, and each layer's all-gather can run while the previous layer "
+                   "computes."),
+                {}};
         }
         if (id == "hybrid") {
-            return {tr("Question 2c: the middle ground, TP 4 x FSDP 2"),
-                    tr("Tensor parallelism inside groups of four NPUs and full sharding across the two "
-                       "groups halves TP's group and keeps FSDP for the model state. The fullest rank "
-                       "needs {need} with {act} of activations; exposed TP communication {tp_exposed}, "
-                       "exposed DP communication {dp_exposed}, predicted step {step} for two sequences, "
-                       "{tps} tokens/s. It is the fallback "
-                       "when activations rather than state limit FSDP and TP 8's collectives prove too "
-                       "slow."),
-                    {}};
+            return {
+                tr("Question 2c: the middle ground, TP 4 x FSDP 2"),
+                tr("Tensor parallelism inside groups of four NPUs and full sharding across the two "
+                   "groups halves TP's group and keeps FSDP for the model state. The fullest rank "
+                   "needs {need} with {act} of activations; exposed TP communication {tp_exposed}, "
+                   "exposed DP communication {dp_exposed}, predicted step {step} for two "
+                   "sequences, "
+                   "{tps} tokens/s. It is the fallback "
+                   "when activations rather than state limit FSDP and TP 8's collectives prove too "
+                   "slow."),
+                {}};
         }
         if (id == "evidence") {
-            return {tr("Question 2: what to deploy first, and what evidence changes it"),
-                    tr("Start with FSDP full sharding, recompute and fused attention: it fits with "
-                       "{headroom} to spare, leaves the model code unchanged and is the simplest to "
-                       "validate. Predicted step {step} with {comm_exposed} of exposed communication, "
-                       "{tps} tokens/s; TP 8 is predicted at {tps_tp8} tokens/s and TP 4 x FSDP 2 at "
-                       "{tps_hybrid}, because they expose their per-layer collectives while FSDP hides "
-                       "its all-gathers behind compute. Then measure on "
-                       "the node and hold the measurements against these predictions:\n"
-                       "• HCCL time in the profiler trace: when exposed collective time is a large "
-                       "share of the step, the layout is bound by communication.\n"
-                       "• All-gather latency per layer: predicted {ag_time} against {layer_compute} "
-                       "of compute per layer. If the measured all-gather takes longer than a layer's "
-                       "compute, prefetching cannot hide it, and TP or the hybrid moves less weight "
-                       "traffic.\n"
-                       "• Per-layer memory: predicted activations {act} in all. If the measured peak "
-                       "leaves too little headroom, add SP through the hybrid, context parallelism or "
-                       "offload.\n"
-                       "• Step time: a large gap between measured and predicted is a reason to "
-                       "calibrate the device profile with the kernel runner before choosing.\n"
-                       "The choice follows the traces, not the parameter count."),
-                    tr("These predictions rest on the device profile's HCCS bandwidth, efficiency and "
-                       "latency, each listed with its source; measurements from the node replace "
-                       "them.")};
+            return {
+                tr("Question 2: what to deploy first, and what evidence changes it"),
+                tr("Start with FSDP full sharding, recompute and fused attention: it fits with "
+                   "{headroom} to spare, leaves the model code unchanged and is the simplest to "
+                   "validate. Predicted step {step} with {comm_exposed} of exposed communication, "
+                   "{tps} tokens/s; TP 8 is predicted at {tps_tp8} tokens/s and TP 4 x FSDP 2 at "
+                   "{tps_hybrid}, because they expose their per-layer collectives while FSDP hides "
+                   "its all-gathers behind compute. Then measure on "
+                   "the node and hold the measurements against these predictions:\n"
+                   "• HCCL time in the profiler trace: when exposed collective time is a large "
+                   "share of the step, the layout is bound by communication.\n"
+                   "• All-gather latency per layer: predicted {ag_time} against {layer_compute} "
+                   "of compute per layer. If the measured all-gather takes longer than a layer's "
+                   "compute, prefetching cannot hide it, and TP or the hybrid moves less weight "
+                   "traffic.\n"
+                   "• Per-layer memory: predicted activations {act} in all. If the measured peak "
+                   "leaves too little headroom, add SP through the hybrid, context parallelism or "
+                   "offload.\n"
+                   "• Step time: a large gap between measured and predicted is a reason to "
+                   "calibrate the device profile with the kernel runner before choosing.\n"
+                   "The choice follows the traces, not the parameter count."),
+                tr("These predictions rest on the device profile's HCCS bandwidth, efficiency and "
+                   "latency, each listed with its source; measurements from the node replace "
+                   "them.")};
         }
         return {};
     }
@@ -178,20 +211,26 @@ public:
     {
         if (id == "smallest-64k") {
             return {tr("Exercise 1: the smallest layout for 64K tokens"),
-                    tr("The sequence length is now 65,536 tokens. The layouts below are listed from the "
-                       "least change to how the model runs to the most. Which is the first that fits on "
-                       "the eight NPUs with at least 10 % of the HBM to spare, for measured peaks above "
+                    tr("The sequence length is now 65,536 tokens. The layouts below are listed "
+                       "from the "
+                       "least change to how the model runs to the most. Which is the first that "
+                       "fits on "
+                       "the eight NPUs with at least 10 % of the HBM to spare, for measured peaks "
+                       "above "
                        "the prediction? Answer with its label, or \"none\".")};
         }
         if (id == "vocab-152k-logits") {
-            return {tr("Exercise 2: a 152K vocabulary"),
-                    tr("Give the model a vocabulary of 152,064 tokens (Qwen2.5's), keeping full sharding "
-                       "at 32K. How many GiB do logits and loss take on the fullest rank at its peak? "
-                       "(within 5 %)")};
+            return {
+                tr("Exercise 2: a 152K vocabulary"),
+                tr("Give the model a vocabulary of 152,064 tokens (Qwen2.5's), keeping full "
+                   "sharding "
+                   "at 32K. How many GiB do logits and loss take on the fullest rank at its peak? "
+                   "(within 5 %)")};
         }
         if (id == "vocab-152k-fits") {
             return {tr("Exercise 3: does it still fit?"),
-                    tr("With the 152K vocabulary, does the full-sharding 32K plan still fit? Answer yes "
+                    tr("With the 152K vocabulary, does the full-sharding 32K plan still fit? "
+                       "Answer yes "
                        "or no.")};
         }
         return {};

@@ -41,8 +41,8 @@ ReportPlan loadCase(const QString &name)
 QString pdfText(const QString &path)
 {
     QProcess p;
-    p.start(QStringLiteral("pdftotext"), {QStringLiteral("-enc"), QStringLiteral("UTF-8"), path,
-                                          QStringLiteral("-")});
+    p.start(QStringLiteral("pdftotext"),
+            {QStringLiteral("-enc"), QStringLiteral("UTF-8"), path, QStringLiteral("-")});
     if (!p.waitForFinished(30000) || p.exitCode() != 0)
         return {};
     return QString::fromUtf8(p.readAllStandardOutput()).simplified();
@@ -59,7 +59,8 @@ QString pdfInfo(const QString &path)
 
 int pageCount(const QString &info)
 {
-    const QRegularExpressionMatch m = QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)")).match(info);
+    const QRegularExpressionMatch m =
+        QRegularExpression(QStringLiteral("Pages:\\s+(\\d+)")).match(info);
     return m.hasMatch() ? m.captured(1).toInt() : -1;
 }
 
@@ -71,9 +72,9 @@ double fullestNeed(const Estimate &e)
     return need;
 }
 
-const QStringList kCases{QStringLiteral("hcie-ai-ddp.plan.json"), QStringLiteral("hcie-ai-fsdp.plan.json"),
-                         QStringLiteral("hcie-ai-tp8.plan.json"),
-                         QStringLiteral("hcie-ai-tp4-fsdp2.plan.json")};
+const QStringList kCases{
+    QStringLiteral("hcie-ai-ddp.plan.json"), QStringLiteral("hcie-ai-fsdp.plan.json"),
+    QStringLiteral("hcie-ai-tp8.plan.json"), QStringLiteral("hcie-ai-tp4-fsdp2.plan.json")};
 
 std::vector<ReportPlan> fourPlans()
 {
@@ -120,13 +121,15 @@ private Q_SLOTS:
         const ReportPlan rp = loadCase(file);
         const QString out = path(file + QStringLiteral(".pdf"));
         QString error;
-        QVERIFY2(writePdfReport(out, {rp}, Catalog::builtin(), m_options, &error), qPrintable(error));
+        QVERIFY2(writePdfReport(out, {rp}, Catalog::builtin(), m_options, &error),
+                 qPrintable(error));
         const QString text = pdfText(out);
         QVERIFY(!text.isEmpty());
 
         const Estimate e = estimate(rp.plan, Catalog::builtin());
         QVERIFY(text.contains(qs(rp.plan.name)));
-        QVERIFY(text.contains(e.memory.fits ? QStringLiteral("Fits") : QStringLiteral("Does not fit")));
+        QVERIFY(
+            text.contains(e.memory.fits ? QStringLiteral("Fits") : QStringLiteral("Does not fit")));
         for (const RankMemory &r : e.memory.ranks) {
             const double need = r.peak_bytes + r.reserve.total();
             QVERIFY2(text.contains(qs(formatGiB(need))), qPrintable(qs(formatGiB(need))));
@@ -143,12 +146,14 @@ private Q_SLOTS:
         // Collectives and step time, as the engine estimates them.
         for (const Collective &c : e.communication) {
             QVERIFY(text.contains(qs(c.collective)));
-            QVERIFY2(text.contains(qs(formatSeconds(c.time_s))), qPrintable(qs(formatSeconds(c.time_s))));
+            QVERIFY2(text.contains(qs(formatSeconds(c.time_s))),
+                     qPrintable(qs(formatSeconds(c.time_s))));
             QVERIFY(text.contains(qs(formatBytes(c.bytes))));
         }
         if (e.step.step_s > 0) {
             QVERIFY(text.contains(qs(formatSeconds(e.step.step_s))));
-            QVERIFY(text.contains(qs(formatFixed(e.step.tokens_per_s, 0)) + QStringLiteral(" tokens/s")));
+            QVERIFY(text.contains(qs(formatFixed(e.step.tokens_per_s, 0)) +
+                                  QStringLiteral(" tokens/s")));
         }
         QVERIFY(text.contains(QStringLiteral("Ascend 910B2")));
         QVERIFY(text.contains(QStringLiteral("Formula")));
@@ -243,7 +248,8 @@ private Q_SLOTS:
     void benchmarkFourPlans()
     {
         const std::vector<ReportPlan> plans = fourPlans();
-        QBENCHMARK {
+        QBENCHMARK
+        {
             const QByteArray pdf = pdfReportBytes(plans, Catalog::builtin(), m_options);
             QVERIFY(!pdf.isEmpty());
         }
@@ -270,19 +276,23 @@ private Q_SLOTS:
         QTest::addColumn<QStringList>("args");
         QTest::addColumn<int>("exit");
         const QString plan = casePath(kCases.at(0));
-        QTest::addRow("no output") << QStringList{QStringLiteral("report"), plan} << int(cli::ExitBadInput);
-        QTest::addRow("no plan") << QStringList{QStringLiteral("report"), QStringLiteral("-o"), QStringLiteral("x.pdf")}
+        QTest::addRow("no output")
+            << QStringList{QStringLiteral("report"), plan} << int(cli::ExitBadInput);
+        QTest::addRow("no plan") << QStringList{QStringLiteral("report"), QStringLiteral("-o"),
+                                                QStringLiteral("x.pdf")}
                                  << int(cli::ExitBadInput);
-        QTest::addRow("bad page") << QStringList{QStringLiteral("report"), plan, QStringLiteral("-o"),
-                                                 QStringLiteral("x.pdf"), QStringLiteral("--page"),
-                                                 QStringLiteral("a3")}
+        QTest::addRow("bad page") << QStringList{QStringLiteral("report"), plan,
+                                                 QStringLiteral("-o"),     QStringLiteral("x.pdf"),
+                                                 QStringLiteral("--page"), QStringLiteral("a3")}
                                   << int(cli::ExitBadInput);
-        QTest::addRow("missing plan") << QStringList{QStringLiteral("report"), QStringLiteral("/no/such.plan.json"),
-                                                     QStringLiteral("-o"), QStringLiteral("x.pdf")}
-                                      << int(cli::ExitBadInput);
-        QTest::addRow("unwritable") << QStringList{QStringLiteral("report"), plan, QStringLiteral("-o"),
-                                                   QStringLiteral("/no/such/dir/x.pdf")}
-                                    << int(cli::ExitFailure);
+        QTest::addRow("missing plan")
+            << QStringList{QStringLiteral("report"), QStringLiteral("/no/such.plan.json"),
+                           QStringLiteral("-o"), QStringLiteral("x.pdf")}
+            << int(cli::ExitBadInput);
+        QTest::addRow("unwritable")
+            << QStringList{QStringLiteral("report"), plan, QStringLiteral("-o"),
+                           QStringLiteral("/no/such/dir/x.pdf")}
+            << int(cli::ExitFailure);
     }
 
     void cliErrors()
@@ -303,7 +313,8 @@ private Q_SLOTS:
         QVERIFY(!writePdfReport(QStringLiteral("/no/such/dir/x.pdf"), {loadCase(kCases.at(0))},
                                 Catalog::builtin(), m_options, &error));
         QVERIFY(!error.isEmpty());
-        QVERIFY(!writePdfReport(path(QStringLiteral("empty.pdf")), {}, Catalog::builtin(), m_options, &error));
+        QVERIFY(!writePdfReport(path(QStringLiteral("empty.pdf")), {}, Catalog::builtin(),
+                                m_options, &error));
         QVERIFY(!QFile::exists(path(QStringLiteral("empty.pdf"))));
     }
 };

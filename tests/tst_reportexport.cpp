@@ -41,13 +41,16 @@ private Q_SLOTS:
         // With the four case plans pinned, the current one is not repeated: four plans.
         QVERIFY(window.comparePanel()->pinCases() > 0);
         const QString four = dir.filePath(QStringLiteral("four.pdf"));
-        QVERIFY2(ReportExport::exportTo(window, four, QPageSize::Letter, &error), qPrintable(error));
+        QVERIFY2(ReportExport::exportTo(window, four, QPageSize::Letter, &error),
+                 qPrintable(error));
         p.start(QStringLiteral("pdftotext"), {four, QStringLiteral("-")});
         QVERIFY(p.waitForFinished(30000));
         text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
-        QVERIFY2(text.contains(QStringLiteral("Comparison of 4 plans")), qPrintable(text.left(300)));
+        QVERIFY2(text.contains(QStringLiteral("Comparison of 4 plans")),
+                 qPrintable(text.left(300)));
 
-        QVERIFY(!ReportExport::exportTo(window, QStringLiteral("/no/such/dir/x.pdf"), QPageSize::A4, &error));
+        QVERIFY(!ReportExport::exportTo(window, QStringLiteral("/no/such/dir/x.pdf"), QPageSize::A4,
+                                        &error));
         QVERIFY(!error.isEmpty());
     }
 };

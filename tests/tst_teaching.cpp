@@ -75,8 +75,8 @@ double expected(const nlohmann::json &cite, const Plan &plan)
     else if (phase == "optimizer_step")
         ph = Phase::OptimizerStep;
     const Breakdown &b = f.rank->phases[size_t(ph)];
-    const double state = b[Component::Parameters] + b[Component::Gradients] + b[Component::MasterWeights] +
-                         b[Component::OptimizerStates];
+    const double state = b[Component::Parameters] + b[Component::Gradients] +
+                         b[Component::MasterWeights] + b[Component::OptimizerStates];
     if (q == "parameters")
         return double(countParameters(plan.model).total);
     if (q == "seq_len")
@@ -175,8 +175,9 @@ private Q_SLOTS:
     {
         QCOMPARE(m_lesson.id, std::string("hcie-ai-32k"));
         QVERIFY(!m_lesson.title.isEmpty());
-        const std::vector<std::string> ids{"scenario", "ddp-state", "full-sharding", "long-context", "shorten",
-                                           "tp8", "fsdp-comm", "hybrid", "evidence"};
+        const std::vector<std::string> ids{"scenario",     "ddp-state", "full-sharding",
+                                           "long-context", "shorten",   "tp8",
+                                           "fsdp-comm",    "hybrid",    "evidence"};
         QCOMPARE(m_lesson.steps.size(), ids.size());
         for (size_t i = 0; i < ids.size(); ++i) {
             QCOMPARE(m_lesson.steps[i].id, ids[i]);
@@ -192,7 +193,8 @@ private Q_SLOTS:
         const nlohmann::json j = lessonJson();
         for (size_t i = 0; i < m_lesson.steps.size(); ++i) {
             const nlohmann::json &s = j["steps"][i];
-            const Plan want = patch(readCase(s["plan"]), s.value("patch", nlohmann::json::object()));
+            const Plan want =
+                patch(readCase(s["plan"]), s.value("patch", nlohmann::json::object()));
             QCOMPARE(planToJson(m_lesson.steps[i].plan).dump(), planToJson(want).dump());
         }
     }
@@ -216,7 +218,8 @@ private Q_SLOTS:
     {
         QFETCH(int, stepIndex);
         QFETCH(QString, key);
-        const nlohmann::json cite = lessonJson()["steps"][size_t(stepIndex)]["cite"][key.toStdString()];
+        const nlohmann::json cite =
+            lessonJson()["steps"][size_t(stepIndex)]["cite"][key.toStdString()];
         const LessonStep &s = m_lesson.steps[size_t(stepIndex)];
         const Citation *c = s.citation(key.toStdString());
         QVERIFY(c);
@@ -288,7 +291,8 @@ private Q_SLOTS:
         }
         QCOMPARE(x1.margin, 0.1);
         QCOMPARE(x1.correctChoice(), first);
-        const QString right = first < x1.choices.size() ? x1.choices.at(first) : QStringLiteral("none");
+        const QString right =
+            first < x1.choices.size() ? x1.choices.at(first) : QStringLiteral("none");
         QVERIFY(x1.check(right).correct);
         QVERIFY(x1.check(right.toLower()).correct);
         const QString wrong = first == 0 ? QStringLiteral("none") : x1.choices.at(0);
@@ -305,7 +309,8 @@ private Q_SLOTS:
         QCOMPARE(x2.answerCitation.value, logits);
         QVERIFY(logits > cited("long-context", "logits") * 4);
         QVERIFY(x2.check(QString::number(logits / kGiB, 'f', 2)).correct);
-        QVERIFY(x2.check(QString::number(logits / kGiB * 1.03, 'f', 2) + QStringLiteral(" GiB")).correct);
+        QVERIFY(x2.check(QString::number(logits / kGiB * 1.03, 'f', 2) + QStringLiteral(" GiB"))
+                    .correct);
         QVERIFY(!x2.check(QString::number(logits / kGiB * 0.5, 'f', 2)).correct);
         QVERIFY(!x2.check(QStringLiteral("many")).correct);
 
@@ -315,7 +320,8 @@ private Q_SLOTS:
         QCOMPARE(x3.fits, e2.memory.fits);
         QVERIFY(x3.check(e2.memory.fits ? QStringLiteral("yes") : QStringLiteral("no")).correct);
         QVERIFY(!x3.check(e2.memory.fits ? QStringLiteral("no") : QStringLiteral("yes")).correct);
-        QVERIFY(x3.check(QStringLiteral("yes")).feedback.contains(QString::fromStdString(formatGiB(f2.need))));
+        QVERIFY(x3.check(QStringLiteral("yes"))
+                    .feedback.contains(QString::fromStdString(formatGiB(f2.need))));
     }
 
     /// SHARDSCOPE_DUMP_LESSON=1 prints the lesson as a reader sees it.
@@ -329,8 +335,9 @@ private Q_SLOTS:
                 qInfo().noquote() << "  " << QString::fromStdString(c.key) << ":" << c.formula;
         }
         for (const Exercise &x : m_lesson.exercises)
-            qInfo().noquote() << "\n##" << x.title << "\n" << x.question << x.choices.join(QStringLiteral(" | "))
-                              << "\n" << x.check(QStringLiteral("yes")).feedback;
+            qInfo().noquote() << "\n##" << x.title << "\n"
+                              << x.question << x.choices.join(QStringLiteral(" | ")) << "\n"
+                              << x.check(QStringLiteral("yes")).feedback;
     }
 
     void brokenLessonIsRejected()

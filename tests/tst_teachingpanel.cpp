@@ -58,7 +58,8 @@ private Q_SLOTS:
         QStringList menus;
         for (QAction *a : bench.window()->menuBar()->actions())
             menus << a->text();
-        QVERIFY2(menus.contains(QStringLiteral("文件(&F)")), qPrintable(menus.join(QLatin1Char(' '))));
+        QVERIFY2(menus.contains(QStringLiteral("文件(&F)")),
+                 qPrintable(menus.join(QLatin1Char(' '))));
         LanguageMenu::choose(QStringLiteral("en"));
         bench.rebuild();
         menus.clear();
@@ -102,11 +103,12 @@ private Q_SLOTS:
         const Exercise &x = panel.lesson().exercises.at(0);
         QCOMPARE(planToJson(doc.plan()), planToJson(x.plan));
         const QString right = x.correctChoice() < x.choices.size() ? x.choices.at(x.correctChoice())
-                                                                    : QStringLiteral("none");
+                                                                   : QStringLiteral("none");
         QVERIFY(panel.checkAnswer(right).correct);
         panel.showItem(first + 2);
         const Exercise &fits = panel.lesson().exercises.at(2);
-        QVERIFY(panel.checkAnswer(fits.fits ? QStringLiteral("yes") : QStringLiteral("no")).correct);
+        QVERIFY(
+            panel.checkAnswer(fits.fits ? QStringLiteral("yes") : QStringLiteral("no")).correct);
     }
 
     void languageChangeKeepsTheStep()

@@ -75,7 +75,8 @@ TsStats readTs(const QString &path)
 
 QString tsPath()
 {
-    return qEnvironmentVariable("SHARDSCOPE_SOURCE_DIR") + QStringLiteral("/translations/shardscope_zh_CN.ts");
+    return qEnvironmentVariable("SHARDSCOPE_SOURCE_DIR") +
+           QStringLiteral("/translations/shardscope_zh_CN.ts");
 }
 
 } // namespace
@@ -105,15 +106,17 @@ private Q_SLOTS:
         const QString src = qEnvironmentVariable("SHARDSCOPE_SOURCE_DIR");
         QProcess p;
         p.setWorkingDirectory(src);
-        p.start(lupdate, {QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral("widgets"),
-                          QStringLiteral("report"), QStringLiteral("teaching"), QStringLiteral("app"),
-                          QStringLiteral("-ts"), copy});
+        p.start(lupdate,
+                {QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral("widgets"),
+                 QStringLiteral("report"), QStringLiteral("teaching"), QStringLiteral("app"),
+                 QStringLiteral("-ts"), copy});
         QVERIFY(p.waitForFinished(120000));
         QCOMPARE(p.exitCode(), 0);
         const TsStats st = readTs(copy);
-        QVERIFY2(st.problems.isEmpty(), qPrintable(QStringLiteral("run the update_translations target and "
-                                                                  "translate:\n") +
-                                                   st.problems.join(QLatin1Char('\n'))));
+        QVERIFY2(st.problems.isEmpty(),
+                 qPrintable(QStringLiteral("run the update_translations target and "
+                                           "translate:\n") +
+                            st.problems.join(QLatin1Char('\n'))));
     }
 
     void switchesAtRunTime()

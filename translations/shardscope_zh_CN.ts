@@ -1643,8 +1643,8 @@ measured beside predicted.
         <translation>假设：</translation>
     </message>
     <message>
-        <source>ranks 0 to %1, left to right (hover a bar for its rank)</source>
-        <translation>rank 0 到 %1，从左到右（悬停柱形可查看其 rank）</translation>
+        <source>%1: ranks 0-%2, left to right (hover a bar for its rank)</source>
+        <translation>%1：rank 0-%2，从左到右（悬停柱形可查看其 rank）</translation>
     </message>
 </context>
 <context>

@@ -1,8 +1,7 @@
 #include "languagemenu.h"
 
-#include "settingvalue.h"
-
 #include "i18n/language.h"
+#include "settingvalue.h"
 
 #include <QActionGroup>
 #include <QEvent>

@@ -4,7 +4,6 @@
 #include "comparisonmodel.h"
 #include "mainwindow.h"
 #include "plandocument.h"
-
 #include "report/pdfreport.h"
 
 #include <QDir>
@@ -18,7 +17,8 @@ namespace shardscope {
 
 QPageSize::PageSizeId ReportExport::defaultPageSize()
 {
-    return QLocale().measurementSystem() == QLocale::ImperialUSSystem ? QPageSize::Letter : QPageSize::A4;
+    return QLocale().measurementSystem() == QLocale::ImperialUSSystem ? QPageSize::Letter
+                                                                      : QPageSize::A4;
 }
 
 bool ReportExport::exportTo(MainWindow &window, const QString &path, QPageSize::PageSizeId pageSize,
@@ -43,12 +43,14 @@ void ReportExport::install(MainWindow &window)
     MainWindow *w = &window;
     window.addExportAction(tr("PDF report..."), [w] {
         QString suggested = w->document()->filePath();
-        suggested = suggested.isEmpty() ? tr("plan-report.pdf")
-                                        : QFileInfo(suggested).path() + QLatin1Char('/') +
-                                              QFileInfo(suggested).completeBaseName().remove(QStringLiteral(".plan")) +
-                                              QStringLiteral(".pdf");
-        const QString path =
-            QFileDialog::getSaveFileName(w, tr("Export PDF report"), suggested, tr("PDF documents (*.pdf)"));
+        suggested =
+            suggested.isEmpty()
+                ? tr("plan-report.pdf")
+                : QFileInfo(suggested).path() + QLatin1Char('/') +
+                      QFileInfo(suggested).completeBaseName().remove(QStringLiteral(".plan")) +
+                      QStringLiteral(".pdf");
+        const QString path = QFileDialog::getSaveFileName(w, tr("Export PDF report"), suggested,
+                                                          tr("PDF documents (*.pdf)"));
         if (path.isEmpty())
             return;
         QString error;

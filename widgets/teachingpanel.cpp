@@ -1,9 +1,8 @@
 #include "teachingpanel.h"
 
-#include "plandocument.h"
-
 #include "core/catalog.h"
 #include "core/errors.h"
+#include "plandocument.h"
 
 #include <QComboBox>
 #include <QDockWidget>
@@ -28,10 +27,12 @@ QString html(const QString &text)
 } // namespace
 
 TeachingPanel::TeachingPanel(PlanDocument *document, QWidget *parent)
-    : QWidget(parent), m_document(document), m_title(new QLabel(this)), m_list(new QListWidget(this)),
-      m_text(new QTextBrowser(this)), m_previous(new QPushButton(this)), m_next(new QPushButton(this)),
+    : QWidget(parent), m_document(document), m_title(new QLabel(this)),
+      m_list(new QListWidget(this)), m_text(new QTextBrowser(this)),
+      m_previous(new QPushButton(this)), m_next(new QPushButton(this)),
       m_answerRow(new QWidget(this)), m_choices(new QComboBox(m_answerRow)),
-      m_answer(new QLineEdit(m_answerRow)), m_check(new QPushButton(m_answerRow)), m_feedback(new QLabel(this))
+      m_answer(new QLineEdit(m_answerRow)), m_check(new QPushButton(m_answerRow)),
+      m_feedback(new QLabel(this))
 {
     setObjectName(QStringLiteral("TeachingPanel"));
     m_title->setWordWrap(true);
@@ -157,10 +158,11 @@ void TeachingPanel::render()
         return;
     }
     if (m_current < 0) {
-        m_text->setHtml(QStringLiteral("<p>%1</p>")
-                            .arg(html(tr("A guided walkthrough of the HCIE-AI case. Each step puts its "
-                                         "plan in the workbench (undo returns to yours) and cites the "
-                                         "engine's numbers with their formulas. Choose a step to begin."))));
+        m_text->setHtml(
+            QStringLiteral("<p>%1</p>")
+                .arg(html(tr("A guided walkthrough of the HCIE-AI case. Each step puts its "
+                             "plan in the workbench (undo returns to yours) and cites the "
+                             "engine's numbers with their formulas. Choose a step to begin."))));
         return;
     }
     QString out;
@@ -169,9 +171,11 @@ void TeachingPanel::render()
         out += QStringLiteral("<h3>%1</h3><p>%2</p>").arg(html(s.title), html(s.body));
         if (!s.note.isEmpty()) {
             out += QStringLiteral("<p><b>%1</b><br>%2</p>")
-                       .arg(html(tr("Where the case's rough accounting and the engine differ")), html(s.note));
+                       .arg(html(tr("Where the case's rough accounting and the engine differ")),
+                            html(s.note));
         }
-        out += QStringLiteral("<p><b>%1</b></p><table cellspacing=\"2\">").arg(html(tr("The numbers and their formulas")));
+        out += QStringLiteral("<p><b>%1</b></p><table cellspacing=\"2\">")
+                   .arg(html(tr("The numbers and their formulas")));
         for (const Citation &c : s.citations) {
             out += QStringLiteral("<tr><td><b>%1</b></td><td><small>%2</small></td></tr>")
                        .arg(html(c.text), html(c.formula));

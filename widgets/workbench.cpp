@@ -34,7 +34,8 @@ void Workbench::build()
     const QList<QAction *> menus = w.menuBar()->actions();
     w.menuBar()->insertMenu(menus.isEmpty() ? nullptr : menus.last(), language);
     // Queued: the menu belongs to the window that is replaced.
-    connect(language, &LanguageMenu::languageChosen, this, &Workbench::rebuild, Qt::QueuedConnection);
+    connect(language, &LanguageMenu::languageChosen, this, &Workbench::rebuild,
+            Qt::QueuedConnection);
     for (const auto &setup : m_setups)
         setup(w);
 }

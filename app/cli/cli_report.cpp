@@ -1,7 +1,6 @@
 // `shardscope-cli report`: the PDF plan report, rendered headless by the same code as the GUI's
 // File > Export PDF.
 #include "cli.h"
-
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "i18n/language.h"
@@ -108,7 +107,8 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
     std::vector<ReportPlan> plans;
     for (const std::string &file : files) {
         try {
-            plans.push_back({parsePlanText(readFile(file), cat), QFileInfo(QString::fromStdString(file)).fileName()});
+            plans.push_back({parsePlanText(readFile(file), cat),
+                             QFileInfo(QString::fromStdString(file)).fileName()});
         } catch (const PlanError &e) {
             err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
             return ExitBadInput;
@@ -127,7 +127,8 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
     ReportOptions options;
     options.pageSize = page == "letter" ? QPageSize::Letter : QPageSize::A4;
     QString error;
-    const bool written = writePdfReport(QString::fromStdString(output), plans, cat, options, &error);
+    const bool written =
+        writePdfReport(QString::fromStdString(output), plans, cat, options, &error);
     if (!lang.empty())
         setLanguage(previous);
     if (!written) {

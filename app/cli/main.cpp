@@ -1,5 +1,4 @@
 #include "cli.h"
-
 #include "i18n/language.h"
 
 #include <QCoreApplication>
