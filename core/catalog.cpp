@@ -102,9 +102,36 @@ const Catalog &Catalog::builtin()
             throw PlanError("data directory",
                             "cannot find ShardScope's data (models/, devices/, frameworks/); set "
                             "SHARDSCOPE_DATA_DIR");
-        return Catalog::load(dir);
+        Catalog c = Catalog::load(dir);
+        c.loadUserDevices(userDevicesDir());
+        return c;
     }();
     return instance;
+}
+
+void Catalog::loadUserDevices(const std::string &dir)
+{
+    if (dir.empty())
+        return;
+    forEachJson(fs::path(dir), [&](const fs::path &file, const json &j) {
+        try {
+            DeviceProfile d = deviceFromJson(j);
+            m_devices[d.id] = d;
+        } catch (const PlanError &e) {
+            throw PlanError(file.string(), e.what());
+        }
+    });
+}
+
+std::string userDevicesDir()
+{
+    if (const char *env = std::getenv("SHARDSCOPE_USER_DEVICES"); env && *env)
+        return env;
+    if (const char *xdg = std::getenv("XDG_DATA_HOME"); xdg && *xdg)
+        return (fs::path(xdg) / "shardscope" / "devices").string();
+    if (const char *home = std::getenv("HOME"); home && *home)
+        return (fs::path(home) / ".local" / "share" / "shardscope" / "devices").string();
+    return {};
 }
 
 const ModelShape *Catalog::model(const std::string &id) const

@@ -18,6 +18,10 @@ public:
     /// Reads <dir>/models, <dir>/devices and <dir>/frameworks. Throws PlanError naming the
     /// file and field of a broken entry.
     static Catalog load(const std::string &dataDir);
+    /// Adds the device profiles (*.json) of `dir`, replacing built-in ones with the same id:
+    /// user-defined profiles and those the kernel runner calibrated. A missing folder adds
+    /// nothing; a broken file throws PlanError naming it.
+    void loadUserDevices(const std::string &dir);
     /// The catalog of the located data directory, loaded once (thread-safe).
     static const Catalog &builtin();
 
@@ -44,5 +48,9 @@ private:
 /// the directory the running executable is installed under (so relocated installs work), else
 /// the configured install prefix, else the source tree's resources/. Empty when none exists.
 std::string locateDataDir();
+
+/// Where user-defined and calibrated device profiles live: $SHARDSCOPE_USER_DEVICES, else
+/// $XDG_DATA_HOME/shardscope/devices, else ~/.local/share/shardscope/devices.
+std::string userDevicesDir();
 
 } // namespace shardscope

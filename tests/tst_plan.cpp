@@ -5,6 +5,7 @@
 #include "testdata.h"
 
 #include <QFile>
+#include <QTemporaryDir>
 #include <QTest>
 #include <nlohmann/json.hpp>
 
@@ -152,6 +153,42 @@ private slots:
             QCOMPARE(QString::fromStdString(e.field()), field);
             QVERIFY2(QString::fromStdString(e.rule()).contains(ruleHint),
                      qPrintable(QString::fromStdString(e.rule())));
+        }
+    }
+
+    // A user-defined or calibrated device profile is found by id and used by the engine.
+    void userDeviceProfiles()
+    {
+        QTemporaryDir dir;
+        json dev = json::parse(R"({"id": "h200-mine", "name": "H200 calibrated", "vendor": "nvidia",
+            "hbm_bytes": 107374182400, "context_reserve_bytes": 1073741824,
+            "comm_buffer_bytes_per_group": 268435456,
+            "peak_flops": {"bf16": 7.4e14, "fp32": 5.0e13}, "hbm_bandwidth": 4.18e12,
+            "intra_node": {"kind": "nvlink", "bandwidth": 4.5e11, "latency": 8e-6, "efficiency": 0.8},
+            "inter_node": {"kind": "infiniband", "bandwidth": 5e10, "latency": 1.5e-5, "efficiency": 0.85}})");
+        QFile f(dir.filePath(QStringLiteral("h200-mine.json")));
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(QByteArray::fromStdString(dev.dump()));
+        f.close();
+        Catalog cat = Catalog::load(Catalog::builtin().dataDir());
+        cat.loadUserDevices(dir.path().toStdString());
+        json j = casePlan();
+        j["cluster"]["device"] = "h200-mine";
+        const Plan p = parsePlan(j, cat);
+        QCOMPARE(cat.device("h200-mine")->hbm_bytes, 107374182400.0);
+        QCOMPARE(cat.device("h200-mine")->context_reserve_bytes, 1073741824.0);
+        QVERIFY(p.cluster.device == "h200-mine");
+
+        QFile broken(dir.filePath(QStringLiteral("zz-broken.json")));
+        QVERIFY(broken.open(QIODevice::WriteOnly));
+        broken.write("{\"id\": \"x\"}");
+        broken.close();
+        Catalog again = Catalog::load(Catalog::builtin().dataDir());
+        try {
+            again.loadUserDevices(dir.path().toStdString());
+            QFAIL("accepted a broken profile");
+        } catch (const PlanError &e) {
+            QVERIFY(QString::fromStdString(e.what()).contains(QStringLiteral("zz-broken.json")));
         }
     }
 
