@@ -2464,4 +2464,11 @@ Not possible now: %2</source>
         <translation>否</translation>
     </message>
 </context>
+<context>
+    <name>shardscope::Workbench</name>
+    <message>
+        <source>Kernel runner</source>
+        <translation>算子基准测试</translation>
+    </message>
+</context>
 </TS>

@@ -4,6 +4,7 @@
 #include "mainwindow.h"
 #include "plandocument.h"
 #include "reportexport.h"
+#include "runnerpanel.h"
 #include "teachingpanel.h"
 
 #include <QMenuBar>
@@ -30,6 +31,12 @@ void Workbench::build()
     MainWindow &w = *m_window;
     ReportExport::install(w);
     w.addPanel(new TeachingPanel(w.document()), TeachingPanel::title(), Qt::RightDockWidgetArea);
+    // The kernel runner measures the current plan: it follows every edit of the document.
+    auto *runner = new RunnerPanel;
+    runner->setPlan(w.document()->plan());
+    connect(w.document(), &PlanDocument::planChanged, runner,
+            [runner, doc = w.document()] { runner->setPlan(doc->plan()); });
+    w.addPanel(runner, tr("Kernel runner"));
     auto *language = new LanguageMenu(&w);
     const QList<QAction *> menus = w.menuBar()->actions();
     w.menuBar()->insertMenu(menus.isEmpty() ? nullptr : menus.last(), language);
