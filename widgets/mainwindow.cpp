@@ -183,6 +183,8 @@ QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, Qt::Dock
     dock->setWidget(panel);
     if (area == Qt::BottomDockWidgetArea && !m_bottomDocks.isEmpty()) {
         tabifyDockWidget(m_bottomDocks.last(), dock);
+        // A panel added later joins the tabs without taking the front from the first one.
+        m_bottomDocks.first()->raise();
     } else {
         addDockWidget(area, dock);
     }
