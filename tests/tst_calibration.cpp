@@ -6,7 +6,7 @@
 #include "core/catalog.h"
 #include "core/estimate.h"
 #include "core/units.h"
-#include "testdata.h"
+#include "calibrationdata.h"
 
 #include <QFile>
 #include <QTest>
@@ -17,60 +17,11 @@ using nlohmann::json;
 
 namespace {
 
-struct Row
-{
-    json record;
-    double base = 0;
-};
-
-std::vector<json> smallRows()
-{
-    QFile f(testing::sharedDir() + QStringLiteral("/calibration/h200_tinyllama_and_kernels.jsonl"));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    std::vector<json> rows;
-    while (!f.atEnd()) {
-        const QByteArray line = f.readLine().trimmed();
-        if (line.isEmpty())
-            continue;
-        json j = json::parse(line.toStdString());
-        if (j.value("group", "") == "small" && j.value("ok", false))
-            rows.push_back(j);
-    }
-    return rows;
-}
+std::vector<json> smallRows() { return testing::calibrationStepRows(); }
 
 Plan planFor(const json &row)
 {
-    const bool amp = row.at("mode") == "amp";
-    json p = {
-        {"format", "shardscope-plan"},
-        {"version", 1},
-        {"name", "calibration row"},
-        {"model",
-         {{"preset", "tinyllama-1.1b"},
-          {"hidden", row["shape"]["hidden_size"]},
-          {"ffn_hidden", row["shape"]["intermediate_size"]},
-          {"layers", row["shape"]["num_hidden_layers"]},
-          {"heads", row["shape"]["num_attention_heads"]},
-          {"kv_heads", row["shape"]["num_key_value_heads"]},
-          {"vocab", row["shape"]["vocab_size"]},
-          {"tied_embeddings", row["shape"]["tie_word_embeddings"]}}},
-        {"training", {{"seq_len", row["seq"]}, {"micro_batch", row["mbs"]}, {"grad_accum", 1}}},
-        {"precision",
-         {{"params", amp ? "fp32" : "bf16"},
-          {"grads", amp ? "fp32" : "bf16"},
-          {"master_weights", "none"},
-          {"optimizer", "adamw"},
-          {"optimizer_state", amp ? "fp32" : "bf16"},
-          {"compute", "bf16"}}},
-        {"parallel", {{"dp", 1}, {"tp", 1}, {"pp", 1}, {"cp", 1}}},
-        {"memory",
-         {{"recompute", row["ckpt"].get<bool>() ? "full" : "none"},
-          {"attention", row["attn"] == "eager" ? "eager" : "flash"}}},
-        {"framework", "pytorch"},
-        {"cluster", {{"device", "h200"}, {"devices_per_node", 1}, {"nodes", 1}}}};
-    return parsePlan(p, Catalog::builtin());
+    return parsePlan(testing::calibrationPlanJson(row), Catalog::builtin());
 }
 
 QByteArray rowName(const json &row)

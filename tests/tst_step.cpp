@@ -6,7 +6,7 @@
 #include "core/catalog.h"
 #include "core/compute.h"
 #include "core/estimate.h"
-#include "testdata.h"
+#include "calibrationdata.h"
 
 #include <QFile>
 #include <QTest>
@@ -18,50 +18,11 @@ using nlohmann::json;
 
 namespace {
 
-std::vector<json> smallRows()
-{
-    QFile f(testing::sharedDir() + QStringLiteral("/calibration/h200_tinyllama_and_kernels.jsonl"));
-    if (!f.open(QIODevice::ReadOnly))
-        return {};
-    std::vector<json> rows;
-    while (!f.atEnd()) {
-        const QByteArray line = f.readLine().trimmed();
-        if (line.isEmpty())
-            continue;
-        json j = json::parse(line.toStdString());
-        if (j.value("group", "") == "small" && j.value("ok", false))
-            rows.push_back(j);
-    }
-    return rows;
-}
+std::vector<json> smallRows() { return testing::calibrationStepRows(); }
 
 json tinyPlan(int64_t seq, int mbs, bool amp, bool ckpt, bool eager)
 {
-    return {{"format", "shardscope-plan"},
-            {"version", 1},
-            {"name", "calibration row"},
-            {"model",
-             {{"preset", "tinyllama-1.1b"},
-              {"hidden", 2048},
-              {"ffn_hidden", 5632},
-              {"layers", 22},
-              {"heads", 32},
-              {"kv_heads", 4},
-              {"vocab", 32000},
-              {"tied_embeddings", false}}},
-            {"training", {{"seq_len", seq}, {"micro_batch", mbs}, {"grad_accum", 1}}},
-            {"precision",
-             {{"params", amp ? "fp32" : "bf16"},
-              {"grads", amp ? "fp32" : "bf16"},
-              {"master_weights", "none"},
-              {"optimizer", "adamw"},
-              {"optimizer_state", amp ? "fp32" : "bf16"},
-              {"compute", "bf16"}}},
-            {"parallel", {{"dp", 1}, {"tp", 1}, {"pp", 1}, {"cp", 1}}},
-            {"memory",
-             {{"recompute", ckpt ? "full" : "none"}, {"attention", eager ? "eager" : "flash"}}},
-            {"framework", "pytorch"},
-            {"cluster", {{"device", "h200"}, {"devices_per_node", 1}, {"nodes", 1}}}};
+    return testing::tinyLlamaPlanJson(seq, mbs, amp, ckpt, eager);
 }
 
 } // namespace
