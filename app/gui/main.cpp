@@ -44,6 +44,8 @@ int main(int argc, char **argv)
     QApplication app(argc, argv);
     QApplication::setApplicationName(QStringLiteral("ShardScope"));
     QApplication::setOrganizationName(QStringLiteral("ShardScope"));
+    // The reverse-DNS id of the .desktop file and the AppStream metainfo (packaging/).
+    QGuiApplication::setDesktopFileName(QStringLiteral("io.github.shardscope.ShardScope"));
     QApplication::setApplicationVersion(QStringLiteral(SHARDSCOPE_VERSION));
     // The system locale's language, or the one chosen in the Language menu.
     shardscope::LanguageMenu::applySaved();
