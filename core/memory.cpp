@@ -69,17 +69,6 @@ std::string_view phaseKey(Phase p)
 
 namespace {
 
-int optimizerStates(Optimizer o)
-{
-    switch (o) {
-    case Optimizer::AdamW:
-    case Optimizer::Adam: return 2; // exp_avg, exp_avg_sq
-    case Optimizer::SGD:
-    case Optimizer::Lion: return 1; // momentum
-    }
-    return 2;
-}
-
 /// Derived sizes shared by every rank of a plan.
 struct Context
 {
@@ -130,7 +119,7 @@ struct Context
                          p.precision.master_weights != p.precision.params;
         bMaster = masterSeparate ? bytesOf(p.precision.master_weights) : 0.0;
         bState = bytesOf(p.precision.optimizer_state);
-        nStates = optimizerStates(p.precision.optimizer);
+        nStates = optimizerStateCount(p.precision.optimizer);
         optImpl = p.precision.optimizer_impl == OptimizerImpl::Default ? f.default_optimizer_impl
                                                                         : p.precision.optimizer_impl;
     }

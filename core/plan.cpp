@@ -9,6 +9,17 @@
 
 namespace shardscope {
 
+int optimizerStateCount(Optimizer o)
+{
+    switch (o) {
+    case Optimizer::AdamW:
+    case Optimizer::Adam: return 2;
+    case Optimizer::SGD:
+    case Optimizer::Lion: return 1;
+    }
+    return 2;
+}
+
 std::string_view toString(Sharding s)
 {
     switch (s) {

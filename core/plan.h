@@ -93,6 +93,10 @@ void validatePlan(const Plan &plan, const Catalog &catalog);
 /// Serializes to plan-format JSON (model written out in full, preset kept).
 nlohmann::json planToJson(const Plan &plan);
 
+/// State tensors the optimizer keeps per parameter: Adam/AdamW 2 (exp_avg, exp_avg_sq),
+/// SGD with momentum and Lion 1.
+int optimizerStateCount(Optimizer o);
+
 std::string_view toString(Sharding s);
 std::string_view toString(PpSchedule s);
 std::string_view toString(Recompute r);

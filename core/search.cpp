@@ -86,8 +86,7 @@ double stateBytes(const Plan &p, const FrameworkProfile &fw, const ComputeEstima
     const double gBytes =
         fw.main_grad_dtype != DType::None ? bytesOf(fw.main_grad_dtype) : bytesOf(pr.grads);
     const bool master = pr.master_weights != DType::None && pr.master_weights != pr.params;
-    const int states =
-        (pr.optimizer == Optimizer::AdamW || pr.optimizer == Optimizer::Adam) ? 2 : 1;
+    const int states = optimizerStateCount(pr.optimizer);
     double bytes = 0;
     if (!off.params)
         bytes += (sh == Sharding::Full ? sharded : all) * bytesOf(pr.params);

@@ -130,7 +130,7 @@ std::string estimateTable(const std::string &planText)
     // The rough model-state accounting people do first (the case's worked answer), then the
     // engine's full accounting.
     const double P = double(pc.total);
-    const double nStates = (pr.optimizer == Optimizer::AdamW || pr.optimizer == Optimizer::Adam) ? 2 : 1;
+    const double nStates = optimizerStateCount(pr.optimizer);
     const double master = (pr.master_weights != DType::None && pr.master_weights != pr.params)
                               ? bytesOf(pr.master_weights) : 0.0;
     const double perParam = bytesOf(pr.params) + bytesOf(pr.grads) + master +
