@@ -8,7 +8,6 @@
 
 #include "core/catalog.h"
 
-#include <QBarSet>
 #include <QChartView>
 #include <QElapsedTimer>
 #include <QSpinBox>
@@ -28,14 +27,28 @@ private:
     QSpinBox *m_microBatch = nullptr;
     int m_next = 2;
 
+    int m_chartPaints = 0;
+
+    // Counts the paint events of the chart's viewport.
+    bool eventFilter(QObject *watched, QEvent *event) override
+    {
+        if (event->type() == QEvent::Paint)
+            ++m_chartPaints;
+        return QObject::eventFilter(watched, event);
+    }
+
     // One control change, then everything the user sees: the document's estimate, every panel's
-    // refresh, the chart's layout and a full paint of the chart.
+    // refresh, the chart's layout, and the event loop's repaint of every widget that changed, up
+    // to the chart having been painted.
     void changeAndDraw()
     {
+        const int paints = m_chartPaints;
         m_microBatch->setValue(m_next);
         m_next = m_next == 2 ? 1 : 2;
-        QCoreApplication::processEvents();
-        m_window->memoryPanel()->chartView()->chartView()->viewport()->repaint();
+        for (int i = 0; i < 100 && m_chartPaints == paints; ++i)
+            QCoreApplication::processEvents();
+        if (m_chartPaints == paints)
+            qFatal("the chart was not repainted after a change");
     }
 
 private Q_SLOTS:
@@ -57,6 +70,7 @@ private Q_SLOTS:
         QVERIFY2(m_window->document()->apply(p, QStringLiteral("64 ranks")),
                  qPrintable(m_window->document()->validationError(p)));
         QCOMPARE(m_window->memoryPanel()->chartView()->barCount(), 64);
+        m_window->memoryPanel()->chartView()->chartView()->viewport()->installEventFilter(this);
         m_microBatch = m_window->planEditor()->findChild<QSpinBox *>(QStringLiteral("microBatch"));
         QVERIFY(m_microBatch);
         QCoreApplication::processEvents();
@@ -99,7 +113,7 @@ private Q_SLOTS:
         std::sort(wall.begin(), wall.end());
         // The chart shows the engine's numbers of the last change.
         const double expected = m_window->document()->estimate().memory.ranks.front().peak().bytes[0];
-        QCOMPARE(m_window->memoryPanel()->chartView()->segmentSet(0)->at(0) * (1024.0 * 1024.0 * 1024.0), expected);
+        QCOMPARE(m_window->memoryPanel()->chartView()->segmentValue(0, 0) * (1024.0 * 1024.0 * 1024.0), expected);
         std::sort(ms.begin(), ms.end());
         const double p50 = ms[size_t(kSamples / 2)];
         const double p95 = ms[size_t(kSamples * 95 / 100)];

@@ -7,7 +7,6 @@
 #include "core/units.h"
 
 #include <QAbstractItemModelTester>
-#include <QBarSet>
 #include <QTest>
 #include <QUndoStack>
 
@@ -43,7 +42,7 @@ private Q_SLOTS:
             QCOMPARE(model->index(i, ComparisonModel::RequiredColumn).data(ComparisonModel::SortRole).toDouble(),
                      worst->peak_bytes + worst->reserve.total());
             for (int c = 0; c < kComponentCount; ++c)
-                QCOMPARE(panel.chartView()->segmentSet(c)->at(i), worst->peak().bytes[size_t(c)] / kGiB);
+                QCOMPARE(panel.chartView()->segmentValue(c, i), worst->peak().bytes[size_t(c)] / kGiB);
         }
         // DDP does not fit, the others are compared against it.
         QCOMPARE(model->index(0, ComparisonModel::FitsColumn).data(ComparisonModel::SortRole).toBool(), false);

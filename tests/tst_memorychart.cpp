@@ -7,8 +7,12 @@
 #include "core/catalog.h"
 #include "core/units.h"
 
-#include <QBarSet>
+#include <QAreaSeries>
+#include <QChart>
+#include <QChartView>
 #include <QLineSeries>
+#include <QValueAxis>
+#include <QToolTip>
 #include <QTest>
 
 using namespace shardscope;
@@ -74,15 +78,70 @@ private Q_SLOTS:
             const Phase phase = view == int(PhaseView::Peak) ? r.peak_phase : Phase(view - 1);
             for (int i = 0; i < r.count; ++i, ++bar) {
                 QCOMPARE(chart->categories().at(bar), QString::number(r.rank + i));
-                for (int c = 0; c < kComponentCount; ++c)
-                    QCOMPARE(chart->segmentSet(c)->at(bar), r.phases[size_t(phase)].bytes[size_t(c)] / kGiB);
-                QCOMPARE(chart->segmentSet(ComponentStyle::kReserve)->at(bar), r.reserve.total() / kGiB);
+                double top = 0;
+                for (int s = 0; s < ComponentStyle::kSegments; ++s) {
+                    const double gib = (s == ComponentStyle::kReserve ? r.reserve.total()
+                                                                      : r.phases[size_t(phase)].bytes[size_t(s)]) /
+                                       kGiB;
+                    QCOMPARE(chart->segmentValue(s, bar), gib);
+                    // What is drawn: the segment's outline rises from the stack below it by its value.
+                    const QList<QPointF> upper = chart->segmentSeries(s)->upperSeries()->points();
+                    const QList<QPointF> lower = chart->segmentSeries(s)->lowerSeries()->points();
+                    QCOMPARE(upper.size(), 4 * ranks);
+                    QVERIFY(qAbs(lower.at(4 * bar + 1).y() - top) < 1e-9);
+                    top += gib;
+                    QVERIFY(qAbs(upper.at(4 * bar + 1).y() - top) < 1e-9);
+                    QVERIFY(qAbs(upper.at(4 * bar + 2).y() - top) < 1e-9);
+                    QVERIFY(upper.at(4 * bar + 1).x() < bar && upper.at(4 * bar + 2).x() > bar);
+                }
             }
         }
         QCOMPARE(chart->capacitySeries()->at(0).y(), engine.hbm_bytes / kGiB);
         QCOMPARE(chart->usableSeries()->at(0).y(), engine.usable_bytes / kGiB);
         for (int s = 0; s < ComponentStyle::kSegments; ++s)
-            QCOMPARE(chart->segmentSet(s)->color().rgb(), ComponentStyle::color(s).rgb());
+            QCOMPARE(chart->segmentBrush(s).color().rgb(), ComponentStyle::color(s).rgb());
+    }
+
+    void pointerFindsTheSegmentUnderIt()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(pipelinePlan(8), QStringLiteral("64 ranks")));
+        MemoryPanel panel(&doc);
+        panel.resize(1366, 700);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        MemoryChartView *chart = panel.chartView();
+        QCOMPARE(chart->barCount(), 64);
+        QWidget *viewport = chart->chartView()->viewport();
+        const auto *axisY = qobject_cast<QValueAxis *>(chart->chart()->axes(Qt::Vertical).constFirst());
+        QVERIFY(axisY);
+        const double pxPerGiB = chart->chart()->plotArea().height() / axisY->max();
+        int checked = 0;
+        for (int bar : {0, 17, 63}) {
+            for (int s = 0; s < ComponentStyle::kSegments; ++s) {
+                const QPoint centre = chart->segmentCentre(bar, s);
+                const QPoint below = chart->segmentCentre(bar, s) + QPoint(0, 2);
+                // Only segments at least a few pixels tall can be pointed at.
+                if (chart->segmentValue(s, bar) * pxPerGiB < 6)
+                    continue;
+                QCOMPARE(chart->segmentAt(centre), std::make_pair(bar, s));
+                QCOMPARE(chart->segmentAt(below), std::make_pair(bar, s));
+                ++checked;
+            }
+        }
+        QVERIFY(checked >= 9);
+        // Between two bars, and above the stack, there is nothing.
+        const QPoint left = chart->segmentCentre(16, 0), right = chart->segmentCentre(17, 0);
+        QCOMPARE(chart->segmentAt((left + right) / 2), std::make_pair(-1, -1));
+        QCOMPARE(chart->segmentAt(QPoint(right.x(), 2)), std::make_pair(-1, -1));
+
+        // Moving the pointer over a segment shows that segment's tooltip.
+        const int s = int(Component::Parameters);
+        QTest::mouseMove(viewport, chart->segmentCentre(17, s));
+        QTRY_VERIFY(QToolTip::isVisible());
+        QCOMPARE(QToolTip::text(), panel.segmentTooltip(17, s));
+        QTest::mouseMove(viewport, (left + right) / 2);
+        QTRY_VERIFY(!QToolTip::isVisible());
     }
 
     void manyRanksAreGroupedAndLabelled()

@@ -5,19 +5,19 @@
 #include "core/units.h"
 
 #include <QAreaSeries>
-#include <QBarCategoryAxis>
-#include <QBarSet>
+#include <QCategoryAxis>
 #include <QChart>
 #include <QChartView>
-#include <QCursor>
 #include <QEvent>
+#include <QGraphicsScene>
 #include <QHBoxLayout>
+#include <QHelpEvent>
 #include <QLabel>
 #include <QLegend>
+#include <QLineSeries>
+#include <QMouseEvent>
 #include <QPainter>
 #include <QPixmap>
-#include <QLineSeries>
-#include <QStackedBarSeries>
 #include <QToolTip>
 #include <QVBoxLayout>
 #include <QValueAxis>
@@ -26,14 +26,19 @@
 
 namespace shardscope {
 
+namespace {
+
+constexpr double kBarWidth = 0.8; // of one category
+constexpr int kMaxLabelledBars = 24; // past this the labels cannot be read; the tooltip names the ranks
+
+} // namespace
+
 MemoryChartView::MemoryChartView(QWidget *parent)
-    : QWidget(parent), m_chart(new QChart), m_series(new QStackedBarSeries),
-      m_axisX(new QBarCategoryAxis), m_axisY(new QValueAxis), m_lineAxisX(new QValueAxis),
+    : QWidget(parent), m_chart(new QChart), m_axisX(new QCategoryAxis), m_axisY(new QValueAxis),
       m_capacity(new QLineSeries), m_usable(new QLineSeries), m_overTop(new QLineSeries),
       m_overBottom(new QLineSeries)
 {
     m_chart->setAnimationOptions(QChart::NoAnimation);
-    m_chart->legend()->setAlignment(Qt::AlignRight);
     m_chart->setMargins(QMargins(4, 4, 4, 4));
 
     // The over-capacity zone is added first so that it lies behind the bars.
@@ -41,13 +46,13 @@ MemoryChartView::MemoryChartView(QWidget *parent)
     m_over->setName(tr("Over HBM capacity"));
     m_chart->addSeries(m_over);
 
+    m_values.resize(size_t(ComponentStyle::kSegments));
     for (int s = 0; s < ComponentStyle::kSegments; ++s) {
-        auto *set = new QBarSet(ComponentStyle::name(s));
-        m_sets.push_back(set);
-        m_series->append(set);
+        auto *area = new QAreaSeries(new QLineSeries(this), new QLineSeries(this));
+        area->setName(ComponentStyle::name(s));
+        m_segments.push_back(area);
+        m_chart->addSeries(area);
     }
-    m_series->setBarWidth(0.8);
-    m_chart->addSeries(m_series);
 
     m_capacity->setName(tr("HBM capacity"));
     m_usable->setName(tr("Usable (HBM minus runtime reserve)"));
@@ -55,32 +60,18 @@ MemoryChartView::MemoryChartView(QWidget *parent)
     m_chart->addSeries(m_usable);
 
     m_chart->addAxis(m_axisX, Qt::AlignBottom);
-    m_chart->addAxis(m_lineAxisX, Qt::AlignTop);
     m_chart->addAxis(m_axisY, Qt::AlignLeft);
-    m_lineAxisX->setVisible(false);
-    m_series->attachAxis(m_axisX);
-    m_series->attachAxis(m_axisY);
-    for (auto *s : std::initializer_list<QAbstractSeries *>{m_capacity, m_usable, m_over}) {
-        s->attachAxis(m_lineAxisX);
+    for (QAbstractSeries *s : m_chart->series()) {
+        s->attachAxis(m_axisX);
         s->attachAxis(m_axisY);
     }
+    m_axisX->setLabelsPosition(QCategoryAxis::AxisLabelsPositionCenter);
+    m_axisX->setGridLineVisible(false);
+    m_axisX->setStartValue(-0.5);
     m_axisY->setTitleText(tr("GiB"));
     m_axisY->setLabelFormat(QStringLiteral("%.0f"));
 
-    connect(m_series, &QStackedBarSeries::hovered, this,
-            [this](bool on, int index, QBarSet *set) {
-                if (!on || !m_tooltip) {
-                    QToolTip::hideText();
-                    return;
-                }
-                const auto it = std::find(m_sets.begin(), m_sets.end(), set);
-                if (it == m_sets.end())
-                    return;
-                QToolTip::showText(QCursor::pos(), m_tooltip(index, int(it - m_sets.begin())),
-                                   m_view);
-            });
-
-    // Our own legend: Qt Charts rebuilds its legend whenever bar sets are replaced.
+    // Our own legend, beside the chart, with the components top of the stack first.
     m_chart->legend()->hide();
     m_legend = new QWidget(this);
     auto *legend = new QVBoxLayout(m_legend);
@@ -114,6 +105,8 @@ MemoryChartView::MemoryChartView(QWidget *parent)
     // Bars and lines are axis-aligned: antialiasing would only cost time.
     m_view->setRenderHint(QPainter::Antialiasing, false);
     m_view->setFocusPolicy(Qt::NoFocus);
+    m_view->viewport()->setMouseTracking(true);
+    m_view->viewport()->installEventFilter(this);
     auto *layout = new QHBoxLayout(this);
     layout->setContentsMargins(0, 0, 0, 0);
     layout->setSpacing(0);
@@ -156,9 +149,84 @@ void MemoryChartView::updateLegend()
     }
 }
 
-QBarSet *MemoryChartView::segmentSet(int segment) const
+double MemoryChartView::segmentValue(int segment, int bar) const
 {
-    return segment >= 0 && segment < int(m_sets.size()) ? m_sets[size_t(segment)] : nullptr;
+    if (segment < 0 || segment >= int(m_values.size()) || bar < 0 ||
+        bar >= int(m_values[size_t(segment)].size()))
+        return 0;
+    return m_values[size_t(segment)][size_t(bar)];
+}
+
+QBrush MemoryChartView::segmentBrush(int segment) const
+{
+    return segment >= 0 && segment < int(m_segments.size()) ? m_segments[size_t(segment)]->brush()
+                                                            : QBrush();
+}
+
+QAreaSeries *MemoryChartView::segmentSeries(int segment) const
+{
+    return segment >= 0 && segment < int(m_segments.size()) ? m_segments[size_t(segment)] : nullptr;
+}
+
+std::pair<int, int> MemoryChartView::segmentAt(const QPoint &viewportPos) const
+{
+    if (m_count <= 0 || m_segments.empty())
+        return {-1, -1};
+    const QPointF scene = m_view->mapToScene(viewportPos);
+    const QPointF inChart = m_chart->mapFromScene(scene);
+    if (!m_chart->plotArea().contains(inChart))
+        return {-1, -1};
+    const QPointF v = m_chart->mapToValue(inChart, m_segments.front());
+    const int bar = int(std::lround(v.x()));
+    if (bar < 0 || bar >= m_count || std::abs(v.x() - bar) > kBarWidth / 2 || v.y() < 0)
+        return {-1, -1};
+    double base = 0;
+    for (int s = 0; s < ComponentStyle::kSegments; ++s) {
+        const double top = base + m_values[size_t(s)][size_t(bar)];
+        if (v.y() < top)
+            return {bar, s};
+        base = top;
+    }
+    return {-1, -1};
+}
+
+QPoint MemoryChartView::segmentCentre(int bar, int segment) const
+{
+    double base = 0;
+    for (int s = 0; s < segment; ++s)
+        base += segmentValue(s, bar);
+    const QPointF inChart =
+        m_chart->mapToPosition(QPointF(bar, base + segmentValue(segment, bar) / 2), m_segments.front());
+    return m_view->mapFromScene(m_chart->mapToScene(inChart));
+}
+
+bool MemoryChartView::eventFilter(QObject *watched, QEvent *event)
+{
+    if (watched == m_view->viewport()) {
+        if (event->type() == QEvent::MouseMove)
+            showTooltipAt(static_cast<QMouseEvent *>(event)->position().toPoint());
+        else if (event->type() == QEvent::ToolTip)
+            return true; // shown on mouse moves, per segment
+        else if (event->type() == QEvent::Leave) {
+            m_hovered = {-1, -1};
+            QToolTip::hideText();
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
+void MemoryChartView::showTooltipAt(const QPoint &viewportPos)
+{
+    const auto hit = segmentAt(viewportPos);
+    if (hit == m_hovered)
+        return;
+    m_hovered = hit;
+    if (hit.first < 0 || !m_tooltip) {
+        QToolTip::hideText();
+        return;
+    }
+    QToolTip::showText(m_view->viewport()->mapToGlobal(viewportPos), m_tooltip(hit.first, hit.second),
+                       m_view);
 }
 
 QStringList MemoryChartView::legendTexts() const
@@ -171,7 +239,7 @@ QStringList MemoryChartView::legendTexts() const
 
 QStringList MemoryChartView::categories() const
 {
-    return m_axisX->categories();
+    return m_labels;
 }
 
 void MemoryChartView::setTooltipProvider(TooltipProvider provider)
@@ -196,58 +264,73 @@ void MemoryChartView::setLine(QLineSeries *series, double gib)
         series->replace(points);
 }
 
+void MemoryChartView::setCategories(const QStringList &labels)
+{
+    if (labels == m_labels)
+        return;
+    m_labels = labels;
+    for (const QString &old : m_axisX->categoriesLabels())
+        m_axisX->remove(old);
+    const int n = int(labels.size());
+    if (n <= kMaxLabelledBars) {
+        for (int i = 0; i < n; ++i)
+            m_axisX->append(labels.at(i), i + 0.5);
+    }
+    m_axisX->setLabelsAngle(n > 12 && n <= kMaxLabelledBars ? -90 : 0);
+}
+
 void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes,
                               double usableBytes)
 {
     const int n = int(bars.size());
     const bool sameCount = n == m_count;
     m_count = n;
+    const double right = std::max(n, 1) - 0.5;
+    if (!sameCount)
+        m_axisX->setRange(-0.5, right);
 
-    double top = hbmBytes;
-    std::vector<QList<qreal>> values(size_t(ComponentStyle::kSegments));
-    bool changed = !sameCount;
+    // Each segment's outline: up the bar's left edge, across its top, down its right edge; the
+    // lower line runs along the segment's base. Between bars the two lines coincide (no area).
+    std::vector<double> base(size_t(n), 0.0);
+    m_barTops.assign(size_t(n), 0.0);
+    QList<QPointF> upper, lower;
+    upper.reserve(4 * n);
+    lower.reserve(4 * n);
     for (int s = 0; s < ComponentStyle::kSegments; ++s) {
-        QList<qreal> &v = values[size_t(s)];
-        v.reserve(n);
-        for (const ChartBar &b : bars)
-            v.append((s == ComponentStyle::kReserve ? b.reserve : b.bytes.bytes[size_t(s)]) / kGiB);
-        const QBarSet *set = m_sets[size_t(s)];
-        for (int i = 0; !changed && i < n; ++i)
-            changed = set->at(i) != v.at(i);
-    }
-    // Every QBarSet::replace() lays the whole series out again; fresh sets cost one layout.
-    if (changed) {
-        m_series->clear();
-        m_sets.clear();
-        QList<QBarSet *> sets;
-        for (int s = 0; s < ComponentStyle::kSegments; ++s) {
-            auto *set = new QBarSet(ComponentStyle::name(s));
-            set->append(values[size_t(s)]);
-            styleSet(set, s);
-            sets.append(set);
-            m_sets.push_back(set);
+        std::vector<double> &values = m_values[size_t(s)];
+        values.resize(size_t(n));
+        upper.clear();
+        lower.clear();
+        for (int i = 0; i < n; ++i) {
+            const ChartBar &b = bars[size_t(i)];
+            const double v = (s == ComponentStyle::kReserve ? b.reserve : b.bytes.bytes[size_t(s)]) / kGiB;
+            values[size_t(i)] = v;
+            const double x0 = i - kBarWidth / 2, x1 = i + kBarWidth / 2;
+            const double y0 = base[size_t(i)], y1 = y0 + v;
+            upper << QPointF(x0, y0) << QPointF(x0, y1) << QPointF(x1, y1) << QPointF(x1, y0);
+            lower << QPointF(x0, y0) << QPointF(x0, y0) << QPointF(x1, y0) << QPointF(x1, y0);
+            base[size_t(i)] = y1;
         }
-        m_series->append(sets);
+        QAreaSeries *area = m_segments[size_t(s)];
+        if (area->upperSeries()->points() != upper) {
+            area->upperSeries()->replace(upper);
+            area->lowerSeries()->replace(lower);
+        }
     }
-    for (const ChartBar &b : bars)
-        top = std::max(top, b.bytes.total() + b.reserve);
+    double top = hbmBytes / kGiB;
+    for (int i = 0; i < n; ++i) {
+        m_barTops[size_t(i)] = base[size_t(i)];
+        top = std::max(top, base[size_t(i)]);
+    }
 
     QStringList labels;
     labels.reserve(n);
     for (const ChartBar &b : bars)
         labels.append(b.label);
-    if (labels != m_axisX->categories()) {
-        m_axisX->setCategories(labels);
-        // Past ~24 bars the labels cannot be read; the tooltip names each bar's ranks.
-        m_axisX->setLabelsAngle(n > 12 && n <= 24 ? -90 : 0);
-        m_axisX->setLabelsVisible(n <= 24);
-        m_axisX->setGridLineVisible(n <= 24);
-    }
+    setCategories(labels);
 
     m_hbmGiB = hbmBytes / kGiB;
     m_usableGiB = usableBytes / kGiB;
-    const double right = std::max(n, 1) - 0.5;
-    m_lineAxisX->setRange(-0.5, right);
     setLine(m_capacity, m_hbmGiB);
     setLine(m_usable, m_usableGiB);
     const QString capacityName = tr("HBM capacity %1 GiB").arg(m_hbmGiB, 0, 'f', 1);
@@ -262,7 +345,7 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
     }
 
     // Round the axis up to a step of 8 or 16 GiB so that the ticks read as whole numbers.
-    const double topGiB = top / kGiB * 1.06;
+    const double topGiB = top * 1.06;
     const double step = topGiB > 320 ? 64 : topGiB > 160 ? 32 : topGiB > 80 ? 16 : topGiB > 24 ? 8 : 2;
     const double axisMax = std::max(step, std::ceil(topGiB / step) * step);
     if (m_axisY->max() != axisMax || m_axisY->min() != 0) {
@@ -271,6 +354,7 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
     }
     setLine(m_overTop, axisMax);
     setLine(m_overBottom, m_hbmGiB);
+    m_hovered = {-1, -1};
 }
 
 void MemoryChartView::changeEvent(QEvent *event)
@@ -280,14 +364,18 @@ void MemoryChartView::changeEvent(QEvent *event)
     QWidget::changeEvent(event);
 }
 
-void MemoryChartView::styleSet(QBarSet *set, int segment) const
+void MemoryChartView::styleSegment(int segment)
 {
+    QAreaSeries *area = m_segments[size_t(segment)];
     const QColor c = ComponentStyle::color(segment);
-    if (segment == ComponentStyle::kReserve)
-        set->setBrush(QBrush(c, Qt::BDiagPattern));
-    else
-        set->setColor(c);
-    set->setBorderColor(segment == ComponentStyle::kReserve ? c : palette().color(QPalette::Base));
+    if (segment == ComponentStyle::kReserve) {
+        area->setBrush(QBrush(c, Qt::BDiagPattern));
+        area->setPen(QPen(c, 1));
+    } else {
+        area->setBrush(c);
+        // Base-coloured outlines separate the segments and the bars, as bar borders would.
+        area->setPen(QPen(palette().color(QPalette::Base), 1));
+    }
 }
 
 void MemoryChartView::applyPalette()
@@ -307,7 +395,7 @@ void MemoryChartView::applyPalette()
         axis->setLinePenColor(pal.color(QPalette::Mid));
     }
     for (int s = 0; s < ComponentStyle::kSegments; ++s)
-        styleSet(m_sets[size_t(s)], s);
+        styleSegment(s);
     const QColor red = dark ? QColor(0xFF, 0x6B, 0x6B) : QColor(0xC6, 0x28, 0x28);
     m_capacity->setPen(QPen(red, 2.5));
     m_usable->setPen(QPen(dark ? QColor(0xFF, 0xC1, 0x07) : QColor(0xB2, 0x6A, 0x00), 2,

@@ -6,16 +6,16 @@
 #include <QStringList>
 #include <QWidget>
 #include <functional>
+#include <utility>
 #include <vector>
 
 class QAreaSeries;
-class QBarCategoryAxis;
-class QBarSet;
+class QBrush;
+class QCategoryAxis;
 class QLabel;
 class QChart;
 class QChartView;
 class QLineSeries;
-class QStackedBarSeries;
 class QValueAxis;
 
 namespace shardscope {
@@ -30,6 +30,11 @@ struct ChartBar
 
 /// Stacked HBM bars with the capacity and usable lines. Keeps the chart library behind one
 /// class; values are shown in GiB.
+///
+/// Each component is one Qt Charts area series whose outline steps over every bar (up the
+/// bar's left edge, across its top, down its right edge, flat through the gap), stacked on the
+/// components below it. A change of plan replaces a few hundred points in place; a bar series
+/// would destroy and create one graphics item per rank and component and lay every one out again.
 class MemoryChartView final : public QWidget
 {
     Q_OBJECT
@@ -50,7 +55,14 @@ public:
     // Read access for tests and exports.
     QChart *chart() const { return m_chart; }
     QChartView *chartView() const { return m_view; }
-    QBarSet *segmentSet(int segment) const;
+    /// The value drawn for `segment` (a Component or ComponentStyle::kReserve) of bar `bar`, GiB.
+    double segmentValue(int segment, int bar) const;
+    QBrush segmentBrush(int segment) const;
+    QAreaSeries *segmentSeries(int segment) const;
+    /// The bar and segment under a position of the chart view's viewport; {-1, -1} for none.
+    std::pair<int, int> segmentAt(const QPoint &viewportPos) const;
+    /// Where the middle of a segment lies in the chart view's viewport (for tests).
+    QPoint segmentCentre(int bar, int segment) const;
     QLineSeries *capacitySeries() const { return m_capacity; }
     QLineSeries *usableSeries() const { return m_usable; }
     QStringList categories() const;
@@ -60,20 +72,24 @@ public:
 
 protected:
     void changeEvent(QEvent *event) override;
+    bool eventFilter(QObject *watched, QEvent *event) override;
 
 private:
     void applyPalette();
     void updateLegend();
-    void styleSet(QBarSet *set, int segment) const;
+    void styleSegment(int segment);
     void setLine(QLineSeries *series, double gib);
+    void setCategories(const QStringList &labels);
+    void showTooltipAt(const QPoint &viewportPos);
 
     QChart *m_chart;
     QChartView *m_view;
-    QStackedBarSeries *m_series;
-    std::vector<QBarSet *> m_sets;
-    QBarCategoryAxis *m_axisX;
+    std::vector<QAreaSeries *> m_segments;          ///< bottom of the stack first
+    std::vector<std::vector<double>> m_values;      ///< [segment][bar], GiB
+    std::vector<double> m_barTops;                  ///< top of each stacked bar, GiB
+    QStringList m_labels;
+    QCategoryAxis *m_axisX;
     QValueAxis *m_axisY;
-    QValueAxis *m_lineAxisX;
     QLineSeries *m_capacity;
     QLineSeries *m_usable;
     QLineSeries *m_overTop;
@@ -84,6 +100,7 @@ private:
     std::vector<QLabel *> m_legendTexts;
     TooltipProvider m_tooltip;
     int m_count = -1;
+    std::pair<int, int> m_hovered{-1, -1};
     double m_hbmGiB = 0;
     double m_usableGiB = 0;
 };
