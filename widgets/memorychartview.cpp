@@ -368,14 +368,9 @@ void MemoryChartView::styleSegment(int segment)
 {
     QAreaSeries *area = m_segments[size_t(segment)];
     const QColor c = ComponentStyle::color(segment);
-    if (segment == ComponentStyle::kReserve) {
-        area->setBrush(QBrush(c, Qt::BDiagPattern));
-        area->setPen(QPen(c, 1));
-    } else {
-        area->setBrush(c);
-        // Base-coloured outlines separate the segments and the bars, as bar borders would.
-        area->setPen(QPen(palette().color(QPalette::Base), 1));
-    }
+    area->setBrush(segment == ComponentStyle::kReserve ? QBrush(c, Qt::BDiagPattern) : QBrush(c));
+    // No outline: between bars the outline would run through the gap.
+    area->setPen(Qt::NoPen);
 }
 
 void MemoryChartView::applyPalette()
