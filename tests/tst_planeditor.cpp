@@ -2,6 +2,7 @@
 #include "widgets/planeditor.h"
 
 #include "core/catalog.h"
+#include "core/model.h"
 
 #include <QCheckBox>
 #include <QComboBox>
@@ -154,6 +155,278 @@ private Q_SLOTS:
         auto *off = child<QCheckBox>("offloadParams");
         QVERIFY(!off->isEnabled());
         QVERIFY(off->toolTip().contains(QStringLiteral("sharding")));
+    }
+
+    void pipelineScheduleNeedsStagesAndLayers()
+    {
+        auto *schedule = child<QComboBox>("ppSchedule");
+        auto *stages = child<QComboBox>("virtualStages");
+        QCOMPARE(schedule->currentData().toInt(), int(PpSchedule::OneFOneB));
+        QCOMPARE(stages->currentData().toInt(), 1);
+        // pp = 1: no interleaving, and the schedule and the stages say why.
+        const int interleaved = indexOfData(schedule, int(PpSchedule::Interleaved));
+        QVERIFY(!itemEnabled(schedule, interleaved));
+        const QString why = schedule->itemData(interleaved, Qt::ToolTipRole).toString();
+        QVERIFY2(why.contains(QStringLiteral("parallel.pp_schedule")), qPrintable(why));
+        QVERIFY2(schedule->toolTip().contains(why), qPrintable(schedule->toolTip()));
+        QVERIFY(itemEnabled(schedule, indexOfData(schedule, int(PpSchedule::GPipe))));
+        QVERIFY(stages->count() > 1);
+        for (int i = 0; i < stages->count(); ++i)
+            QCOMPARE(itemEnabled(stages, i), stages->itemData(i).toInt() == 1);
+        QVERIFY2(stages->toolTip().contains(QStringLiteral("parallel.pp_schedule")),
+                 qPrintable(stages->toolTip()));
+        // Forcing it anyway is refused with the reason.
+        schedule->setCurrentIndex(interleaved);
+        QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::OneFOneB);
+        QCOMPARE(schedule->currentData().toInt(), int(PpSchedule::OneFOneB));
+        QVERIFY2(m_editor->statusText().contains(QStringLiteral("parallel.pp_schedule")),
+                 qPrintable(m_editor->statusText()));
+        QCOMPARE(m_doc->undoStack()->count(), 0);
+
+        // pp = 2 with one micro-batch: interleaving needs micro-batches divisible by pp.
+        auto *pp = child<QComboBox>("pp");
+        pp->setCurrentIndex(indexOfData(pp, 2));
+        QCOMPARE(m_doc->plan().parallel.pp, 2);
+        QVERIFY(!itemEnabled(schedule, interleaved));
+        QVERIFY2(schedule->itemData(interleaved, Qt::ToolTipRole)
+                     .toString()
+                     .contains(QStringLiteral("training.grad_accum")),
+                 qPrintable(schedule->itemData(interleaved, Qt::ToolTipRole).toString()));
+        child<QSpinBox>("gradAccum")->setValue(4);
+        QVERIFY(itemEnabled(schedule, interleaved));
+
+        // 32 layers over 2 stages: 1, 2, 4, 8 or 16 chunks per stage.
+        QList<int> offered;
+        for (int i = 0; i < stages->count(); ++i)
+            offered.append(stages->itemData(i).toInt());
+        QCOMPARE(offered, (QList<int>{1, 2, 4, 8, 16}));
+        for (int i = 0; i < stages->count(); ++i)
+            QVERIFY(itemEnabled(stages, i));
+
+        // Interleaved picks the fewest virtual stages; more stages stay interleaved.
+        schedule->setCurrentIndex(interleaved);
+        QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::Interleaved);
+        QCOMPARE(m_doc->plan().parallel.virtual_stages, 2);
+        QCOMPARE(stages->currentData().toInt(), 2);
+        stages->setCurrentIndex(indexOfData(stages, 8));
+        QCOMPARE(m_doc->plan().parallel.virtual_stages, 8);
+        QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::Interleaved);
+        // GPipe has no virtual stages.
+        schedule->setCurrentIndex(indexOfData(schedule, int(PpSchedule::GPipe)));
+        QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::GPipe);
+        QCOMPARE(m_doc->plan().parallel.virtual_stages, 1);
+        QCOMPARE(stages->currentData().toInt(), 1);
+        // Choosing virtual stages turns interleaving on; one stage turns it off.
+        stages->setCurrentIndex(indexOfData(stages, 4));
+        QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::Interleaved);
+        QCOMPARE(m_doc->plan().parallel.virtual_stages, 4);
+        QCOMPARE(schedule->currentData().toInt(), int(PpSchedule::Interleaved));
+        stages->setCurrentIndex(indexOfData(stages, 1));
+        QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::OneFOneB);
+        // Interleaved with pp = 1 is not possible.
+        stages->setCurrentIndex(indexOfData(stages, 2));
+        QVERIFY(!itemEnabled(pp, indexOfData(pp, 1)));
+        QVERIFY(pp->itemData(indexOfData(pp, 1), Qt::ToolTipRole)
+                    .toString()
+                    .contains(QStringLiteral("interleaved")));
+
+        // Undo walks back through each step, and the controls follow.
+        QUndoStack *undo = m_doc->undoStack();
+        QCOMPARE(undo->count(), 8);
+        undo->undo(); // stages 1 -> 2 undone
+        QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::OneFOneB);
+        QCOMPARE(schedule->currentData().toInt(), int(PpSchedule::OneFOneB));
+        QCOMPARE(stages->currentData().toInt(), 1);
+        undo->undo();
+        undo->undo();
+        QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::GPipe);
+        QCOMPARE(schedule->currentData().toInt(), int(PpSchedule::GPipe));
+        undo->undo();
+        QCOMPARE(m_doc->plan().parallel.virtual_stages, 8);
+        QCOMPARE(stages->currentData().toInt(), 8);
+        QCOMPARE(schedule->currentData().toInt(), int(PpSchedule::Interleaved));
+        undo->undo();
+        undo->undo();
+        QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::OneFOneB);
+        QCOMPARE(m_doc->plan().parallel.virtual_stages, 1);
+        QCOMPARE(stages->currentData().toInt(), 1);
+    }
+
+    void mixtureOfExperts()
+    {
+        auto *moe = child<QCheckBox>("moe");
+        auto *experts = child<QSpinBox>("moeExperts");
+        auto *topK = child<QSpinBox>("moeTopK");
+        auto *expertFfn = child<QSpinBox>("moeExpertFfn");
+        // Dense: the expert fields are off and say so.
+        QVERIFY(!moe->isChecked());
+        QVERIFY(moe->isEnabled());
+        QVERIFY(!experts->isEnabled() && !topK->isEnabled() && !expertFfn->isEnabled());
+        QVERIFY(experts->toolTip().contains(QStringLiteral("mixture of experts")));
+        // A dense model has no experts to edit: the plan and its preset stay.
+        topK->setValue(3);
+        QVERIFY(!m_doc->plan().model.moe.enabled());
+        QCOMPARE(m_doc->plan().model.preset, std::string("llama2-7b"));
+        QCOMPARE(topK->value(), 2);
+        QCOMPARE(m_doc->undoStack()->count(), 0);
+
+        moe->setChecked(true);
+        const ModelShape &m = m_doc->plan().model;
+        QVERIFY(m_doc->plan().model.moe.enabled());
+        QCOMPARE(m.moe.experts, 8);
+        QCOMPARE(m.moe.top_k, 2);
+        QCOMPARE(m.moe.expert_ffn_hidden, int64_t(11008));
+        // The preset's shape is edited: it is a custom shape now.
+        QVERIFY(m_doc->plan().model.preset.empty());
+        QCOMPARE(child<QComboBox>("preset")->currentData().toString(), QString());
+        QVERIFY(experts->isEnabled() && topK->isEnabled() && expertFfn->isEnabled());
+
+        experts->setValue(16);
+        QCOMPARE(m_doc->plan().model.moe.experts, 16);
+        topK->setValue(4);
+        QCOMPARE(m_doc->plan().model.moe.top_k, 4);
+        expertFfn->setValue(2048);
+        QCOMPARE(m_doc->plan().model.moe.expert_ffn_hidden, int64_t(2048));
+
+        // More experts per token than experts: refused with the rule.
+        topK->setValue(17);
+        QCOMPARE(m_doc->plan().model.moe.top_k, 4);
+        QCOMPARE(topK->value(), 4);
+        QVERIFY2(m_editor->statusText().contains(QStringLiteral("model.moe.top_k")),
+                 qPrintable(m_editor->statusText()));
+
+        // ep is possible now; with ep = 4 the experts cannot drop to 6, nor MoE be turned off.
+        auto *ep = child<QComboBox>("ep");
+        QVERIFY(itemEnabled(ep, indexOfData(ep, 4)));
+        ep->setCurrentIndex(indexOfData(ep, 4));
+        QCOMPARE(m_doc->plan().parallel.ep, 4);
+        experts->setValue(6);
+        QCOMPARE(m_doc->plan().model.moe.experts, 16);
+        QVERIFY2(m_editor->statusText().contains(QStringLiteral("parallel.ep")),
+                 qPrintable(m_editor->statusText()));
+        QVERIFY(!moe->isEnabled());
+        QVERIFY2(moe->toolTip().contains(QStringLiteral("parallel.ep")),
+                 qPrintable(moe->toolTip()));
+
+        QUndoStack *undo = m_doc->undoStack();
+        QCOMPARE(undo->count(), 5);
+        undo->undo();
+        QVERIFY(moe->isEnabled());
+        undo->undo();
+        QCOMPARE(expertFfn->value(), 11008);
+        undo->undo();
+        QCOMPARE(topK->value(), 2);
+        undo->undo();
+        QCOMPARE(experts->value(), 8);
+        undo->undo();
+        QVERIFY(!m_doc->plan().model.moe.enabled());
+        QVERIFY(!moe->isChecked());
+        QVERIFY(!experts->isEnabled());
+        QCOMPARE(m_doc->plan().model.preset, std::string("llama2-7b"));
+        QCOMPARE(child<QComboBox>("preset")->currentData().toString(), QStringLiteral("llama2-7b"));
+
+        // Turning MoE off again makes the model dense.
+        auto *preset = child<QComboBox>("preset");
+        preset->setCurrentIndex(preset->findData(QStringLiteral("mixtral-8x7b")));
+        QVERIFY(moe->isChecked());
+        QCOMPARE(experts->value(), 8);
+        QCOMPARE(expertFfn->value(), 14336);
+        moe->setChecked(false);
+        QVERIFY(!m_doc->plan().model.moe.enabled());
+        QVERIFY(m_doc->plan().model.preset.empty());
+    }
+
+    void ffnKind()
+    {
+        auto *kind = child<QComboBox>("ffnKind");
+        QCOMPARE(kind->currentData().toInt(), int(FfnKind::SwiGLU));
+        const int64_t swiglu = countParameters(m_doc->plan().model).total;
+        kind->setCurrentIndex(indexOfData(kind, int(FfnKind::GELU)));
+        QVERIFY(m_doc->plan().model.ffn == FfnKind::GELU);
+        QVERIFY(m_doc->plan().model.preset.empty());
+        QVERIFY(countParameters(m_doc->plan().model).total < swiglu);
+        QCOMPARE(child<QComboBox>("preset")->currentData().toString(), QString());
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan().model.ffn == FfnKind::SwiGLU);
+        QCOMPARE(kind->currentData().toInt(), int(FfnKind::SwiGLU));
+        QCOMPARE(m_doc->plan().model.preset, std::string("llama2-7b"));
+        // A GELU preset shows as GELU.
+        auto *preset = child<QComboBox>("preset");
+        preset->setCurrentIndex(preset->findData(QStringLiteral("gpt2-xl")));
+        QCOMPARE(kind->currentData().toInt(), int(FfnKind::GELU));
+    }
+
+    void newControlsFollowTheDocument()
+    {
+        Plan p = m_doc->plan();
+        p.model = *m_doc->catalog().model("mixtral-8x7b");
+        p.model.preset = "mixtral-8x7b";
+        p.model.ffn = FfnKind::GELU;
+        p.training.grad_accum = 4;
+        p.parallel.pp = 2;
+        p.parallel.dp = 4;
+        p.parallel.ep = 2;
+        p.parallel.pp_schedule = PpSchedule::Interleaved;
+        p.parallel.virtual_stages = 4;
+        QVERIFY(m_doc->apply(p, QStringLiteral("test")));
+        QCOMPARE(child<QComboBox>("ppSchedule")->currentData().toInt(),
+                 int(PpSchedule::Interleaved));
+        QCOMPARE(child<QComboBox>("virtualStages")->currentData().toInt(), 4);
+        QCOMPARE(child<QComboBox>("ffnKind")->currentData().toInt(), int(FfnKind::GELU));
+        QVERIFY(child<QCheckBox>("moe")->isChecked());
+        QCOMPARE(child<QSpinBox>("moeExperts")->value(), 8);
+        QCOMPARE(child<QSpinBox>("moeTopK")->value(), 2);
+        QCOMPARE(child<QSpinBox>("moeExpertFfn")->value(), 14336);
+
+        // A document reset (as a load does) puts them back.
+        Plan dense = p;
+        dense.model = *m_doc->catalog().model("llama2-7b");
+        dense.model.preset = "llama2-7b";
+        dense.parallel.ep = 1;
+        dense.parallel.pp_schedule = PpSchedule::GPipe;
+        dense.parallel.virtual_stages = 1;
+        m_doc->reset(dense);
+        QCOMPARE(child<QComboBox>("ppSchedule")->currentData().toInt(), int(PpSchedule::GPipe));
+        QCOMPARE(child<QComboBox>("virtualStages")->currentData().toInt(), 1);
+        QCOMPARE(child<QComboBox>("ffnKind")->currentData().toInt(), int(FfnKind::SwiGLU));
+        QVERIFY(!child<QCheckBox>("moe")->isChecked());
+        QVERIFY(!child<QSpinBox>("moeExperts")->isEnabled());
+    }
+
+    void keyboardReachesTheNewControls()
+    {
+        // Every new field has a label whose buddy it is, and Tab reaches it in reading order.
+        for (const char *name :
+             {"ffnKind", "moeExperts", "moeTopK", "moeExpertFfn", "ppSchedule", "virtualStages"}) {
+            QWidget *w = child<QWidget>(name);
+            bool labelled = false;
+            for (QLabel *label : m_editor->findChildren<QLabel *>())
+                labelled = labelled || label->buddy() == w;
+            QVERIFY2(labelled, name);
+        }
+        // Enable the expert fields so that Tab stops on them.
+        child<QCheckBox>("moe")->setChecked(true);
+        const std::vector<std::vector<const char *>> chains = {
+            {"headDim", "ffnKind", "ffnHidden", "vocab", "moe", "moeExperts", "moeTopK",
+             "moeExpertFfn", "seqLen"},
+            {"pp", "ppSchedule", "virtualStages", "cp"},
+        };
+        for (const auto &chain : chains) {
+            QWidget *w = child<QWidget>(chain.front());
+            for (size_t i = 1; i < chain.size(); ++i) {
+                QWidget *next = child<QWidget>(chain[i]);
+                QWidget *n = w->nextInFocusChain();
+                // Skip what cannot take Tab focus and the inner parts of the widget (a spin box's
+                // line edit).
+                while (n != next && (w->isAncestorOf(n) || !(n->focusPolicy() & Qt::TabFocus) ||
+                                     !n->isEnabled() || !n->isVisibleTo(m_editor.get())))
+                    n = n->nextInFocusChain();
+                QVERIFY2(n == next, qPrintable(QStringLiteral("after %1 Tab reaches %2, not %3")
+                                                   .arg(w->objectName(), n->objectName(),
+                                                        next->objectName())));
+                w = next;
+            }
+        }
     }
 
     void refusedEditShowsTheReasonAndKeepsThePlan()

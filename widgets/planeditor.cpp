@@ -29,6 +29,7 @@ constexpr double kMinParams = 0.5e9;
 constexpr double kMaxParams = 1e12;
 constexpr int kMinSeqLog2 = 9;  // 512
 constexpr int kMaxSeqLog2 = 20; // 1M
+constexpr int kMaxVirtualStages = 64; // what parsePlan accepts
 
 const DType kDTypes[] = {DType::FP32, DType::BF16, DType::FP16, DType::FP8, DType::INT8};
 
@@ -72,6 +73,53 @@ void rebalanceDp(Plan &p)
     const int world = p.cluster.world();
     if (rest > 0 && world % rest == 0)
         p.parallel.dp = world / rest;
+}
+
+// An edited shape is no longer its preset.
+void makeCustom(ModelShape &m)
+{
+    m.preset.clear();
+    m.display_name.clear();
+}
+
+// The MoE block a dense model gets when experts are turned on (Mixtral proportions).
+MoeShape defaultMoe(const ModelShape &m)
+{
+    MoeShape moe;
+    moe.experts = 8;
+    moe.top_k = 2;
+    moe.expert_ffn_hidden = m.ffn_hidden;
+    return moe;
+}
+
+// Only the interleaved schedule has virtual stages: choosing it picks the fewest that divide
+// the layers, leaving it goes back to one.
+void setSchedule(Plan &p, PpSchedule s)
+{
+    p.parallel.pp_schedule = s;
+    if (s != PpSchedule::Interleaved) {
+        p.parallel.virtual_stages = 1;
+        return;
+    }
+    if (p.parallel.virtual_stages >= 2)
+        return;
+    p.parallel.virtual_stages = 2; // when none divides, the engine says why
+    for (int v = 2; v <= kMaxVirtualStages && p.parallel.pp > 0; ++v) {
+        if (p.model.layers % (int64_t(p.parallel.pp) * v) == 0) {
+            p.parallel.virtual_stages = v;
+            return;
+        }
+    }
+}
+
+// More than one virtual stage means the interleaved schedule; one means plain 1F1B.
+void setVirtualStages(Plan &p, int v)
+{
+    p.parallel.virtual_stages = v;
+    if (v > 1)
+        p.parallel.pp_schedule = PpSchedule::Interleaved;
+    else if (p.parallel.pp_schedule == PpSchedule::Interleaved)
+        p.parallel.pp_schedule = PpSchedule::OneFOneB;
 }
 
 QString paramsText(double n)
@@ -241,8 +289,7 @@ void PlanEditor::buildUi()
         connect(box, &QSpinBox::valueChanged, this, [this, setter](int v) {
             edit(tr("Edit model shape"), EditId::ModelShape, [&](Plan &p) {
                 setter(p.model, v);
-                p.model.preset.clear();
-                p.model.display_name.clear();
+                makeCustom(p.model);
             });
         });
     };
@@ -264,8 +311,57 @@ void PlanEditor::buildUi()
     });
     shapeField(m_kvHeads, "kvHeads", tr("KV heads"), 1, 4096, [](ModelShape &m, int v) { m.kv_heads = v; });
     shapeField(m_headDim, "headDim", tr("Head dim"), 1, 4096, [](ModelShape &m, int v) { m.head_dim = v; });
+    m_ffnKind = new QComboBox(content);
+    m_ffnKind->setObjectName(QStringLiteral("ffnKind"));
+    m_ffnKind->addItem(tr("SwiGLU (Llama)"), int(FfnKind::SwiGLU));
+    m_ffnKind->addItem(tr("GELU (GPT)"), int(FfnKind::GELU));
+    m_ffnKind->setToolTip(
+        tr("The feed-forward block of every layer: SwiGLU (gate, up and down "
+           "projections, RMSNorm) or GELU (two projections with biases, LayerNorm)"));
+    model->addRow(tr("FFN &kind"), m_ffnKind);
+    connect(m_ffnKind, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto kind = FfnKind(m_ffnKind->itemData(index).toInt());
+        edit(tr("Change FFN kind"), EditId::ModelShape, [&](Plan &p) {
+            p.model.ffn = kind;
+            makeCustom(p.model);
+        });
+    });
     shapeField(m_ffn, "ffnHidden", tr("FFN width"), 1, 1048576, [](ModelShape &m, int v) { m.ffn_hidden = v; });
+    m_ffn->setToolTip(tr("Width of the dense FFN; an MoE model uses the expert FFN width instead"));
     shapeField(m_vocab, "vocab", tr("Vocabulary"), 1, 16777216, [](ModelShape &m, int v) { m.vocab = v; });
+
+    m_moe = new QCheckBox(tr("Mi&xture of experts (MoE)"), content);
+    m_moe->setObjectName(QStringLiteral("moe"));
+    model->addRow(m_moe);
+    connect(m_moe, &QCheckBox::toggled, this, [this](bool on) {
+        edit(on ? tr("Turn on mixture of experts") : tr("Turn off mixture of experts"),
+             EditId::ModelShape, [&](Plan &p) {
+                 p.model.moe = on ? defaultMoe(p.model) : MoeShape{};
+                 makeCustom(p.model);
+             });
+    });
+    // The expert fields edit an MoE block; a dense model has none to edit (they are disabled).
+    auto moeField = [&](QSpinBox *&box, const char *name, const QString &label, int lo, int hi,
+                        auto setter) {
+        box = spin(content, lo, hi);
+        box->setObjectName(QLatin1String(name));
+        model->addRow(label, box);
+        connect(box, &QSpinBox::valueChanged, this, [this, setter](int v) {
+            if (!m_document->plan().model.moe.enabled()) {
+                refresh();
+                return;
+            }
+            edit(tr("Edit model shape"), EditId::ModelShape, [&](Plan &p) {
+                setter(p.model.moe, v);
+                makeCustom(p.model);
+            });
+        });
+    };
+    moeField(m_experts, "moeExperts", tr("Experts per &layer"), 1, 4096,
+             [](MoeShape &m, int v) { m.experts = v; });
+    moeField(m_topK, "moeTopK", tr("T&op-k"), 1, 4096, [](MoeShape &m, int v) { m.top_k = v; });
+    moeField(m_expertFfn, "moeExpertFfn", tr("Expert FFN &width"), 1, 1048576,
+             [](MoeShape &m, int v) { m.expert_ffn_hidden = v; });
 
     // ---- Training ----
     QFormLayout *training = group(tr("Training"));
@@ -362,6 +458,18 @@ void PlanEditor::buildUi()
         p.parallel.pp = v;
         rebalanceDp(p);
     });
+    m_ppSchedule = new QComboBox(content);
+    m_ppSchedule->setObjectName(QStringLiteral("ppSchedule"));
+    m_ppSchedule->addItem(tr("1F1B"), int(PpSchedule::OneFOneB));
+    m_ppSchedule->addItem(tr("interleaved 1F1B"), int(PpSchedule::Interleaved));
+    m_ppSchedule->addItem(tr("GPipe"), int(PpSchedule::GPipe));
+    parallel->addRow(tr("Pipeline sc&hedule"), m_ppSchedule);
+    connect(m_ppSchedule, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto s = PpSchedule(m_ppSchedule->itemData(index).toInt());
+        edit(tr("Change pipeline schedule"), EditId::Parallel, [&](Plan &p) { setSchedule(p, s); });
+    });
+    degree(m_virtualStages, "virtualStages", tr("Virt&ual stages"), tr("virtual stages"),
+           setVirtualStages);
     degree(m_cp, "cp", tr("&Context parallel (cp)"), QStringLiteral("cp"), [](Plan &p, int v) {
         p.parallel.cp = v;
         rebalanceDp(p);
@@ -511,8 +619,28 @@ void PlanEditor::refresh()
     setValue(m_heads, p.model.heads);
     setValue(m_kvHeads, p.model.kv_heads);
     setValue(m_headDim, int(p.model.head_dim));
+    selectData(m_ffnKind, int(p.model.ffn));
     setValue(m_ffn, int(p.model.ffn_hidden));
     setValue(m_vocab, int(p.model.vocab));
+    {
+        // A dense model shows, disabled, the experts that turning MoE on would give it.
+        const bool moe = p.model.moe.enabled();
+        const MoeShape shown = moe ? p.model.moe : defaultMoe(p.model);
+        setChecked(m_moe, moe);
+        setValue(m_experts, shown.experts);
+        setValue(m_topK, shown.top_k);
+        setValue(m_expertFfn, int(shown.expert_ffn_hidden));
+        const QString dense = tr("Dense model: turn on mixture of experts first");
+        const std::pair<QSpinBox *, QString> fields[] = {
+            {m_experts, tr("Routed experts in every layer; ep must divide it")},
+            {m_topK, tr("Experts each token is routed to")},
+            {m_expertFfn, tr("FFN width of one expert")},
+        };
+        for (const auto &[box, help] : fields) {
+            box->setEnabled(moe);
+            box->setToolTip(moe ? help : tr("%1\n%2").arg(help, dense));
+        }
+    }
 
     if (!m_seqSlider->isSliderDown()) {
         const QSignalBlocker block(m_seqSlider);
@@ -529,6 +657,7 @@ void PlanEditor::refresh()
     selectData(m_dtCompute, int(p.precision.compute));
     selectData(m_optimizer, int(p.precision.optimizer));
     selectData(m_sharding, int(p.parallel.sharding));
+    selectData(m_ppSchedule, int(p.parallel.pp_schedule));
     selectData(m_recompute, int(p.memory.recompute));
     selectData(m_attention, int(p.memory.attention));
     setChecked(m_sp, p.parallel.sp);
@@ -559,13 +688,21 @@ void PlanEditor::refresh()
 void PlanEditor::fillDegreeCombo(QComboBox *combo, const QString &what,
                                  const std::function<void(Plan &, int)> &set, int current)
 {
-    const Plan &base = m_document->plan();
-    const int world = base.cluster.world();
+    const int world = m_document->plan().cluster.world();
     QList<int> values;
     for (int v = 1; v <= world; ++v) {
         if (world % v == 0)
             values.append(v);
     }
+    fillChoiceCombo(combo, what, values, set, current,
+                    tr("Every divisor of the world size is possible"));
+}
+
+void PlanEditor::fillChoiceCombo(QComboBox *combo, const QString &what, const QList<int> &values,
+                                 const std::function<void(Plan &, int)> &set, int current,
+                                 const QString &allPossible)
+{
+    const Plan &base = m_document->plan();
     const QSignalBlocker block(combo);
     bool same = combo->count() == values.size();
     for (int i = 0; same && i < values.size(); ++i)
@@ -589,8 +726,9 @@ void PlanEditor::fillDegreeCombo(QComboBox *combo, const QString &what,
             refused.append(tr("%1 = %2: %3").arg(what).arg(v).arg(reason));
     }
     combo->setCurrentIndex(combo->findData(current));
-    combo->setToolTip(refused.isEmpty() ? tr("Every divisor of the world size is possible")
-                                        : tr("Not possible:\n%1").arg(refused.join(QLatin1Char('\n'))));
+    combo->setToolTip(refused.isEmpty()
+                          ? allPossible
+                          : tr("Not possible:\n%1").arg(refused.join(QLatin1Char('\n'))));
 }
 
 void PlanEditor::refreshDegrees()
@@ -600,12 +738,27 @@ void PlanEditor::refreshDegrees()
     fillDegreeCombo(m_pp, QStringLiteral("pp"), [](Plan &c, int v) { c.parallel.pp = v; rebalanceDp(c); }, p.parallel.pp);
     fillDegreeCombo(m_cp, QStringLiteral("cp"), [](Plan &c, int v) { c.parallel.cp = v; rebalanceDp(c); }, p.parallel.cp);
     fillDegreeCombo(m_ep, QStringLiteral("ep"), [](Plan &c, int v) { c.parallel.ep = v; }, p.parallel.ep);
+
+    // Virtual stages: the counts v for which pp x v divides the layers.
+    QList<int> stages;
+    for (int v = 1; v <= kMaxVirtualStages; ++v) {
+        if (v == p.parallel.virtual_stages ||
+            (p.parallel.pp > 0 && p.model.layers % (int64_t(p.parallel.pp) * v) == 0))
+            stages.append(v);
+    }
+    fillChoiceCombo(m_virtualStages, tr("virtual stages"), stages, setVirtualStages,
+                    p.parallel.virtual_stages,
+                    tr("Model chunks per pipeline stage (interleaved 1F1B); pp x virtual stages "
+                       "divides the layers"));
 }
 
 void PlanEditor::refreshChoices()
 {
     const Plan &base = m_document->plan();
-    auto comboReasons = [&](QComboBox *combo, const std::function<void(Plan &, const QVariant &)> &set) {
+    // Returns "choice: reason" for each refused choice.
+    auto comboReasons = [&](QComboBox *combo,
+                            const std::function<void(Plan &, const QVariant &)> &set) {
+        QStringList refused;
         for (int i = 0; i < combo->count(); ++i) {
             if (i == combo->currentIndex()) {
                 setItemReason(combo, i, QString());
@@ -613,8 +766,12 @@ void PlanEditor::refreshChoices()
             }
             Plan candidate = base;
             set(candidate, combo->itemData(i));
-            setItemReason(combo, i, m_document->validationError(candidate));
+            const QString reason = m_document->validationError(candidate);
+            setItemReason(combo, i, reason);
+            if (!reason.isEmpty())
+                refused.append(tr("%1: %2").arg(combo->itemText(i), reason));
         }
+        return refused;
     };
     auto dtypeReasons = [&](QComboBox *combo, DType Precision::*field) {
         comboReasons(combo, [field](Plan &c, const QVariant &v) { c.precision.*field = DType(v.toInt()); });
@@ -625,6 +782,21 @@ void PlanEditor::refreshChoices()
     dtypeReasons(m_dtOptimizer, &Precision::optimizer_state);
     dtypeReasons(m_dtCompute, &Precision::compute);
     comboReasons(m_sharding, [](Plan &c, const QVariant &v) { c.parallel.sharding = Sharding(v.toInt()); });
+    const QStringList schedules = comboReasons(
+        m_ppSchedule, [](Plan &c, const QVariant &v) { setSchedule(c, PpSchedule(v.toInt())); });
+    const QString scheduleHelp =
+        tr("1F1B: each stage alternates one forward and one backward\n"
+           "interleaved 1F1B: each stage holds several model chunks (virtual stages), a smaller "
+           "bubble for more communication\n"
+           "GPipe: all forwards, then all backwards");
+    m_ppSchedule->setToolTip(
+        schedules.isEmpty()
+            ? scheduleHelp
+            : tr("%1\nNot possible now:\n%2").arg(scheduleHelp, schedules.join(QLatin1Char('\n'))));
+    comboReasons(m_ffnKind, [](Plan &c, const QVariant &v) {
+        c.model.ffn = FfnKind(v.toInt());
+        makeCustom(c.model);
+    });
     comboReasons(m_framework, [](Plan &c, const QVariant &v) { c.framework = toStd(v.toString()); });
 
     auto toggleReason = [&](QCheckBox *box, const QString &help, const std::function<void(Plan &)> &flip) {
@@ -634,6 +806,12 @@ void PlanEditor::refreshChoices()
         box->setEnabled(reason.isEmpty());
         box->setToolTip(reason.isEmpty() ? help : tr("%1\nNot possible now: %2").arg(help, reason));
     };
+    toggleReason(m_moe,
+                 tr("Replace the dense FFN of every layer by routed experts (Mixtral style)"),
+                 [](Plan &c) {
+                     c.model.moe = c.model.moe.enabled() ? MoeShape{} : defaultMoe(c.model);
+                     makeCustom(c.model);
+                 });
     toggleReason(m_sp, tr("Megatron sequence parallelism: splits norm and residual activations over the tp group"),
                  [](Plan &c) { c.parallel.sp = !c.parallel.sp; });
     toggleReason(m_offOptimizer, tr("Keep optimizer states in host memory"),

@@ -48,6 +48,9 @@ private:
     void refreshChoices();
     void fillDegreeCombo(QComboBox *combo, const QString &what,
                          const std::function<void(Plan &, int)> &set, int current);
+    void fillChoiceCombo(QComboBox *combo, const QString &what, const QList<int> &values,
+                         const std::function<void(Plan &, int)> &set, int current,
+                         const QString &allPossible);
     void buildUi();
 
     PlanDocument *m_document;
@@ -59,11 +62,15 @@ private:
     QLabel *m_sizeLabel = nullptr;
     QSpinBox *m_layers = nullptr, *m_hidden = nullptr, *m_heads = nullptr, *m_kvHeads = nullptr,
              *m_headDim = nullptr, *m_ffn = nullptr, *m_vocab = nullptr;
+    QComboBox *m_ffnKind = nullptr;
+    QCheckBox *m_moe = nullptr;
+    QSpinBox *m_experts = nullptr, *m_topK = nullptr, *m_expertFfn = nullptr;
     QSlider *m_seqSlider = nullptr;
     QSpinBox *m_seqEntry = nullptr, *m_microBatch = nullptr, *m_gradAccum = nullptr;
     QComboBox *m_dtParams = nullptr, *m_dtGrads = nullptr, *m_dtMaster = nullptr,
               *m_dtOptimizer = nullptr, *m_dtCompute = nullptr, *m_optimizer = nullptr;
     QComboBox *m_tp = nullptr, *m_pp = nullptr, *m_cp = nullptr, *m_ep = nullptr;
+    QComboBox *m_ppSchedule = nullptr, *m_virtualStages = nullptr;
     QLabel *m_dp = nullptr;
     QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr;
     QCheckBox *m_sp = nullptr, *m_offOptimizer = nullptr, *m_offParams = nullptr,
