@@ -2040,6 +2040,132 @@ Not possible now: %2</source>
         <source>Move saved activations to host memory</source>
         <translation>将保存的激活值移到主机内存</translation>
     </message>
+    <message>
+        <source>SwiGLU (Llama)</source>
+        <translation>SwiGLU（Llama）</translation>
+    </message>
+    <message>
+        <source>GELU (GPT)</source>
+        <translation>GELU（GPT）</translation>
+    </message>
+    <message>
+        <source>The feed-forward block of every layer: SwiGLU (gate, up and down projections, RMSNorm) or GELU (two projections with biases, LayerNorm)</source>
+        <translation>每层的前馈块：SwiGLU（gate、up、down 三个投影，RMSNorm）或 GELU（两个带偏置的投影，LayerNorm）</translation>
+    </message>
+    <message>
+        <source>FFN &amp;kind</source>
+        <translation>FFN 类型(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Change FFN kind</source>
+        <translation>修改 FFN 类型</translation>
+    </message>
+    <message>
+        <source>Width of the dense FFN; an MoE model uses the expert FFN width instead</source>
+        <translation>稠密 FFN 的宽度；MoE 模型改用专家 FFN 宽度</translation>
+    </message>
+    <message>
+        <source>Mi&amp;xture of experts (MoE)</source>
+        <translation>混合专家（MoE）(&amp;X)</translation>
+    </message>
+    <message>
+        <source>Turn on mixture of experts</source>
+        <translation>启用混合专家</translation>
+    </message>
+    <message>
+        <source>Turn off mixture of experts</source>
+        <translation>关闭混合专家</translation>
+    </message>
+    <message>
+        <source>Experts per &amp;layer</source>
+        <translation>每层专家数(&amp;L)</translation>
+    </message>
+    <message>
+        <source>T&amp;op-k</source>
+        <translation>Top-k(&amp;O)</translation>
+    </message>
+    <message>
+        <source>Expert FFN &amp;width</source>
+        <translation>专家 FFN 宽度(&amp;W)</translation>
+    </message>
+    <message>
+        <source>1F1B</source>
+        <translation>1F1B</translation>
+    </message>
+    <message>
+        <source>interleaved 1F1B</source>
+        <translation>交错式 1F1B</translation>
+    </message>
+    <message>
+        <source>GPipe</source>
+        <translation>GPipe</translation>
+    </message>
+    <message>
+        <source>Pipeline sc&amp;hedule</source>
+        <translation>流水线调度(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Change pipeline schedule</source>
+        <translation>修改流水线调度</translation>
+    </message>
+    <message>
+        <source>Virt&amp;ual stages</source>
+        <translation>虚拟阶段(&amp;U)</translation>
+    </message>
+    <message>
+        <source>virtual stages</source>
+        <translation>虚拟阶段</translation>
+    </message>
+    <message>
+        <source>Dense model: turn on mixture of experts first</source>
+        <translation>稠密模型：请先启用混合专家</translation>
+    </message>
+    <message>
+        <source>Routed experts in every layer; ep must divide it</source>
+        <translation>每层的路由专家数；ep 必须整除它</translation>
+    </message>
+    <message>
+        <source>Experts each token is routed to</source>
+        <translation>每个 token 路由到的专家数</translation>
+    </message>
+    <message>
+        <source>FFN width of one expert</source>
+        <translation>单个专家的 FFN 宽度</translation>
+    </message>
+    <message>
+        <source>%1
+%2</source>
+        <translation>%1
+%2</translation>
+    </message>
+    <message>
+        <source>Model chunks per pipeline stage (interleaved 1F1B); pp x virtual stages divides the layers</source>
+        <translation>每个流水线级上的模型块数（交错式 1F1B）；pp x 虚拟阶段数须整除层数</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>1F1B: each stage alternates one forward and one backward
+interleaved 1F1B: each stage holds several model chunks (virtual stages), a smaller bubble for more communication
+GPipe: all forwards, then all backwards</source>
+        <translation>1F1B：每一级交替执行一次前向与一次反向
+交错式 1F1B：每一级持有多个模型块（虚拟阶段），气泡更小，通信更多
+GPipe：先执行全部前向，再执行全部反向</translation>
+    </message>
+    <message>
+        <source>%1
+Not possible now:
+%2</source>
+        <translation>%1
+当前不可选：
+%2</translation>
+    </message>
+    <message>
+        <source>Replace the dense FFN of every layer by routed experts (Mixtral style)</source>
+        <translation>用路由专家替换每层的稠密 FFN（Mixtral 式）</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::RunnerPanel</name>
