@@ -8,16 +8,26 @@
 # Needs a Python with PyTorch 2.x (CUDA), CMake >= 3.25, Ninja, Qt 6.4+ Core and nlohmann-json.
 #
 #   scripts/validate-cuda.sh [PLAN.plan.json]      (PYTHON=/path/to/python to choose one)
+#
+# DEVICE=cpu GEMM=1024 scripts/validate-cuda.sh rehearses the same steps and table on the CPU
+# (torch's CPU backend) where no GPU is attached; its figures say nothing about a GPU.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PLAN=${1:-resources/cases/hcie-ai-fsdp.plan.json}
 PYTHON=${PYTHON:-$(command -v python3)}
 BUILD=${BUILD:-build-validate}
 OUT=${OUT:-$BUILD/validate-cuda.results.json}
+DEVICE=${DEVICE:-cuda}
+GEMM=${GEMM:-8192}
+export DEVICE GEMM
 
 "$PYTHON" - <<'PY'
+import os
 import sys
 import torch
+if os.environ["DEVICE"] == "cpu":
+    print("python %s, torch %s, CPU rehearsal" % (sys.executable, torch.__version__))
+    sys.exit(0)
 if not torch.cuda.is_available():
     sys.exit("validate-cuda: torch.cuda.is_available() is False (no GPU or a CPU-only torch)")
 print("python %s, torch %s, %s" % (sys.executable, torch.__version__, torch.cuda.get_device_name(0)))
@@ -27,24 +37,26 @@ cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSHARDSCOPE_BUILD_GU
     -DSHARDSCOPE_BUILD_TESTS=OFF -DSHARDSCOPE_BUILD_BENCHMARKS=OFF >/dev/null
 cmake --build "$BUILD" --target shardscope-cli
 
-"$BUILD/app/shardscope-cli" bench "$PLAN" --backend torch --device cuda --python "$PYTHON" \
-    --nproc 1 --gemm 8192x8192x8192:bf16 --reference --warmup 5 --repeats 20 \
+"$BUILD/app/shardscope-cli" bench "$PLAN" --backend torch --device "$DEVICE" --python "$PYTHON" \
+    --nproc 1 --gemm "${GEMM}x${GEMM}x${GEMM}:bf16" --reference --warmup 5 --repeats 20 \
     -o "$OUT" --profile "$BUILD/validate-cuda.profile.json"
 
 "$PYTHON" - "$OUT" <<'PY'
 import json
+import os
 import sys
 
 r = json.load(open(sys.argv[1]))
+n = int(os.environ["GEMM"])
 kernels = {k["name"]: k for k in r["kernels"]}
 ok = True
 print()
 print("Validation on %s (%s, %s)" % (r["backend"]["device_name"], r["backend"]["interpreter"],
                                       r["backend"]["versions"]))
-print("%-34s %12s %12s %8s" % ("bf16 GEMM 8192^3", "runner", "torch.matmul", "diff"))
-g = kernels.get("extra.gemm_8192x8192x8192_bf16", {}).get("measured", {})
+print("%-34s %12s %12s %8s" % ("bf16 GEMM %d^3" % n, "runner", "torch.matmul", "diff"))
+g = kernels.get("extra.gemm_%dx%dx%d_bf16" % (n, n, n), {}).get("measured", {})
 if g.get("status") == "ok" and g.get("reference_time_s"):
-    flops = 2 * 8192 ** 3
+    flops = 2 * n ** 3
     runner, ref = flops / g["time_s"] / 1e12, flops / g["reference_time_s"] / 1e12
     diff = (runner - ref) / ref
     ok = ok and abs(diff) <= 0.05
