@@ -579,9 +579,13 @@ namespace {
 
 std::string gib(double b) { return formatGiB(b); }
 std::string num(double v, int d = 0) { return formatFixed(v, d); }
+std::string id(std::string_view s) { return std::string(s); }
 
 } // namespace
 
+// Every template is one phrase a translator sees whole (translations/*.ts, context
+// "MemoryExplanation"); numbers with their units and identifiers (dtypes, options, phases) are
+// its arguments.
 MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const RankMemory &rank,
                                 Phase phase)
 {
@@ -603,141 +607,268 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     auto &T = ex[size_t(Component::Transient)];
 
     const double elems = q.denseParams + q.expertParams;
-    const std::string shardText = "/ " + num(x.shard) + " (dp x cp)";
+    const std::string count = formatCount((long long)std::llround(elems));
+    const std::string shard = num(x.shard);
+    const std::string phaseName = id(phaseKey(phase));
     const bool full = pa.sharding == Sharding::Full;
     const bool optSh = pa.sharding != Sharding::None;
     const bool gradSh = pa.sharding == Sharding::Grads || full;
+    const char *heldAt = QT_TRANSLATE_NOOP("MemoryExplanation", "; held at the %1 peak: %2");
 
-    P.formula = formatCount((long long)std::llround(elems)) + " params on this rank x " +
-                num(x.bParams) + " B (" + std::string(toString(pr.params)) + ")" +
-                (full ? " " + shardText : "") + " = " + gib(q.params);
+    // --- parameters ---------------------------------------------------------------------------
     if (plan.memory.offload.params)
-        P.formula = "0 (parameters offloaded to host memory; gathered per layer)";
+        P.formula.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation", "0 (parameters offloaded to host memory; gathered per layer)"));
+    else if (full)
+        P.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "%1 params on this rank x %2 B (%3) / %4 (dp x cp) = %5"),
+                      {count, num(x.bParams), id(toString(pr.params)), shard, gib(q.params)});
+    else
+        P.formula.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation", "%1 params on this rank x %2 B (%3) = %4"),
+            {count, num(x.bParams), id(toString(pr.params)), gib(q.params)});
     if (q.computeCopies > 0 && phase != Phase::OptimizerStep)
-        P.formula += " + autocast " + std::string(toString(pr.compute)) + " weight copies " +
-                     gib(q.computeCopies) + (phase == Phase::Backward ? " (partly released)" : "");
-    P.assumptions = "Layer weights split by tp = " + num(x.tp) + "; norms replicated; " +
-                    (rank.has_embedding ? "embedding on this stage; " : "") +
-                    (rank.has_head ? "final norm and LM head on this stage. " : ". ") +
-                    (q.computeCopies > 0 ? "torch.autocast caches compute-dtype copies of the "
-                                           "weights for forward; autograd frees them layer by "
-                                           "layer in backward."
-                                         : "");
+        P.formula.add(
+            phase == Phase::Backward
+                ? QT_TRANSLATE_NOOP("MemoryExplanation",
+                                    " + autocast %1 weight copies %2 (partly released)")
+                : QT_TRANSLATE_NOOP("MemoryExplanation", " + autocast %1 weight copies %2"),
+            {id(toString(pr.compute)), gib(q.computeCopies)});
+    const std::string tp = num(x.tp);
+    if (rank.has_embedding && rank.has_head)
+        P.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "Layer weights split by tp = %1; norms replicated; embedding on "
+                              "this stage; final norm and LM head on this stage. "),
+            {tp});
+    else if (rank.has_embedding)
+        P.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "Layer weights split by tp = %1; norms replicated; embedding on "
+                              "this stage; . "),
+            {tp});
+    else if (rank.has_head)
+        P.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "Layer weights split by tp = %1; norms replicated; final norm and "
+                              "LM head on this stage. "),
+            {tp});
+    else
+        P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "Layer weights split by tp = %1; norms replicated; . "),
+                          {tp});
+    if (q.computeCopies > 0)
+        P.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation", "torch.autocast caches compute-dtype copies of the weights for "
+                                 "forward; autograd frees them layer by layer in backward."));
 
-    G.formula = formatCount((long long)std::llround(elems)) + " x " + num(x.bGrads) + " B" + (gradSh ? " " + shardText : "") +
-                 " = " + gib(q.grads) + "; held at the " + std::string(phaseKey(phase)) + " peak: " +
-                gib(b[Component::Gradients]);
-    G.assumptions = fw.grads_set_to_none
-                        ? "Gradients are created in backward and freed by zero_grad(set_to_none=True)"
-                          " after the step" + std::string(x.m > 1 ? "; with " + num(x.m) +
-                                                 " micro-batches they persist across the step." : ".")
-                        : "A persistent gradient buffer (" +
-                              std::string(toString(fw.main_grad_dtype != DType::None ? fw.main_grad_dtype
-                                                                                     : pr.grads)) +
-                              ") accumulates in place.";
+    // --- gradients ----------------------------------------------------------------------------
+    if (gradSh)
+        G.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B / %3 (dp x cp) = %4"),
+                      {count, num(x.bGrads), shard, gib(q.grads)});
+    else
+        G.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B = %3"),
+                      {count, num(x.bGrads), gib(q.grads)});
+    G.formula.add(heldAt, {phaseName, gib(b[Component::Gradients])});
+    if (!fw.grads_set_to_none)
+        G.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "A persistent gradient buffer (%1) accumulates in place."),
+            {id(toString(fw.main_grad_dtype != DType::None ? fw.main_grad_dtype : pr.grads))});
+    else if (x.m > 1)
+        G.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "Gradients are created in backward and freed by "
+                                            "zero_grad(set_to_none=True) after the step; with %1 "
+                                            "micro-batches they persist across the step."),
+                          {num(x.m)});
+    else
+        G.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "Gradients are created in backward and freed by "
+                                            "zero_grad(set_to_none=True) after the step."));
     if (plan.memory.offload.grads)
-        G.assumptions += " Gradients are offloaded to host memory.";
+        G.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation", " Gradients are offloaded to host memory."));
 
-    M.formula = x.masterSeparate
-                    ? formatCount((long long)std::llround(elems)) + " x " + num(x.bMaster) + " B (" +
-                          std::string(toString(pr.master_weights)) + ")" + (optSh ? " " + shardText : "") +
-                          " = " + gib(q.master)
-                    : "0: the optimizer updates the " + std::string(toString(pr.params)) +
-                          " parameters directly";
-    M.assumptions = plan.memory.offload.optimizer
-                        ? "Optimizer (master weights and states) offloaded to host."
-                        : (optSh ? "Sharded with the optimizer states (ZeRO-1 and up)."
-                                 : "Replicated on every data-parallel rank (no sharding).");
+    // --- master weights -----------------------------------------------------------------------
+    if (!x.masterSeparate)
+        M.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "0: the optimizer updates the %1 parameters directly"),
+                      {id(toString(pr.params))});
+    else if (optSh)
+        M.formula.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B (%3) / %4 (dp x cp) = %5"),
+            {count, num(x.bMaster), id(toString(pr.master_weights)), shard, gib(q.master)});
+    else
+        M.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B (%3) = %4"),
+                      {count, num(x.bMaster), id(toString(pr.master_weights)), gib(q.master)});
+    if (plan.memory.offload.optimizer)
+        M.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation", "Optimizer (master weights and states) offloaded to host."));
+    else if (optSh)
+        M.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "Sharded with the optimizer states (ZeRO-1 and up)."));
+    else
+        M.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation", "Replicated on every data-parallel rank (no sharding)."));
 
-    O.formula = formatCount((long long)std::llround(elems)) + " x " + num(x.nStates) + " states x " + num(x.bState) + " B" +
-                (optSh ? " " + shardText : "") + " = " + gib(q.states);
-    O.assumptions = std::string(toString(pr.optimizer)) + ": " + num(x.nStates) +
-                    " state tensor(s) per parameter in " + std::string(toString(pr.optimizer_state)) + ".";
+    // --- optimizer states ---------------------------------------------------------------------
+    if (optSh)
+        O.formula.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 states x %3 B / %4 (dp x cp) = %5"),
+            {count, num(x.nStates), num(x.bState), shard, gib(q.states)});
+    else
+        O.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 states x %3 B = %4"),
+                      {count, num(x.nStates), num(x.bState), gib(q.states)});
+    O.assumptions.add(
+        QT_TRANSLATE_NOOP("MemoryExplanation", "%1: %2 state tensor(s) per parameter in %3."),
+        {id(toString(pr.optimizer)), num(x.nStates), id(toString(pr.optimizer_state))});
 
+    // --- activations --------------------------------------------------------------------------
     const double perToken = q.actLayer / std::max(1.0, x.tokens);
-    A.formula = num(x.layersPerStage) + " layers x " + num(perToken, 0) + " B/token x " +
-                num(x.tokens, 0) + " tokens x " + num(q.inflight, 2) + " micro-batch(es) in flight = " +
-                gib(q.actTotal) + (q.actFinal > 0 ? " + final norm and head input " + gib(q.actFinal) : "");
-    A.assumptions = std::string("Recompute ") + std::string(toString(plan.memory.recompute)) +
-                    (plan.memory.recompute == Recompute::Full ? " (each layer keeps only its input)" : "") +
-                    "; " + std::string(toString(plan.memory.attention)) + " attention" +
-                    (plan.memory.attention == Attention::Flash ? " (no s x s matrices kept)" : " (fp32 softmax and its cast kept per score)") +
-                    "; norm " + fw.norm + (x.r == 4.0 ? "; fp32 residual stream under autocast" : "") +
-                    (pa.sp ? "; sequence-parallel regions split by tp" : "") +
-                    (x.cp > 1 ? "; sequence split by cp = " + num(x.cp) : "") +
-                    "; dropout off. Tokens per micro-batch on this rank: seq_len x micro_batch / cp.";
+    A.formula.add(
+        QT_TRANSLATE_NOOP("MemoryExplanation",
+                          "%1 layers x %2 B/token x %3 tokens x %4 micro-batch(es) in flight = %5"),
+        {num(x.layersPerStage), num(perToken, 0), num(x.tokens, 0), num(q.inflight, 2),
+         gib(q.actTotal)});
+    if (q.actFinal > 0)
+        A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", " + final norm and head input %1"),
+                      {gib(q.actFinal)});
+    const std::string recompute = id(toString(plan.memory.recompute));
+    if (plan.memory.recompute == Recompute::Full)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "Recompute %1 (each layer keeps only its input)"),
+                          {recompute});
+    else
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "Recompute %1"), {recompute});
+    const std::string attention = id(toString(plan.memory.attention));
+    if (plan.memory.attention == Attention::Flash)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation", "; %1 attention (no s x s matrices kept)"),
+            {attention});
+    else
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "; %1 attention (fp32 softmax and its cast kept per score)"),
+            {attention});
+    A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; norm %1"), {fw.norm});
+    if (x.r == 4.0)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation", "; fp32 residual stream under autocast"));
+    if (pa.sp)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation", "; sequence-parallel regions split by tp"));
+    if (x.cp > 1)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; sequence split by cp = %1"),
+                          {num(x.cp)});
+    A.assumptions.add(QT_TRANSLATE_NOOP(
+        "MemoryExplanation", "; dropout off. Tokens per micro-batch on this rank: seq_len x "
+                             "micro_batch / cp."));
     if (plan.memory.offload.activations)
-        A.assumptions += " Activations offloaded to host; two layers stay on device.";
+        A.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation", " Activations offloaded to host; two layers stay on device."));
 
+    // --- logits and loss ----------------------------------------------------------------------
     if (rank.has_head) {
         const double n = x.tokens * double(plan.model.vocab) / x.tp;
-        Lg.formula = num(x.tokens, 0) + " tokens x " + num(double(plan.model.vocab) / x.tp, 0) +
-                     " vocab x " + num(phase == Phase::Backward ? q.logitsBackward / n : q.logitsForward / n, 0) +
-                     " B = " + gib(b[Component::LogitsAndLoss]);
-        Lg.assumptions = fw.loss == "hf_upcast"
-                             ? "Hugging Face loss: logits in the compute dtype, an fp32 copy and the "
-                               "fp32 log-softmax at the end of forward; three fp32 vocab-sized tensors "
-                               "in the loss backward."
-                             : "Fused vocab-parallel cross entropy: fp32 logits turned into the softmax "
-                               "in place and reused as the gradient.";
+        const double perLogit = (phase == Phase::Backward ? q.logitsBackward : q.logitsForward) / n;
+        Lg.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 tokens x %2 vocab x %3 B = %4"),
+                       {num(x.tokens, 0), num(double(plan.model.vocab) / x.tp, 0), num(perLogit, 0),
+                        gib(b[Component::LogitsAndLoss])});
+        if (fw.loss == "hf_upcast")
+            Lg.assumptions.add(QT_TRANSLATE_NOOP(
+                "MemoryExplanation", "Hugging Face loss: logits in the compute dtype, an fp32 "
+                                     "copy and the fp32 log-softmax at the end of forward; three "
+                                     "fp32 vocab-sized tensors in the loss backward."));
+        else
+            Lg.assumptions.add(QT_TRANSLATE_NOOP(
+                "MemoryExplanation", "Fused vocab-parallel cross entropy: fp32 logits turned "
+                                     "into the softmax in place and reused as the gradient."));
     } else {
-        Lg.formula = "0: the LM head is on the last pipeline stage";
+        Lg.formula.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation", "0: the LM head is on the last pipeline stage"));
     }
 
-    C.formula = "";
-    auto addC = [&](double v, const std::string &what) {
+    // --- communication buffers ----------------------------------------------------------------
+    auto addC = [&](double v, const char *what) {
         if (v <= 0)
             return;
-        C.formula += (C.formula.empty() ? "" : " + ") + what + " " + gib(v);
+        if (!C.formula.empty())
+            C.formula.add(" + ");
+        C.formula.add(what, {gib(v)});
     };
-    addC(q.ddpBuckets, "DDP gradient buckets");
+    addC(q.ddpBuckets, QT_TRANSLATE_NOOP("MemoryExplanation", "DDP gradient buckets %1"));
     if (phase == Phase::Forward)
-        addC(q.fsdpForward, "gathered layers");
+        addC(q.fsdpForward, QT_TRANSLATE_NOOP("MemoryExplanation", "gathered layers %1"));
     else if (phase == Phase::Backward)
-        addC(q.fsdpBackward, "gathered layers and unsharded layer gradients");
+        addC(q.fsdpBackward, QT_TRANSLATE_NOOP("MemoryExplanation",
+                                               "gathered layers and unsharded layer gradients %1"));
     if (phase != Phase::OptimizerStep)
-        addC(q.rootGathered, "gathered root (embedding, head)");
-    addC(q.p2p, "pipeline send/recv");
+        addC(q.rootGathered,
+             QT_TRANSLATE_NOOP("MemoryExplanation", "gathered root (embedding, head) %1"));
+    addC(q.p2p, QT_TRANSLATE_NOOP("MemoryExplanation", "pipeline send/recv %1"));
     if (phase != Phase::OptimizerStep)
-        addC(q.reduceBucket, "reduce bucket");
+        addC(q.reduceBucket, QT_TRANSLATE_NOOP("MemoryExplanation", "reduce bucket %1"));
     if (C.formula.empty())
-        C.formula = "0";
+        C.formula.add("0");
     if (q.ddpBuckets > 0)
-        C.assumptions = "DDP (gradient_as_bucket_view=False) keeps flat bucket copies of every "
-                        "gradient for its all-reduce. ";
-    if (full)
-        C.assumptions += "FSDP gathers " + num(1 + fw.fsdp_prefetch_layers) +
-                         " layers at a time (current + prefetch) in the compute dtype; backward adds "
-                         "the layer's unsharded gradients and the reduce-scatter input" +
-                         std::string(fw.fsdp_root_stays_gathered
-                                         ? "; the root module (embedding, final norm, head) stays "
-                                           "gathered from forward to backward (FSDP2). "
-                                         : ". ");
+        C.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation", "DDP (gradient_as_bucket_view=False) keeps flat bucket copies "
+                                 "of every gradient for its all-reduce. "));
+    if (full && fw.fsdp_root_stays_gathered)
+        C.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "FSDP gathers %1 layers at a time (current + prefetch) in the "
+                              "compute dtype; backward adds the layer's unsharded gradients "
+                              "and the reduce-scatter input; the root module (embedding, "
+                              "final norm, head) stays gathered from forward to backward "
+                              "(FSDP2). "),
+            {num(1 + fw.fsdp_prefetch_layers)});
+    else if (full)
+        C.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "FSDP gathers %1 layers at a time (current + prefetch) in the "
+                              "compute dtype; backward adds the layer's unsharded gradients "
+                              "and the reduce-scatter input. "),
+            {num(1 + fw.fsdp_prefetch_layers)});
     if (q.p2p > 0)
-        C.assumptions += "Pipeline stages double-buffer the activations they send and receive. ";
+        C.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation", "Pipeline stages double-buffer the activations they send and "
+                                 "receive. "));
     if (q.reduceBucket > 0)
-        C.assumptions += "ZeRO-1/2 reduce gradients through buckets of " + gib(q.reduceBucket) + ". ";
+        C.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "ZeRO-1/2 reduce gradients through buckets of %1. "),
+                          {gib(q.reduceBucket)});
 
-    T.formula = phase == Phase::OptimizerStep
-                    ? "optimizer temporaries (" + std::string(toString(x.optImpl)) + ") " + gib(q.optTemp)
-                    : (phase == Phase::Backward ? "layer backward working set " + gib(q.bwdTransient)
-                                                : "forward working set " + gib(q.fwdTransient));
-    const char *optText =
-        x.optImpl == OptimizerImpl::Foreach
-            ? "foreach: the step materializes sqrt(exp_avg_sq) (Adam) or the update for all "
-              "parameters at once."
-            : (x.optImpl == OptimizerImpl::Fused ? "fused: the step updates in place, no temporaries."
-                                                 : "for_loop: two temporaries of the largest tensor.");
-    T.assumptions = phase == Phase::OptimizerStep
-                        ? std::string(optText)
-                        : "Gradients of the FFN intermediates and the residual, flash attention's dq/dk/dv "
-                          "with an fp32 dq accumulator, the recomputed layer under full recompute.";
+    // --- transient ----------------------------------------------------------------------------
+    if (phase == Phase::OptimizerStep)
+        T.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "optimizer temporaries (%1) %2"),
+                      {id(toString(x.optImpl)), gib(q.optTemp)});
+    else if (phase == Phase::Backward)
+        T.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "layer backward working set %1"),
+                      {gib(q.bwdTransient)});
+    else
+        T.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "forward working set %1"),
+                      {gib(q.fwdTransient)});
+    if (phase != Phase::OptimizerStep)
+        T.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation", "Gradients of the FFN intermediates and the residual, flash "
+                                 "attention's dq/dk/dv with an fp32 dq accumulator, the "
+                                 "recomputed layer under full recompute."));
+    else if (x.optImpl == OptimizerImpl::Foreach)
+        T.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation", "foreach: the step materializes sqrt(exp_avg_sq) (Adam) or the "
+                                 "update for all parameters at once."));
+    else if (x.optImpl == OptimizerImpl::Fused)
+        T.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "fused: the step updates in place, no temporaries."));
+    else
+        T.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "for_loop: two temporaries of the largest tensor."));
+
     // Components whose size changes within a phase: say what is held at this phase's peak.
     for (Component c : {Component::Parameters, Component::Activations,
-                        Component::CommunicationBuffers, Component::Transient}) {
-        ex[size_t(c)].formula += "; held at the " + std::string(phaseKey(phase)) +
-                                 " peak: " + gib(b[c]);
-    }
+                        Component::CommunicationBuffers, Component::Transient})
+        ex[size_t(c)].formula.add(heldAt, {phaseName, gib(b[c])});
     return ex;
 }
 

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "plan.h"
+#include "text.h"
 
 #include <array>
 #include <string>
@@ -86,11 +87,12 @@ struct MemoryEstimate
 /// Per-rank peak memory of one steady-state training step. `plan` must be validated.
 MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog);
 
-/// The formula (with the plan's numbers) and the assumptions behind one component.
+/// The formula (with the plan's numbers) and the assumptions behind one component, as phrases
+/// the interface translates (context kTextContext); english() gives the English text.
 struct ComponentExplanation
 {
-    std::string formula;
-    std::string assumptions;
+    Text formula;
+    Text assumptions; ///< empty when there is nothing to add
 };
 using MemoryExplanation = std::array<ComponentExplanation, kComponentCount>;
 

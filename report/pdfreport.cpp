@@ -6,6 +6,7 @@
 #include "core/memory.h"
 #include "core/model.h"
 #include "core/units.h"
+#include "i18n/enginetext.h"
 #include "reportcanvas.h"
 #include "shardscope_config.h"
 
@@ -356,8 +357,8 @@ private:
                                   ReportCanvas::Cell{tr("Assumptions")}};
         std::vector<ReportCanvas::Row> frows;
         for (int c = 0; c < kComponentCount; ++c) {
-            frows.push_back({swatchCell(c), ReportCanvas::Cell{qs(ex[size_t(c)].formula)},
-                             ReportCanvas::Cell{qs(ex[size_t(c)].assumptions)}});
+            frows.push_back({swatchCell(c), ReportCanvas::Cell{translated(ex[size_t(c)].formula)},
+                             ReportCanvas::Cell{translated(ex[size_t(c)].assumptions)}});
         }
         m_canvas.table({0.2, 0.4, 0.4}, fheader, frows, ReportCanvas::Tiny);
     }

@@ -6,6 +6,7 @@
 #include "core/memory.h"
 #include "core/model.h"
 #include "core/units.h"
+#include "i18n/enginetext.h"
 #include "lessontext.h"
 
 #include <QCoreApplication>
@@ -205,7 +206,7 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
             throw PlanError("component", "unknown component \"" + c.component + "\"");
         c.value = at.bytes[size_t(comp)];
         const MemoryExplanation ex = explainMemory(plan, catalog, r, Phase(phase));
-        c.formula = LessonFormula::qs(ex[size_t(comp)].formula);
+        c.formula = translated(ex[size_t(comp)].formula);
         if (!c.formula.contains(phaseName))
             c.formula += QStringLiteral(" [") + phaseName + QLatin1Char(']');
     } else if (c.quantity == "model_state" || c.quantity == "hbm_minus_state") {

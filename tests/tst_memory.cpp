@@ -2,9 +2,12 @@
 #include "core/catalog.h"
 #include "core/memory.h"
 #include "core/units.h"
+#include "planvariants.h"
 
 #include <QTest>
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <numeric>
 
 using namespace shardscope;
 using nlohmann::json;
@@ -241,6 +244,98 @@ private slots:
                                                        Catalog::builtin(), r, r.peak_phase);
             for (const auto &e : ex)
                 QVERIFY(!e.formula.empty());
+        }
+    }
+
+    /// Placeholders are replaced in one pass, by number, as QString::arg numbers them.
+    void substitution()
+    {
+        auto sub = [](const char *pattern, std::vector<std::string> args) {
+            return QString::fromStdString(substitute(pattern, args));
+        };
+        QCOMPARE(sub("%1 x %2 = %3", {"a", "b", "c"}), QStringLiteral("a x b = c"));
+        QCOMPARE(sub("%2 before %1", {"a", "b"}), QStringLiteral("b before a"));
+        QCOMPARE(sub("%1%2", {"a", "b"}), QStringLiteral("ab"));
+        // An argument is not scanned again; a '%' that starts no placeholder stays.
+        QCOMPARE(sub("%1 and %2", {"%2", "50%"}), QStringLiteral("%2 and 50%"));
+        QCOMPARE(sub("100% of %1, %0", {"x"}), QStringLiteral("100% of x, %0"));
+        // A placeholder without an argument stays as it is.
+        QCOMPARE(sub("%1 and %3", {"a"}), QStringLiteral("a and %3"));
+        QCOMPARE(sub("%10 after %1", {"1", "2", "3", "4", "5", "6", "7", "8", "9", "ten"}),
+                 QStringLiteral("ten after 1"));
+        QCOMPARE(placeholders("%2 x %1 = %10, 5%"), (std::vector<int>{2, 1, 10}));
+
+        Text t;
+        t.add("%1 x %2 B", {"1,024", "2"}).add("; held at the %1 peak: %2", {"forward", "0.50 GiB"});
+        QCOMPARE(QString::fromStdString(t.english()),
+                 QStringLiteral("1,024 x 2 B; held at the forward peak: 0.50 GiB"));
+        QVERIFY(Text().empty());
+        QCOMPARE(QString::fromStdString(Text().english()), QString());
+    }
+
+    void explanationsAreWellFormed_data()
+    {
+        QTest::addColumn<int>("variant");
+        for (size_t i = 0; i < testing::planVariants().size(); ++i)
+            QTest::addRow("%s", testing::planVariants()[i].name) << int(i);
+    }
+
+    /// For every kind of rank, phase and component: every phrase has one argument per
+    /// placeholder (%1 .. %n, none missing, none extra), english() is the phrases substituted
+    /// in order, and the bytes the chart shows appear in the formula.
+    void explanationsAreWellFormed()
+    {
+        QFETCH(int, variant);
+        const Plan plan = testing::variantPlan(testing::planVariants()[size_t(variant)]);
+        const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
+        for (const RankMemory &r : m.ranks) {
+            for (int p = 0; p < kPhaseCount; ++p) {
+                const MemoryExplanation ex = explainMemory(plan, Catalog::builtin(), r, Phase(p));
+                const Breakdown &b = r.phases[size_t(p)];
+                for (int c = 0; c < kComponentCount; ++c) {
+                    const ComponentExplanation &e = ex[size_t(c)];
+                    QVERIFY(!e.formula.empty());
+                    for (const Text *t : {&e.formula, &e.assumptions}) {
+                        std::string joined;
+                        for (const Phrase &ph : t->phrases) {
+                            QVERIFY(ph.text && *ph.text);
+                            std::vector<int> used = placeholders(ph.text);
+                            std::sort(used.begin(), used.end());
+                            used.erase(std::unique(used.begin(), used.end()), used.end());
+                            std::vector<int> want(ph.args.size());
+                            std::iota(want.begin(), want.end(), 1);
+                            QVERIFY2(used == want, ph.text);
+                            for (const std::string &a : ph.args)
+                                QVERIFY2(!a.empty(), ph.text);
+                            joined += substitute(ph.text, ph.args);
+                        }
+                        QCOMPARE(QString::fromStdString(t->english()), QString::fromStdString(joined));
+                        QVERIFY2(placeholders(joined).empty(), joined.c_str());
+                    }
+                    const std::string formula = e.formula.english();
+                    switch (Component(c)) {
+                    case Component::Parameters:
+                    case Component::Gradients:
+                    case Component::Activations:
+                    case Component::CommunicationBuffers:
+                    case Component::Transient:
+                        // "held at the <phase> peak: <bytes>"
+                        QVERIFY2(formula.find(std::string(phaseKey(Phase(p))) + " peak: " +
+                                              formatGiB(b.bytes[size_t(c)])) != std::string::npos,
+                                 formula.c_str());
+                        break;
+                    case Component::MasterWeights:
+                    case Component::OptimizerStates:
+                    case Component::LogitsAndLoss:
+                        if (b.bytes[size_t(c)] > 0)
+                            QVERIFY2(formula.find(formatGiB(b.bytes[size_t(c)])) != std::string::npos,
+                                     formula.c_str());
+                        break;
+                    case Component::Count:
+                        break;
+                    }
+                }
+            }
         }
     }
 

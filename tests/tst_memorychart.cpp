@@ -170,7 +170,7 @@ private Q_SLOTS:
         QVERIFY2(tip.contains(QStringLiteral("Optimizer states")), qPrintable(tip));
         QVERIFY(tip.contains(QString::fromStdString(formatGiB(r.peak().bytes[size_t(Component::OptimizerStates)]))));
         QVERIFY(tip.contains(QStringLiteral("%")));
-        QVERIFY(tip.contains(QString::fromStdString(ex[size_t(Component::OptimizerStates)].formula).toHtmlEscaped()));
+        QVERIFY(tip.contains(QString::fromStdString(ex[size_t(Component::OptimizerStates)].formula.english()).toHtmlEscaped()));
         const QString reserve = panel.segmentTooltip(0, ComponentStyle::kReserve);
         QVERIFY(reserve.contains(QStringLiteral("Runtime reserve")));
         QVERIFY(panel.headline().contains(QStringLiteral("Does not fit")));

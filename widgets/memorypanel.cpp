@@ -7,6 +7,7 @@
 
 #include "core/catalog.h"
 #include "core/units.h"
+#include "i18n/enginetext.h"
 
 #include <QHBoxLayout>
 #include <QLabel>
@@ -186,9 +187,9 @@ QString MemoryPanel::segmentTooltip(int bar, int segment) const
     const MemoryExplanation ex =
         explainMemory(m_document->plan(), m_document->catalog(), rank, b.phase);
     const ComponentExplanation &e = ex[size_t(segment)];
-    text += QStringLiteral("<br><br><b>%1</b> %2").arg(tr("Formula:"), qs(e.formula).toHtmlEscaped());
+    text += QStringLiteral("<br><br><b>%1</b> %2").arg(tr("Formula:"), translated(e.formula).toHtmlEscaped());
     if (!e.assumptions.empty())
-        text += QStringLiteral("<br><b>%1</b> %2").arg(tr("Assumptions:"), qs(e.assumptions).toHtmlEscaped());
+        text += QStringLiteral("<br><b>%1</b> %2").arg(tr("Assumptions:"), translated(e.assumptions).toHtmlEscaped());
     return QStringLiteral("<div style='max-width:480px'>%1</div>").arg(text);
 }
 

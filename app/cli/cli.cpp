@@ -195,9 +195,9 @@ std::string estimateTable(const std::string &planText)
         for (int c = 0; c < kComponentCount; ++c) {
             if (r.peak().bytes[size_t(c)] <= 0)
                 continue;
-            o << "    " << componentLabel(Component(c)) << ": " << ex[size_t(c)].formula << "\n";
+            o << "    " << componentLabel(Component(c)) << ": " << ex[size_t(c)].formula.english() << "\n";
             if (!ex[size_t(c)].assumptions.empty())
-                o << "      (" << ex[size_t(c)].assumptions << ")\n";
+                o << "      (" << ex[size_t(c)].assumptions.english() << ")\n";
         }
         o << "\n";
     }
