@@ -6,6 +6,8 @@
 
 #include "core/catalog.h"
 #include "core/units.h"
+#include "i18n/enginetext.h"
+#include "i18n/language.h"
 
 #include <QAreaSeries>
 #include <QChart>
@@ -14,6 +16,7 @@
 #include <QValueAxis>
 #include <QToolTip>
 #include <QTest>
+#include <algorithm>
 
 using namespace shardscope;
 
@@ -174,6 +177,50 @@ private Q_SLOTS:
         const QString reserve = panel.segmentTooltip(0, ComponentStyle::kReserve);
         QVERIFY(reserve.contains(QStringLiteral("Runtime reserve")));
         QVERIFY(panel.headline().contains(QStringLiteral("Does not fit")));
+    }
+
+    /// The engine's formula and assumptions follow the interface language; the numbers stay.
+    void tooltipFormulaFollowsTheLanguage()
+    {
+        if (!availableLanguages().contains(QStringLiteral("zh_CN")))
+            QSKIP("built without translations");
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(casePlan("hcie-ai-fsdp"), QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        const RankMemory &r = doc.estimate().memory.ranks.front();
+        const MemoryExplanation ex = explainMemory(doc.plan(), doc.catalog(), r, r.peak_phase);
+        auto hasCjk = [](const QString &s) {
+            return std::any_of(s.begin(), s.end(), [](QChar c) {
+                return c.unicode() >= 0x4E00 && c.unicode() <= 0x9FFF;
+            });
+        };
+        for (int c = 0; c < kComponentCount; ++c) {
+            const ComponentExplanation &e = ex[size_t(c)];
+            const QString english = QString::fromStdString(e.formula.english());
+            const QString tip = panel.segmentTooltip(0, c);
+            QVERIFY2(tip.contains(english.toHtmlEscaped()), qPrintable(tip));
+            QVERIFY(tip.contains(QString::fromStdString(e.assumptions.english()).toHtmlEscaped()));
+
+            QCOMPARE(setLanguage(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+            const QString zhTip = panel.segmentTooltip(0, c);
+            const QString zhFormula = translated(e.formula);
+            const QString zhAssumptions = translated(e.assumptions);
+            setLanguage(QStringLiteral("en"));
+            QVERIFY2(zhTip.contains(zhFormula.toHtmlEscaped()), qPrintable(zhTip));
+            QVERIFY(zhTip.contains(zhAssumptions.toHtmlEscaped()));
+            QVERIFY2(hasCjk(zhFormula), qPrintable(zhFormula));
+            QVERIFY(e.assumptions.empty() || hasCjk(zhAssumptions));
+            QVERIFY(!zhTip.contains(english.toHtmlEscaped()));
+            // Every number of the formula is in the Chinese tooltip, the bytes held among them.
+            for (const Phrase &p : e.formula.phrases) {
+                for (const std::string &a : p.args)
+                    QVERIFY2(zhTip.contains(QString::fromStdString(a)), qPrintable(zhTip));
+            }
+            if (c != int(Component::MasterWeights) && c != int(Component::OptimizerStates) &&
+                c != int(Component::LogitsAndLoss))
+                QVERIFY(zhFormula.contains(
+                    QString::fromStdString(formatGiB(r.peak().bytes[size_t(c)]))));
+        }
     }
 };
 

@@ -4,6 +4,7 @@
 #include "core/catalog.h"
 #include "core/estimate.h"
 #include "core/units.h"
+#include "i18n/enginetext.h"
 #include "i18n/language.h"
 #include "report/pdfreport.h"
 #include "shardscope_config.h"
@@ -70,6 +71,26 @@ double fullestNeed(const Estimate &e)
     for (const RankMemory &r : e.memory.ranks)
         need = std::max(need, r.peak_bytes + r.reserve.total());
     return need;
+}
+
+/// Whether `cell` is in `page` as at most `lines` pieces in order: a table cell wraps, and
+/// pdftotext puts the lines of the cell beside it between its lines.
+bool appearsWrapped(const QString &page, const QString &cell, int lines)
+{
+    qsizetype from = 0, at = 0;
+    for (int piece = 0; piece < lines && at < cell.size(); ++piece) {
+        qsizetype len = cell.size() - at, found = -1;
+        for (; len > 0; --len) {
+            found = page.indexOf(QStringView(cell).mid(at, len), from);
+            if (found >= 0)
+                break;
+        }
+        if (len == 0)
+            return false;
+        from = found + len;
+        at += len;
+    }
+    return at == cell.size();
 }
 
 const QStringList kCases{
@@ -173,6 +194,16 @@ private Q_SLOTS:
         const ReportPlan rp = loadCase(kCases.at(0));
         const QString out = path(QStringLiteral("zh.pdf"));
         const bool ok = writePdfReport(out, {rp}, Catalog::builtin(), m_options);
+        // The component table of the first rank, as the report wrote it.
+        const Estimate e = estimate(rp.plan, Catalog::builtin());
+        const RankMemory &rank = e.memory.ranks.front();
+        const MemoryExplanation ex =
+            explainMemory(rp.plan, Catalog::builtin(), rank, rank.peak_phase);
+        QStringList formulas, assumptions;
+        for (const ComponentExplanation &c : ex) {
+            formulas << translated(c.formula);
+            assumptions << translated(c.assumptions);
+        }
         setLanguage(QStringLiteral("en"));
         QVERIFY(ok);
         // Noto Sans CJK shares glyphs between ideographs and Kangxi radicals (方 and U+2F45), and
@@ -180,9 +211,20 @@ private Q_SLOTS:
         const QString text = pdfText(out).normalized(QString::NormalizationForm_KC);
         QVERIFY2(text.contains(QStringLiteral("无法容纳")), qPrintable(text.left(400)));
         QVERIFY(text.contains(QStringLiteral("方案")));
-        const Estimate e = estimate(rp.plan, Catalog::builtin());
         QVERIFY(text.contains(qs(formatGiB(e.memory.hbm_bytes))));
         QVERIFY(text.contains(qs(formatGiB(fullestNeed(e)))));
+        // The engine's formulas and assumptions are in Chinese too, with their numbers.
+        auto compact = [](const QString &s) {
+            return s.normalized(QString::NormalizationForm_KC).remove(QLatin1Char(' '));
+        };
+        const QString all = compact(text);
+        for (int c = 0; c < kComponentCount; ++c) {
+            QVERIFY2(appearsWrapped(all, compact(formulas[c]), 4), qPrintable(formulas[c]));
+            QVERIFY2(appearsWrapped(all, compact(assumptions[c]), 4), qPrintable(assumptions[c]));
+        }
+        QVERIFY(formulas[int(Component::OptimizerStates)].contains(QStringLiteral("个状态")));
+        QVERIFY(formulas[int(Component::OptimizerStates)].contains(
+            qs(formatGiB(rank.peak()[Component::OptimizerStates]))));
         QProcess fonts;
         fonts.start(QStringLiteral("pdffonts"), {out});
         QVERIFY(fonts.waitForFinished(30000));

@@ -1,6 +1,6 @@
 // The Chinese translation is complete: no unfinished, obsolete or empty entries in the .ts, and
 // lupdate over today's sources adds none (every tr() string of the GUI, teaching mode, reports
-// and CLI help is translated). The embedded .qm loads and switches languages at run time.
+// and CLI help, and every template of the engine's explanations, is translated). The embedded .qm loads and switches languages at run time.
 #include "i18n/language.h"
 
 #include <QCoreApplication>
@@ -109,7 +109,7 @@ private Q_SLOTS:
         p.start(lupdate,
                 {QStringLiteral("-locations"), QStringLiteral("none"), QStringLiteral("widgets"),
                  QStringLiteral("report"), QStringLiteral("teaching"), QStringLiteral("app"),
-                 QStringLiteral("-ts"), copy});
+                 QStringLiteral("core"), QStringLiteral("-ts"), copy});
         QVERIFY(p.waitForFinished(120000));
         QCOMPARE(p.exitCode(), 0);
         const TsStats st = readTs(copy);

@@ -392,6 +392,249 @@ The choice follows the traces, not the parameter count.</source>
     </message>
 </context>
 <context>
+    <name>MemoryExplanation</name>
+    <message>
+        <source>; held at the %1 peak: %2</source>
+        <translation>；在 %1 峰值时占用 %2</translation>
+    </message>
+    <message>
+        <source>0 (parameters offloaded to host memory; gathered per layer)</source>
+        <translation>0（参数已卸载到主机内存，逐层聚合）</translation>
+    </message>
+    <message>
+        <source>%1 params on this rank x %2 B (%3) / %4 (dp x cp) = %5</source>
+        <translation>本 rank 上 %1 个参数 x %2 B（%3）/ %4（dp x cp）= %5</translation>
+    </message>
+    <message>
+        <source>%1 params on this rank x %2 B (%3) = %4</source>
+        <translation>本 rank 上 %1 个参数 x %2 B（%3）= %4</translation>
+    </message>
+    <message>
+        <source> + autocast %1 weight copies %2 (partly released)</source>
+        <translation> + autocast 的 %1 权重副本 %2（部分已释放）</translation>
+    </message>
+    <message>
+        <source> + autocast %1 weight copies %2</source>
+        <translation> + autocast 的 %1 权重副本 %2</translation>
+    </message>
+    <message>
+        <source>Layer weights split by tp = %1; norms replicated; embedding on this stage; final norm and LM head on this stage. </source>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本级；最终 norm 与 LM head 在本级。</translation>
+    </message>
+    <message>
+        <source>Layer weights split by tp = %1; norms replicated; embedding on this stage; . </source>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本级。</translation>
+    </message>
+    <message>
+        <source>Layer weights split by tp = %1; norms replicated; final norm and LM head on this stage. </source>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；最终 norm 与 LM head 在本级。</translation>
+    </message>
+    <message>
+        <source>Layer weights split by tp = %1; norms replicated; . </source>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制。</translation>
+    </message>
+    <message>
+        <source>torch.autocast caches compute-dtype copies of the weights for forward; autograd frees them layer by layer in backward.</source>
+        <translation>torch.autocast 在前向中缓存权重的计算精度副本；autograd 在反向中逐层释放它们。</translation>
+    </message>
+    <message>
+        <source>%1 x %2 B / %3 (dp x cp) = %4</source>
+        <translation>%1 个参数 x %2 B / %3（dp x cp）= %4</translation>
+    </message>
+    <message>
+        <source>%1 x %2 B = %3</source>
+        <translation>%1 个参数 x %2 B = %3</translation>
+    </message>
+    <message>
+        <source>A persistent gradient buffer (%1) accumulates in place.</source>
+        <translation>常驻的梯度缓冲区（%1）原地累加。</translation>
+    </message>
+    <message>
+        <source>Gradients are created in backward and freed by zero_grad(set_to_none=True) after the step; with %1 micro-batches they persist across the step.</source>
+        <translation>梯度在反向中创建，优化器步之后由 zero_grad(set_to_none=True) 释放；有 %1 个微批时，梯度在整个单步中一直保留。</translation>
+    </message>
+    <message>
+        <source>Gradients are created in backward and freed by zero_grad(set_to_none=True) after the step.</source>
+        <translation>梯度在反向中创建，优化器步之后由 zero_grad(set_to_none=True) 释放。</translation>
+    </message>
+    <message>
+        <source> Gradients are offloaded to host memory.</source>
+        <translation>梯度卸载到主机内存。</translation>
+    </message>
+    <message>
+        <source>0: the optimizer updates the %1 parameters directly</source>
+        <translation>0：优化器直接更新 %1 参数</translation>
+    </message>
+    <message>
+        <source>%1 x %2 B (%3) / %4 (dp x cp) = %5</source>
+        <translation>%1 个参数 x %2 B（%3）/ %4（dp x cp）= %5</translation>
+    </message>
+    <message>
+        <source>%1 x %2 B (%3) = %4</source>
+        <translation>%1 个参数 x %2 B（%3）= %4</translation>
+    </message>
+    <message>
+        <source>Optimizer (master weights and states) offloaded to host.</source>
+        <translation>优化器（主权重与状态）卸载到主机。</translation>
+    </message>
+    <message>
+        <source>Sharded with the optimizer states (ZeRO-1 and up).</source>
+        <translation>与优化器状态一同分片（ZeRO-1 及以上）。</translation>
+    </message>
+    <message>
+        <source>Replicated on every data-parallel rank (no sharding).</source>
+        <translation>在每个数据并行 rank 上各存一份（不分片）。</translation>
+    </message>
+    <message>
+        <source>%1 x %2 states x %3 B / %4 (dp x cp) = %5</source>
+        <translation>%1 个参数 x %2 个状态 x %3 B / %4（dp x cp）= %5</translation>
+    </message>
+    <message>
+        <source>%1 x %2 states x %3 B = %4</source>
+        <translation>%1 个参数 x %2 个状态 x %3 B = %4</translation>
+    </message>
+    <message>
+        <source>%1: %2 state tensor(s) per parameter in %3.</source>
+        <translation>%1：每个参数 %2 个状态张量，精度为 %3。</translation>
+    </message>
+    <message>
+        <source>%1 layers x %2 B/token x %3 tokens x %4 micro-batch(es) in flight = %5</source>
+        <translation>%1 层 x %2 B/token x %3 tokens x 同时在途的 %4 个微批 = %5</translation>
+    </message>
+    <message>
+        <source> + final norm and head input %1</source>
+        <translation> + 最终 norm 与 LM head 的输入 %1</translation>
+    </message>
+    <message>
+        <source>Recompute %1 (each layer keeps only its input)</source>
+        <translation>重计算：%1（每层只保留其输入）</translation>
+    </message>
+    <message>
+        <source>Recompute %1</source>
+        <translation>重计算：%1</translation>
+    </message>
+    <message>
+        <source>; %1 attention (no s x s matrices kept)</source>
+        <translation>；%1 注意力（不保存 s x s 矩阵）</translation>
+    </message>
+    <message>
+        <source>; %1 attention (fp32 softmax and its cast kept per score)</source>
+        <translation>；%1 注意力（每个得分保存 fp32 softmax 及其类型转换结果）</translation>
+    </message>
+    <message>
+        <source>; norm %1</source>
+        <translation>；归一化：%1</translation>
+    </message>
+    <message>
+        <source>; fp32 residual stream under autocast</source>
+        <translation>；autocast 下残差流为 fp32</translation>
+    </message>
+    <message>
+        <source>; sequence-parallel regions split by tp</source>
+        <translation>；序列并行区域按 tp 切分</translation>
+    </message>
+    <message>
+        <source>; sequence split by cp = %1</source>
+        <translation>；序列按 cp = %1 切分</translation>
+    </message>
+    <message>
+        <source>; dropout off. Tokens per micro-batch on this rank: seq_len x micro_batch / cp.</source>
+        <translation>；不使用 dropout。本 rank 每个微批的 token 数：seq_len x micro_batch / cp。</translation>
+    </message>
+    <message>
+        <source> Activations offloaded to host; two layers stay on device.</source>
+        <translation>激活值卸载到主机；两层保留在设备上。</translation>
+    </message>
+    <message>
+        <source>%1 tokens x %2 vocab x %3 B = %4</source>
+        <translation>%1 tokens x 词表 %2 x %3 B = %4</translation>
+    </message>
+    <message>
+        <source>Hugging Face loss: logits in the compute dtype, an fp32 copy and the fp32 log-softmax at the end of forward; three fp32 vocab-sized tensors in the loss backward.</source>
+        <translation>Hugging Face 损失：前向结束时有计算精度的 logits、一份 fp32 副本和 fp32 log-softmax；损失的反向中有三个词表大小的 fp32 张量。</translation>
+    </message>
+    <message>
+        <source>Fused vocab-parallel cross entropy: fp32 logits turned into the softmax in place and reused as the gradient.</source>
+        <translation>融合的词表并行交叉熵：fp32 logits 原地转为 softmax，并复用为梯度。</translation>
+    </message>
+    <message>
+        <source>0: the LM head is on the last pipeline stage</source>
+        <translation>0：LM head 在最后一个流水线级上</translation>
+    </message>
+    <message>
+        <source>DDP gradient buckets %1</source>
+        <translation>DDP 梯度桶 %1</translation>
+    </message>
+    <message>
+        <source>gathered layers %1</source>
+        <translation>已聚合的层 %1</translation>
+    </message>
+    <message>
+        <source>gathered layers and unsharded layer gradients %1</source>
+        <translation>已聚合的层与未分片的层梯度 %1</translation>
+    </message>
+    <message>
+        <source>gathered root (embedding, head) %1</source>
+        <translation>已聚合的根模块（嵌入层、LM head）%1</translation>
+    </message>
+    <message>
+        <source>pipeline send/recv %1</source>
+        <translation>流水线 send/recv %1</translation>
+    </message>
+    <message>
+        <source>reduce bucket %1</source>
+        <translation>reduce 桶 %1</translation>
+    </message>
+    <message>
+        <source>DDP (gradient_as_bucket_view=False) keeps flat bucket copies of every gradient for its all-reduce. </source>
+        <translation>DDP（gradient_as_bucket_view=False）为 all-reduce 保留每个梯度的扁平桶副本。</translation>
+    </message>
+    <message>
+        <source>FSDP gathers %1 layers at a time (current + prefetch) in the compute dtype; backward adds the layer&apos;s unsharded gradients and the reduce-scatter input; the root module (embedding, final norm, head) stays gathered from forward to backward (FSDP2). </source>
+        <translation>FSDP 每次以计算精度聚合 %1 层（当前层 + 预取）；反向中另有该层未分片的梯度和 reduce-scatter 的输入；根模块（嵌入层、最终 norm、LM head）从前向到反向一直保持聚合（FSDP2）。</translation>
+    </message>
+    <message>
+        <source>FSDP gathers %1 layers at a time (current + prefetch) in the compute dtype; backward adds the layer&apos;s unsharded gradients and the reduce-scatter input. </source>
+        <translation>FSDP 每次以计算精度聚合 %1 层（当前层 + 预取）；反向中另有该层未分片的梯度和 reduce-scatter 的输入。</translation>
+    </message>
+    <message>
+        <source>Pipeline stages double-buffer the activations they send and receive. </source>
+        <translation>流水线各级对收发的激活值使用双缓冲。</translation>
+    </message>
+    <message>
+        <source>ZeRO-1/2 reduce gradients through buckets of %1. </source>
+        <translation>ZeRO-1/2 通过 %1 的桶归约梯度。</translation>
+    </message>
+    <message>
+        <source>optimizer temporaries (%1) %2</source>
+        <translation>优化器临时张量（%1）%2</translation>
+    </message>
+    <message>
+        <source>layer backward working set %1</source>
+        <translation>层反向工作集 %1</translation>
+    </message>
+    <message>
+        <source>forward working set %1</source>
+        <translation>前向工作集 %1</translation>
+    </message>
+    <message>
+        <source>Gradients of the FFN intermediates and the residual, flash attention&apos;s dq/dk/dv with an fp32 dq accumulator, the recomputed layer under full recompute.</source>
+        <translation>FFN 中间结果与残差的梯度、flash 注意力的 dq/dk/dv 及其 fp32 dq 累加器、完全重计算时重算的层。</translation>
+    </message>
+    <message>
+        <source>foreach: the step materializes sqrt(exp_avg_sq) (Adam) or the update for all parameters at once.</source>
+        <translation>foreach：优化器步一次性为所有参数生成 sqrt(exp_avg_sq)（Adam）或更新量。</translation>
+    </message>
+    <message>
+        <source>fused: the step updates in place, no temporaries.</source>
+        <translation>fused：优化器步原地更新，没有临时张量。</translation>
+    </message>
+    <message>
+        <source>for_loop: two temporaries of the largest tensor.</source>
+        <translation>for_loop：两个与最大张量同样大小的临时张量。</translation>
+    </message>
+</context>
+<context>
     <name>PdfReport</name>
     <message>
         <source>ShardScope plan report</source>
