@@ -12,6 +12,7 @@
 #include <QAreaSeries>
 #include <QChart>
 #include <QChartView>
+#include <QFontMetrics>
 #include <QLineSeries>
 #include <QValueAxis>
 #include <QToolTip>
@@ -145,6 +146,37 @@ private Q_SLOTS:
         QCOMPARE(QToolTip::text(), panel.segmentTooltip(17, s));
         QTest::mouseMove(viewport, (left + right) / 2);
         QTRY_VERIFY(!QToolTip::isVisible());
+    }
+
+    void valueTicksFitThePlotHeight()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(casePlan("hcie-ai-ddp"), QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        MemoryChartView *chart = panel.chartView();
+        const auto *axisY = qobject_cast<QValueAxis *>(chart->chart()->axes(Qt::Vertical).constFirst());
+        QVERIFY(axisY);
+        const int labelHeight = QFontMetrics(axisY->labelsFont()).height();
+        const double top = doc.estimate().memory.ranks.front().peak_bytes / kGiB;
+        int ticksTall = 0;
+        for (int height : {900, 330}) {
+            panel.resize(1000, height);
+            panel.show();
+            QVERIFY(QTest::qWaitForWindowExposed(&panel));
+            QCoreApplication::processEvents();
+            const double plot = chart->chart()->plotArea().height();
+            // Every tick label has room (Qt Charts elides labels that overlap), the bars fit
+            // under the axis' top and the step is a whole number of GiB.
+            QVERIFY2((axisY->tickCount() - 1) * 1.4 * labelHeight <= plot,
+                     qPrintable(QStringLiteral("%1 ticks on %2 px").arg(axisY->tickCount()).arg(plot)));
+            QVERIFY(axisY->max() >= top);
+            const double step = axisY->max() / (axisY->tickCount() - 1);
+            QCOMPARE(step, std::round(step));
+            if (height == 900)
+                ticksTall = axisY->tickCount();
+            else
+                QVERIFY(axisY->tickCount() < ticksTall);
+        }
     }
 
     void manyRanksAreGroupedAndLabelled()

@@ -9,6 +9,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QEvent>
+#include <QFontMetrics>
 #include <QGraphicsScene>
 #include <QHBoxLayout>
 #include <QHelpEvent>
@@ -69,6 +70,13 @@ MemoryChartView::MemoryChartView(QWidget *parent)
     m_axisX->setGridLineVisible(false);
     m_axisX->setStartValue(-0.5);
     m_axisY->setTitleText(tr("GiB"));
+    // The number of ticks follows the plot's height.
+    connect(m_chart, &QChart::plotAreaChanged, this, [this](const QRectF &area) {
+        if (area.height() != m_plotHeight) {
+            m_plotHeight = area.height();
+            updateValueAxis();
+        }
+    });
     m_axisY->setLabelFormat(QStringLiteral("%.0f"));
 
     // Our own legend, beside the chart, with the components top of the stack first.
@@ -344,17 +352,30 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
         m_legendTexts[1]->setText(usableName);
     }
 
-    // Round the axis up to a step of 8 or 16 GiB so that the ticks read as whole numbers.
-    const double topGiB = top * 1.06;
-    const double step = topGiB > 320 ? 64 : topGiB > 160 ? 32 : topGiB > 80 ? 16 : topGiB > 24 ? 8 : 2;
+    m_topGiB = top;
+    updateValueAxis();
+    m_hovered = {-1, -1};
+}
+
+void MemoryChartView::updateValueAxis()
+{
+    // Whole-number ticks on a power-of-two step (2, 8, 16 ... GiB), as many as the plot's height
+    // can label without the chart eliding them.
+    const double topGiB = m_topGiB * 1.06;
+    double step = topGiB > 320 ? 64 : topGiB > 160 ? 32 : topGiB > 80 ? 16 : topGiB > 24 ? 8 : 2;
+    const double plotHeight = m_chart->plotArea().height();
+    const int labelHeight = QFontMetrics(m_axisY->labelsFont()).height();
+    const int maxTicks = plotHeight > 0 ? std::max(2, int(plotHeight / (1.4 * labelHeight)) + 1) : 11;
+    while (std::ceil(topGiB / step) + 1 > maxTicks)
+        step *= 2;
     const double axisMax = std::max(step, std::ceil(topGiB / step) * step);
-    if (m_axisY->max() != axisMax || m_axisY->min() != 0) {
+    const int ticks = int(axisMax / step) + 1;
+    if (m_axisY->max() != axisMax || m_axisY->min() != 0 || m_axisY->tickCount() != ticks) {
         m_axisY->setRange(0, axisMax);
-        m_axisY->setTickCount(int(axisMax / step) + 1);
+        m_axisY->setTickCount(ticks);
     }
     setLine(m_overTop, axisMax);
     setLine(m_overBottom, m_hbmGiB);
-    m_hovered = {-1, -1};
 }
 
 void MemoryChartView::changeEvent(QEvent *event)

@@ -80,6 +80,7 @@ private:
     void styleSegment(int segment);
     void setLine(QLineSeries *series, double gib);
     void setCategories(const QStringList &labels);
+    void updateValueAxis();
     void showTooltipAt(const QPoint &viewportPos);
 
     QChart *m_chart;
@@ -103,6 +104,8 @@ private:
     std::pair<int, int> m_hovered{-1, -1};
     double m_hbmGiB = 0;
     double m_usableGiB = 0;
+    double m_topGiB = 0;     ///< highest bar or the capacity, GiB
+    double m_plotHeight = 0; ///< of the last layout, pixels
 };
 
 } // namespace shardscope
