@@ -1,14 +1,13 @@
 #include "catalog.h"
 
 #include "errors.h"
+#include "files.h"
 #include "shardscope_config.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <mutex>
-#include <sstream>
 
 namespace shardscope {
 
@@ -19,13 +18,9 @@ namespace {
 
 json readJsonFile(const fs::path &file)
 {
-    std::ifstream in(file);
-    if (!in)
-        throw PlanError(file.string(), "cannot be read");
-    std::stringstream ss;
-    ss << in.rdbuf();
+    const std::string text = readTextFile(file.string());
     try {
-        return json::parse(ss.str());
+        return json::parse(text);
     } catch (const json::parse_error &e) {
         throw PlanError(file.string(), std::string("malformed JSON: ") + e.what());
     }

@@ -3,6 +3,7 @@
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
+#include "core/files.h"
 #include "core/memory.h"
 #include "core/model.h"
 #include "core/units.h"
@@ -13,8 +14,6 @@
 #include <QRegularExpression>
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 namespace shardscope {
 
@@ -31,15 +30,6 @@ public:
     }
 };
 
-std::string readText(const std::string &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw PlanError(path, "cannot be read (no such file or no permission)");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::string str(const nlohmann::json &j, const char *key)
 {
@@ -423,7 +413,7 @@ Lesson Lesson::load(const std::string &path, const Catalog &catalog)
 {
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(readText(path));
+        j = nlohmann::json::parse(readTextFile(path));
     } catch (const nlohmann::json::parse_error &e) {
         throw PlanError(path, std::string("malformed JSON: ") + e.what());
     }
@@ -436,7 +426,7 @@ Lesson Lesson::load(const std::string &path, const Catalog &catalog)
             throw PlanError(where + ".plan", "names a plan file under the data directory");
         Plan base;
         try {
-            base = parsePlanText(readText(dataDir + "/" + file), catalog);
+            base = parsePlanText(readTextFile(dataDir + "/" + file), catalog);
         } catch (const PlanError &e) {
             throw PlanError(where + ".plan", e.what());
         }

@@ -2,6 +2,7 @@
 // case's figures (message sizes checked by hand in tst_comm), and exit status 2 with a message
 // naming the field or option on bad input.
 #include "cli/cli.h"
+#include "core/files.h"
 #include "testdata.h"
 
 #include <QFile>
@@ -175,7 +176,7 @@ void TestCliSearch::badInput()
     QVERIFY(dir.isValid());
     const QString bad = dir.filePath(QStringLiteral("bad.plan.json"));
     {
-        json j = json::parse(cli::readFile(casePath("hcie-ai-tp8.plan.json")));
+        json j = json::parse(readTextFile(casePath("hcie-ai-tp8.plan.json")));
         j["parallel"]["tp"] = 3; // world 3 matches, but 3 does not divide the 32 heads
         j["parallel"]["dp"] = 1;
         j["cluster"]["devices_per_node"] = 3;

@@ -3,6 +3,7 @@
 #include "cli/cli.h"
 #include "core/catalog.h"
 #include "core/estimate.h"
+#include "core/files.h"
 #include "core/units.h"
 #include "i18n/enginetext.h"
 #include "i18n/language.h"
@@ -35,7 +36,7 @@ QString casePath(const QString &name)
 ReportPlan loadCase(const QString &name)
 {
     const std::string path = casePath(name).toStdString();
-    return {parsePlanText(cli::readFile(path), Catalog::builtin()), name};
+    return {parsePlanText(readTextFile(path), Catalog::builtin()), name};
 }
 
 /// Text of a PDF with every run of white space collapsed to one space.

@@ -3,12 +3,12 @@
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
+#include "core/files.h"
 #include "core/units.h"
 #include "shardscope_config.h"
 
 #include <QCoreApplication>
 #include <cmath>
-#include <fstream>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -86,15 +86,6 @@ std::string gibgb(double b)
 
 } // namespace
 
-std::string readFile(const std::string &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw PlanError(path, "cannot be read (no such file or no permission)");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::string estimateTable(const std::string &planText)
 {
@@ -265,7 +256,7 @@ int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std
         return ExitBadInput;
     }
     try {
-        const std::string text = readFile(file);
+        const std::string text = readTextFile(file);
         if (format == "json") {
             const Catalog &cat = Catalog::builtin();
             const Plan plan = parsePlanText(text, cat);

@@ -12,9 +12,6 @@ enum ExitCode { ExitOk = 0, ExitFailure = 1, ExitBadInput = 2 };
 /// Runs the command line (args without the program name). Testable in-process.
 int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
-/// Reads a whole file; throws PlanError("<path>", "cannot be read") when it cannot.
-std::string readFile(const std::string &path);
-
 // Verbs. Each returns an exit code; args exclude the verb.
 int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 /// `report PLAN... -o FILE.pdf`: the PDF plan report (cli_report.cpp; needs Qt Gui).

@@ -4,6 +4,7 @@
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
+#include "core/files.h"
 #include "core/measurement.h"
 #include "core/units.h"
 #include "core/workload.h"
@@ -13,7 +14,6 @@
 #include <QCoreApplication>
 #include <QSaveFile>
 #include <cmath>
-#include <fstream>
 #include <iomanip>
 #include <memory>
 #include <sstream>
@@ -53,16 +53,6 @@ const char *kBenchUsage = QT_TRANSLATE_NOOP(
     "  --profile FILE          write the calibrated device profile JSON\n"
     "  --format table|json     output on stdout (default table)\n");
 
-/// The file's text (the verb is self-contained so that it links without the other verbs).
-std::string readText(const std::string &path)
-{
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw PlanError(path, "cannot be read (no such file or no permission)");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::string pad(const std::string &s, size_t w, bool right = false)
 {
@@ -225,7 +215,7 @@ double interpolateBusbw(const std::vector<CollectivePoint> &pts, const std::stri
 int importCommand(const Plan &plan, const Catalog &cat, const std::string &file, int ranks,
                   const std::string &format, std::ostream &out)
 {
-    const std::string text = readText(file);
+    const std::string text = readTextFile(file);
     const Estimate e = estimate(plan, cat);
     const bool isJson = text.find("traceEvents") != std::string::npos ||
                         (!text.empty() && text.find_first_not_of(" \t\r\n") != std::string::npos &&
@@ -431,7 +421,7 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
     const Catalog &cat = Catalog::builtin();
     Plan plan;
     try {
-        plan = parsePlanText(readText(file), cat);
+        plan = parsePlanText(readTextFile(file), cat);
     } catch (const PlanError &e) {
         err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
         return ExitBadInput;

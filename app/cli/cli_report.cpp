@@ -3,6 +3,7 @@
 #include "cli.h"
 #include "core/catalog.h"
 #include "core/errors.h"
+#include "core/files.h"
 #include "i18n/language.h"
 #include "report/pdfreport.h"
 
@@ -107,7 +108,7 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
     std::vector<ReportPlan> plans;
     for (const std::string &file : files) {
         try {
-            plans.push_back({parsePlanText(readFile(file), cat),
+            plans.push_back({parsePlanText(readTextFile(file), cat),
                              QFileInfo(QString::fromStdString(file)).fileName()});
         } catch (const PlanError &e) {
             err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";

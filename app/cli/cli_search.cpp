@@ -7,6 +7,7 @@
 #include "core/compute.h"
 #include "core/errors.h"
 #include "core/estimate.h"
+#include "core/files.h"
 #include "core/search.h"
 #include "core/units.h"
 
@@ -194,7 +195,7 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
     try {
         const Catalog &cat = Catalog::builtin();
         SearchRequest req;
-        req.base = parsePlanText(readFile(file), cat);
+        req.base = parsePlanText(readTextFile(file), cat);
         req.top = o.top;
         req.global_batch = o.globalBatch;
         req.allow_offload = o.offload;
@@ -277,7 +278,7 @@ int compareCommand(const std::vector<std::string> &args, std::ostream &out, std:
     for (const std::string &file : o.files) {
         try {
             Row r;
-            r.plan = parsePlanText(readFile(file), cat);
+            r.plan = parsePlanText(readTextFile(file), cat);
             r.est = estimate(r.plan, cat);
             const DeviceProfile &dev = *cat.device(r.plan.cluster.device);
             const FrameworkProfile &fw = *cat.framework(r.plan.framework);
