@@ -86,7 +86,6 @@ std::string gibgb(double b)
 
 } // namespace
 
-
 std::string estimateTable(const std::string &planText)
 {
     const Catalog &cat = Catalog::builtin();

@@ -53,7 +53,6 @@ const char *kBenchUsage = QT_TRANSLATE_NOOP(
     "  --profile FILE          write the calibrated device profile JSON\n"
     "  --format table|json     output on stdout (default table)\n");
 
-
 std::string pad(const std::string &s, size_t w, bool right = false)
 {
     if (s.size() >= w)
