@@ -645,7 +645,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         P.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation",
                               "Layer weights split by tp = %1; norms replicated; embedding on "
-                              "this stage; . "),
+                              "this stage. "),
             {tp});
     else if (rank.has_head)
         P.assumptions.add(
@@ -655,7 +655,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             {tp});
     else
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
-                                            "Layer weights split by tp = %1; norms replicated; . "),
+                                            "Layer weights split by tp = %1; norms replicated. "),
                           {tp});
     if (q.computeCopies > 0)
         P.assumptions.add(QT_TRANSLATE_NOOP(

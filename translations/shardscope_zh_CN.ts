@@ -422,7 +422,7 @@ The choice follows the traces, not the parameter count.</source>
         <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本级；最终 norm 与 LM head 在本级。</translation>
     </message>
     <message>
-        <source>Layer weights split by tp = %1; norms replicated; embedding on this stage; . </source>
+        <source>Layer weights split by tp = %1; norms replicated; embedding on this stage. </source>
         <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本级。</translation>
     </message>
     <message>
@@ -430,7 +430,7 @@ The choice follows the traces, not the parameter count.</source>
         <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；最终 norm 与 LM head 在本级。</translation>
     </message>
     <message>
-        <source>Layer weights split by tp = %1; norms replicated; . </source>
+        <source>Layer weights split by tp = %1; norms replicated. </source>
         <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制。</translation>
     </message>
     <message>
