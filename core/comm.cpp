@@ -7,6 +7,7 @@
 #include "device.h"
 #include "framework.h"
 #include "model.h"
+#include "text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -205,7 +206,9 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             const double t1 = collectiveTime(CollectiveKind::AllReduce, g, S, dev);
             const double exposed = std::max(t1, buckets * t1 - window);
             emit(CollectiveKind::AllReduce, CommGroup::DP, g, S, buckets, exposed,
-                 CommPhase::Backward, "gradient buckets (DDP), overlapped with backward");
+                 CommPhase::Backward,
+                 QT_TRANSLATE_NOOP("Collective",
+                                   "gradient buckets (DDP), overlapped with backward"));
             break;
         }
         case Sharding::Optimizer:
@@ -218,11 +221,14 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             const double t1 = collectiveTime(CollectiveKind::ReduceScatter, g, gS, dev);
             emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, gS, gBuckets,
                  std::max(t1, gBuckets * t1 - window), CommPhase::Backward,
-                 "gradient buckets (ZeRO-1/2), overlapped with backward");
+                 QT_TRANSLATE_NOOP("Collective",
+                                   "gradient buckets (ZeRO-1/2), overlapped with backward"));
             const double pTotal = sp.total * bytesOf(pr.params);
             const double pBuckets = std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket)));
             emit(CollectiveKind::AllGather, CommGroup::DP, g, pTotal / pBuckets, pBuckets, -1,
-                 CommPhase::OptimizerStep, "updated parameter shards after the optimizer step");
+                 CommPhase::OptimizerStep,
+                 QT_TRANSLATE_NOOP("Collective",
+                                   "updated parameter shards after the optimizer step"));
             break;
         }
         case Sharding::Full: {
@@ -236,7 +242,9 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             layerWise = true;
             const double fwdExposed = m * (tAg + (L - 1) * std::max(0.0, tAg - ce.layer_forward_s));
             emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, fwdExposed,
-                 CommPhase::Forward, "layer parameters, forward (prefetched one layer ahead)");
+                 CommPhase::Forward,
+                 QT_TRANSLATE_NOOP("Collective",
+                                   "layer parameters, forward (prefetched one layer ahead)"));
             const double bwdWin = ce.layer_backward_s + ce.layer_recompute_s;
             const double bwdComm = (pa.reshard_after_forward ? tAg : 0.0) + tRs;
             const double bwdExposed = m * (L * std::max(0.0, bwdComm - bwdWin) + tRs);
@@ -245,17 +253,23 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             if (pa.reshard_after_forward)
                 emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, bwdExposed * share,
                      CommPhase::Backward,
-                     "layer parameters again in backward (reshard_after_forward)");
+                     QT_TRANSLATE_NOOP(
+                         "Collective",
+                         "layer parameters again in backward (reshard_after_forward)"));
             emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, rsS, m * L,
                  bwdExposed * (1 - share), CommPhase::Backward,
-                 "layer gradients, overlapped with the next layer's backward");
+                 QT_TRANSLATE_NOOP("Collective",
+                                   "layer gradients, overlapped with the next layer's backward"));
             layerWise = false;
             if (sp.root > 0) {
                 emit(CollectiveKind::AllGather, CommGroup::DP, g, sp.root * c, m, -1,
                      CommPhase::Forward,
-                     "root module (embedding, final norm, head), kept until backward ends");
+                     QT_TRANSLATE_NOOP(
+                         "Collective",
+                         "root module (embedding, final norm, head), kept until backward ends"));
                 emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, sp.root * bytesOf(pr.grads),
-                     m, -1, CommPhase::Backward, "root module gradients");
+                     m, -1, CommPhase::Backward,
+                     QT_TRANSLATE_NOOP("Collective", "root module gradients"));
             }
             break;
         }
@@ -270,26 +284,34 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         const double perMb = 2.0 * L;
         if (!pa.sp) {
             emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Forward,
-                 "after attention and MLP (row-parallel outputs)");
+                 QT_TRANSLATE_NOOP("Collective", "after attention and MLP (row-parallel outputs)"));
             emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
-                 "input gradients of the column-parallel inputs");
+                 QT_TRANSLATE_NOOP("Collective", "input gradients of the column-parallel inputs"));
             if (fullRecompute)
                 emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1,
-                     CommPhase::Backward, "forward all-reduces repeated by full recompute");
+                     CommPhase::Backward,
+                     QT_TRANSLATE_NOOP("Collective",
+                                       "forward all-reduces repeated by full recompute"));
         } else {
             emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Forward,
-                 "SP: gather the sequence before attention and MLP");
+                 QT_TRANSLATE_NOOP("Collective",
+                                   "SP: gather the sequence before attention and MLP"));
             emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1,
-                 CommPhase::Forward, "SP: scatter attention and MLP outputs");
+                 CommPhase::Forward,
+                 QT_TRANSLATE_NOOP("Collective", "SP: scatter attention and MLP outputs"));
             emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
-                 "SP: backward of the reduce-scatters");
+                 QT_TRANSLATE_NOOP("Collective", "SP: backward of the reduce-scatters"));
             emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1,
-                 CommPhase::Backward, "SP: backward of the all-gathers");
+                 CommPhase::Backward,
+                 QT_TRANSLATE_NOOP("Collective", "SP: backward of the all-gathers"));
             if (fullRecompute) {
                 emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1,
-                     CommPhase::Backward, "SP: all-gathers repeated by full recompute");
+                     CommPhase::Backward,
+                     QT_TRANSLATE_NOOP("Collective", "SP: all-gathers repeated by full recompute"));
                 emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1,
-                     CommPhase::Backward, "SP: reduce-scatters repeated by full recompute");
+                     CommPhase::Backward,
+                     QT_TRANSLATE_NOOP("Collective",
+                                       "SP: reduce-scatters repeated by full recompute"));
             }
         }
     }
@@ -305,11 +327,12 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         const double fwdCount = m * L * steps * (fullRecompute ? 2.0 : 1.0);
         emit(CollectiveKind::SendRecv, CommGroup::CP, g, S, fwdCount,
              fwdCount * std::max(0.0, t1 - blockF), CommPhase::Forward,
-             "K/V block to the next rank of the ring (x2 under full recompute)");
+             QT_TRANSLATE_NOOP("Collective",
+                               "K/V block to the next rank of the ring (x2 under full recompute)"));
         const double bwdCount = m * L * steps * 2.0;
         emit(CollectiveKind::SendRecv, CommGroup::CP, g, S, bwdCount,
              m * L * steps * std::max(0.0, 2.0 * t1 - blockB), CommPhase::Backward,
-             "K/V and dK/dV blocks around the ring");
+             QT_TRANSLATE_NOOP("Collective", "K/V and dK/dV blocks around the ring"));
     }
 
     // ---- pipeline parallel ---------------------------------------------------------------------
@@ -319,9 +342,10 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         const double v = pa.pp_schedule == PpSchedule::Interleaved ? pa.virtual_stages : 1;
         const double S = T * h / (pa.sp ? pa.tp : 1) * c;
         emit(CollectiveKind::SendRecv, CommGroup::PP, g, S, m * v, -1, CommPhase::Forward,
-             "activations to the next stage (per micro-batch and model chunk)");
+             QT_TRANSLATE_NOOP("Collective",
+                               "activations to the next stage (per micro-batch and model chunk)"));
         emit(CollectiveKind::SendRecv, CommGroup::PP, g, S, m * v, -1, CommPhase::Backward,
-             "activation gradients to the previous stage");
+             QT_TRANSLATE_NOOP("Collective", "activation gradients to the previous stage"));
     }
 
     // ---- expert parallel
@@ -331,9 +355,9 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         const GroupPlacement g = placeGroup(pa.ep, pa.tp, cl, dev.intra_node);
         const double S = T * mo.moe.top_k * h * c;
         emit(CollectiveKind::AllToAll, CommGroup::EP, g, S, m * L * 2.0, -1, CommPhase::Forward,
-             "token dispatch and combine");
+             QT_TRANSLATE_NOOP("Collective", "token dispatch and combine"));
         emit(CollectiveKind::AllToAll, CommGroup::EP, g, S, m * L * 2.0, -1, CommPhase::Backward,
-             "gradients of dispatch and combine");
+             QT_TRANSLATE_NOOP("Collective", "gradients of dispatch and combine"));
     }
 }
 

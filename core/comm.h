@@ -80,6 +80,8 @@ struct CommItem
     double time_s = 0;    ///< one call
     double exposed_s = 0; ///< per step, not hidden behind compute
     CommPhase phase = CommPhase::Forward;
+    /// What it carries: an English phrase marked QT_TRANSLATE_NOOP("Collective", ...), translated
+    /// where it is shown (context kCollectiveContext); reports in JSON keep the English.
     const char *note = "";
     /// Issued once per decoder layer and micro-batch (count = layers x micro-batches x
     /// per_layer_count); false for per-step or per-micro-batch collectives.

@@ -22,7 +22,7 @@ struct Collective
     double time_s = 0;         ///< time of one call
     double exposed_time_s = 0; ///< per step, not hidden behind compute
     std::string phase;         ///< "forward", "backward", "optimizer_step"
-    std::string note;          ///< what it carries
+    std::string note;          ///< what it carries, in English (see CommItem::note)
 };
 
 struct StepEstimate

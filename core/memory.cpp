@@ -67,6 +67,15 @@ std::string_view phaseKey(Phase p)
     return "";
 }
 
+Phase phaseFromKey(std::string_view key)
+{
+    for (int p = 0; p < kPhaseCount; ++p) {
+        if (phaseKey(Phase(p)) == key)
+            return Phase(p);
+    }
+    return Phase::Count;
+}
+
 namespace {
 
 /// Derived sizes shared by every rank of a plan.

@@ -32,6 +32,9 @@ inline constexpr int kPhaseCount = int(Phase::Count);
 std::string_view componentKey(Component c);   ///< "parameters", "logits_and_loss", ...
 std::string_view componentLabel(Component c); ///< "Parameters", "Logits and loss", ...
 std::string_view phaseKey(Phase p);           ///< "forward", "backward", "optimizer_step"
+/// The phase of a key of phaseKey() (which the collectives' phases share), Phase::Count for any
+/// other string.
+Phase phaseFromKey(std::string_view key);
 
 /// Bytes per component at one moment (the peak of a phase).
 struct Breakdown

@@ -21,6 +21,9 @@ namespace shardscope {
 
 /// The translation context of the engine's templates.
 inline constexpr const char *kTextContext = "MemoryExplanation";
+/// The translation context of what the communication engine's collectives carry
+/// (Collective::note, CommItem::note): whole phrases without placeholders.
+inline constexpr const char *kCollectiveContext = "Collective";
 
 /// One unit a translator translates as a whole: a clause or sentence with its own separators.
 struct Phrase

@@ -16,4 +16,11 @@ QString translated(const Text &text)
     return out;
 }
 
+QString translatedNote(const std::string &note)
+{
+    if (note.empty())
+        return {};
+    return QCoreApplication::translate(kCollectiveContext, note.c_str());
+}
+
 } // namespace shardscope

@@ -380,9 +380,13 @@ private:
                                      ReportCanvas::Cell{tr("Phase and purpose")}};
             std::vector<ReportCanvas::Row> rows;
             for (const Collective &c : comm) {
-                QString purpose = qs(c.phase);
+                const Phase phase = phaseFromKey(c.phase);
+                QString purpose = phase == Phase::Count ? qs(c.phase) : phaseName(phase);
                 if (!c.note.empty())
-                    purpose += (purpose.isEmpty() ? QString() : QStringLiteral(": ")) + qs(c.note);
+                    purpose = purpose.isEmpty()
+                                  ? translatedNote(c.note)
+                                  : tr("%1: %2", "phase: what the collective carries")
+                                        .arg(purpose, translatedNote(c.note));
                 rows.push_back(
                     {ReportCanvas::Cell{qs(c.collective)},
                      ReportCanvas::Cell{qs(c.group) + QStringLiteral(" x") +

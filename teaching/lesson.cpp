@@ -245,7 +245,7 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
                                     .arg(LessonFormula::qs(first->group))
                                     .arg(first->group_size)
                                     .arg(LessonFormula::qs(first->collective),
-                                         LessonFormula::qs(first->note))
+                                         translatedNote(first->note))
                               : what;
         } else if (c.quantity == "comm_time") {
             kind = Seconds;

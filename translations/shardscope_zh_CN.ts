@@ -2,6 +2,101 @@
 <!DOCTYPE TS>
 <TS version="2.1" language="zh_CN">
 <context>
+    <name>Collective</name>
+    <message>
+        <source>gradient buckets (DDP), overlapped with backward</source>
+        <translation>梯度桶（DDP），与反向重叠</translation>
+    </message>
+    <message>
+        <source>gradient buckets (ZeRO-1/2), overlapped with backward</source>
+        <translation>梯度桶（ZeRO-1/2），与反向重叠</translation>
+    </message>
+    <message>
+        <source>updated parameter shards after the optimizer step</source>
+        <translation>优化器步之后更新过的参数分片</translation>
+    </message>
+    <message>
+        <source>layer parameters, forward (prefetched one layer ahead)</source>
+        <translation>层参数，前向（提前一层预取）</translation>
+    </message>
+    <message>
+        <source>layer parameters again in backward (reshard_after_forward)</source>
+        <translation>反向中再次聚合的层参数（reshard_after_forward）</translation>
+    </message>
+    <message>
+        <source>layer gradients, overlapped with the next layer&apos;s backward</source>
+        <translation>层梯度，与下一层的反向重叠</translation>
+    </message>
+    <message>
+        <source>root module (embedding, final norm, head), kept until backward ends</source>
+        <translation>根模块（嵌入层、最终 norm、LM head），保留到反向结束</translation>
+    </message>
+    <message>
+        <source>root module gradients</source>
+        <translation>根模块的梯度</translation>
+    </message>
+    <message>
+        <source>after attention and MLP (row-parallel outputs)</source>
+        <translation>注意力与 MLP 之后（行并行层的输出）</translation>
+    </message>
+    <message>
+        <source>input gradients of the column-parallel inputs</source>
+        <translation>列并行层的输入梯度</translation>
+    </message>
+    <message>
+        <source>forward all-reduces repeated by full recompute</source>
+        <translation>完全重计算重复的前向 all-reduce</translation>
+    </message>
+    <message>
+        <source>SP: gather the sequence before attention and MLP</source>
+        <translation>SP：在注意力与 MLP 之前聚合序列</translation>
+    </message>
+    <message>
+        <source>SP: scatter attention and MLP outputs</source>
+        <translation>SP：分散注意力与 MLP 的输出</translation>
+    </message>
+    <message>
+        <source>SP: backward of the reduce-scatters</source>
+        <translation>SP：reduce-scatter 的反向</translation>
+    </message>
+    <message>
+        <source>SP: backward of the all-gathers</source>
+        <translation>SP：all-gather 的反向</translation>
+    </message>
+    <message>
+        <source>SP: all-gathers repeated by full recompute</source>
+        <translation>SP：完全重计算重复的 all-gather</translation>
+    </message>
+    <message>
+        <source>SP: reduce-scatters repeated by full recompute</source>
+        <translation>SP：完全重计算重复的 reduce-scatter</translation>
+    </message>
+    <message>
+        <source>K/V block to the next rank of the ring (x2 under full recompute)</source>
+        <translation>发往环上下一个 rank 的 K/V 块（完全重计算时 x2）</translation>
+    </message>
+    <message>
+        <source>K/V and dK/dV blocks around the ring</source>
+        <translation>沿环传递的 K/V 与 dK/dV 块</translation>
+    </message>
+    <message>
+        <source>activations to the next stage (per micro-batch and model chunk)</source>
+        <translation>发往下一级的激活值（每个微批、每个模型块一次）</translation>
+    </message>
+    <message>
+        <source>activation gradients to the previous stage</source>
+        <translation>发往上一级的激活值梯度</translation>
+    </message>
+    <message>
+        <source>token dispatch and combine</source>
+        <translation>token 分发与合并</translation>
+    </message>
+    <message>
+        <source>gradients of dispatch and combine</source>
+        <translation>分发与合并的梯度</translation>
+    </message>
+</context>
+<context>
     <name>ComponentStyle</name>
     <message>
         <source>Parameters</source>
@@ -1133,6 +1228,11 @@ The choice follows the traces, not the parameter count.</source>
     <message>
         <source>Cannot evaluate the plan: %1</source>
         <translation>无法评估方案：%1</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <comment>phase: what the collective carries</comment>
+        <translation>%1：%2</translation>
     </message>
 </context>
 <context>

@@ -1,10 +1,24 @@
 #include "communicationmodel.h"
 
+#include "componentstyle.h"
 #include "qstrings.h"
 
 #include "core/units.h"
+#include "i18n/enginetext.h"
 
 namespace shardscope {
+
+namespace {
+
+/// The phase as a word of the interface language ("forward" reads 前向 in Chinese); a key the
+/// memory phases do not share stays as it is.
+QString phaseText(const Collective &c)
+{
+    const Phase p = phaseFromKey(c.phase);
+    return p == Phase::Count ? qs(c.phase) : ComponentStyle::phaseName(p);
+}
+
+} // namespace
 
 CommunicationModel::CommunicationModel(QObject *parent) : QAbstractTableModel(parent) {}
 
@@ -37,13 +51,13 @@ QVariant CommunicationModel::data(const QModelIndex &index, int role) const
         switch (Column(index.column())) {
         case CollectiveColumn: return qs(c.collective);
         case GroupColumn: return tr("%1 (%2 ranks)").arg(qs(c.group)).arg(c.group_size);
-        case PhaseColumn: return qs(c.phase);
+        case PhaseColumn: return phaseText(c);
         case MessageSizeColumn: return qs(formatBytes(c.bytes));
         case CountColumn: return QString::number(c.count_per_step, 'g', 6);
         case TimeColumn: return qs(formatSeconds(c.time_s));
         case StepTimeColumn: return qs(formatSeconds(perStep));
         case ExposedColumn: return qs(formatSeconds(c.exposed_time_s));
-        case NoteColumn: return qs(c.note);
+        case NoteColumn: return translatedNote(c.note);
         case ColumnCount: break;
         }
         return {};
@@ -70,7 +84,7 @@ QVariant CommunicationModel::data(const QModelIndex &index, int role) const
         }
     }
     if (role == Qt::ToolTipRole)
-        return qs(c.note);
+        return translatedNote(c.note);
     return {};
 }
 
