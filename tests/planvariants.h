@@ -3,7 +3,9 @@
 // Plans that between them take every branch of explainMemory: the sharding stages, TP with and
 // without SP, the three pipeline schedules, CP, each offload, MoE, eager attention, autocast
 // (fp32 parameters, bf16 compute), grad accumulation, the optimizers and their implementations,
-// and the three framework profiles. Each is a merge patch over a Llama-2-7B plan on 8 x 910B.
+// and the three framework profiles; and every collective of the communication engine (FSDP
+// with and without resharding, TP with and without SP under full recompute, CP, PP, EP). Each
+// is a merge patch over a Llama-2-7B plan on 8 x 910B.
 #include "core/catalog.h"
 #include "core/plan.h"
 
@@ -40,7 +42,9 @@ inline const std::vector<PlanVariant> &planVariants()
         {"zero1", R"({"parallel": {"sharding": "optimizer"}})"},
         {"zero2", R"({"parallel": {"sharding": "grads"}})"},
         {"fsdp", R"({"parallel": {"sharding": "full"}, "training": {"seq_len": 32768}})"},
+        {"fsdp-no-reshard", R"({"parallel": {"sharding": "full", "reshard_after_forward": false}})"},
         {"tp-sp", R"({"parallel": {"dp": 2, "tp": 4, "sp": true}})"},
+        {"tp-recompute", R"({"parallel": {"dp": 2, "tp": 4}})"},
         {"tp-selective",
          R"({"parallel": {"dp": 2, "tp": 4}, "memory": {"recompute": "selective"}})"},
         {"pp-1f1b", R"({"parallel": {"dp": 2, "pp": 4}, "training": {"grad_accum": 4}})"},

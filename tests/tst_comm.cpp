@@ -364,6 +364,15 @@ void TestComm::estimateCarriesInventory()
     QCOMPARE(j["communication"].size(), size_t(11));
     QCOMPARE(j["communication"][5]["collective"].get<std::string>(), std::string("all_gather"));
     QCOMPARE(j["communication"][5]["group"].get<std::string>(), std::string("tp"));
+    // The JSON keeps the engine's English note (the interface translates it where it shows it).
+    QCOMPARE(j["communication"][0]["note"].get<std::string>(),
+             std::string("layer parameters, forward (prefetched one layer ahead)"));
+    // A collective's phase is one of the memory phases (the interface names them alike).
+    for (const Collective &c : e.communication)
+        QVERIFY2(phaseFromKey(c.phase) != Phase::Count, c.phase.c_str());
+    for (CommPhase ph : {CommPhase::Forward, CommPhase::Backward, CommPhase::OptimizerStep})
+        QCOMPARE(phaseKey(phaseFromKey(commPhaseKey(ph))), commPhaseKey(ph));
+    QCOMPARE(phaseFromKey("optimizer step"), Phase::Count);
 }
 
 QTEST_APPLESS_MAIN(TestComm)

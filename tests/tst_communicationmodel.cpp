@@ -1,19 +1,36 @@
 #include "widgets/communicationmodel.h"
 #include "widgets/communicationpanel.h"
+#include "widgets/componentstyle.h"
 #include "widgets/plandocument.h"
 
 #include "core/catalog.h"
+#include "i18n/enginetext.h"
+#include "i18n/language.h"
 
 #include <QAbstractItemModelTester>
+#include <QSet>
 #include <QTest>
+#include <algorithm>
 
 using namespace shardscope;
+
+namespace {
+
+bool hasCjk(const QString &s)
+{
+    return std::any_of(s.begin(), s.end(),
+                       [](QChar c) { return c.unicode() >= 0x4E00 && c.unicode() <= 0x9FFF; });
+}
+
+} // namespace
 
 class TestCommunicationModel : public QObject
 {
     Q_OBJECT
 
 private Q_SLOTS:
+    void cleanup() { setLanguage(QStringLiteral("en")); }
+
     void modelIsConsistent()
     {
         CommunicationModel model;
@@ -68,6 +85,57 @@ private Q_SLOTS:
         QCOMPARE(panel.model()->rowCount(), int(doc.estimate().communication.size()));
         if (doc.estimate().communication.empty())
             QVERIFY(panel.showsPlaceholder());
+    }
+
+    /// What each collective carries and its phase read in the interface language; the
+    /// collective and group identifiers stay as they are.
+    void followsTheLanguage()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.loadAsUntitled(QString::fromStdString(locateDataDir()) +
+                                       QStringLiteral("/cases/hcie-ai-tp4-fsdp2.plan.json"),
+                                   nullptr));
+        QVERIFY(doc.plan().parallel.tp > 1 && doc.plan().parallel.sharding == Sharding::Full);
+        CommunicationPanel panel(&doc);
+        panel.show();
+        const QAbstractItemModel *m = panel.model();
+        const std::vector<Collective> &rows = doc.estimate().communication;
+        QCOMPARE(m->rowCount(), int(rows.size()));
+        QVERIFY(rows.size() >= 6);
+        auto cell = [&](size_t row, int column, int role = Qt::DisplayRole) {
+            return m->index(int(row), column).data(role).toString();
+        };
+        QSet<QString> groups;
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const Collective &c = rows[i];
+            groups.insert(QString::fromStdString(c.group));
+            QCOMPARE(cell(i, CommunicationModel::NoteColumn), QString::fromStdString(c.note));
+            QCOMPARE(cell(i, CommunicationModel::NoteColumn, Qt::ToolTipRole),
+                     QString::fromStdString(c.note));
+            QCOMPARE(cell(i, CommunicationModel::PhaseColumn),
+                     ComponentStyle::phaseName(phaseFromKey(c.phase)));
+            QVERIFY(!cell(i, CommunicationModel::PhaseColumn).contains(QLatin1Char('_')));
+        }
+        QVERIFY(groups.contains(QStringLiteral("tp")) && groups.contains(QStringLiteral("dp")));
+
+        if (!availableLanguages().contains(QStringLiteral("zh_CN")))
+            QSKIP("built without translations");
+        QCOMPARE(setLanguage(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+        for (size_t i = 0; i < rows.size(); ++i) {
+            const Collective &c = rows[i];
+            const QString note = cell(i, CommunicationModel::NoteColumn);
+            QVERIFY2(hasCjk(note), qPrintable(note));
+            QVERIFY(note != QString::fromStdString(c.note));
+            QCOMPARE(note, translatedNote(c.note));
+            QCOMPARE(cell(i, CommunicationModel::NoteColumn, Qt::ToolTipRole), note);
+            const QString phase = cell(i, CommunicationModel::PhaseColumn);
+            QVERIFY2(hasCjk(phase), qPrintable(phase));
+            QCOMPARE(cell(i, CommunicationModel::CollectiveColumn),
+                     QString::fromStdString(c.collective));
+            const QString group = cell(i, CommunicationModel::GroupColumn);
+            QVERIFY2(group.startsWith(QString::fromStdString(c.group)) && hasCjk(group),
+                     qPrintable(group));
+        }
     }
 };
 

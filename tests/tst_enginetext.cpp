@@ -1,6 +1,9 @@
 // The engine's formulas and assumptions in the interface language: in English they are
 // Text::english(); in Chinese every template with words is translated, keeps its placeholders
-// and gets the engine's numbers. The plans of planvariants.h reach every template of the .ts.
+// and gets the engine's numbers. The same for what the communication engine's collectives
+// carry (Collective::note). The plans of planvariants.h reach every template and every note of
+// the .ts.
+#include "core/estimate.h"
 #include "core/memory.h"
 #include "i18n/enginetext.h"
 #include "i18n/language.h"
@@ -9,6 +12,7 @@
 
 #include <QCoreApplication>
 #include <QFile>
+#include <QHash>
 #include <QRegularExpression>
 #include <QSet>
 #include <QXmlStreamReader>
@@ -53,25 +57,56 @@ std::vector<int> sortedPlaceholders(const std::string &s)
     return v;
 }
 
-/// The sources of the context kTextContext in the Chinese .ts.
-QSet<QString> tsTemplates()
+/// Every note of the collectives of every variant (one step on the slowest stage's rank).
+const QSet<QString> &allNotes()
 {
-    QSet<QString> out;
+    static const QSet<QString> all = [] {
+        QSet<QString> out;
+        for (const testing::PlanVariant &v : testing::planVariants()) {
+            for (const Collective &c :
+                 estimate(testing::variantPlan(v), Catalog::builtin()).communication)
+                out.insert(QString::fromStdString(c.note));
+        }
+        return out;
+    }();
+    return all;
+}
+
+/// The messages of `context` in the Chinese .ts: source -> translation, empty for one that is
+/// unfinished (or otherwise typed) or has no text.
+QHash<QString, QString> tsMessages(const char *context)
+{
+    QHash<QString, QString> out;
     QFile f(testing::sourceDir() + QStringLiteral("/translations/shardscope_zh_CN.ts"));
     if (!f.open(QIODevice::ReadOnly))
         return out;
     QXmlStreamReader xml(&f);
-    QString context;
+    QString name, source;
     while (!xml.atEnd()) {
         xml.readNext();
         if (!xml.isStartElement())
             continue;
-        if (xml.name() == QLatin1String("name"))
-            context = xml.readElementText();
-        else if (xml.name() == QLatin1String("source") && context == QLatin1String(kTextContext))
-            out.insert(xml.readElementText());
+        if (xml.name() == QLatin1String("name")) {
+            name = xml.readElementText();
+        } else if (name != QLatin1String(context)) {
+            continue;
+        } else if (xml.name() == QLatin1String("source")) {
+            source = xml.readElementText();
+            out.insert(source, QString());
+        } else if (xml.name() == QLatin1String("translation")) {
+            const bool finished = xml.attributes().value(QLatin1String("type")).isEmpty();
+            const QString text = xml.readElementText().trimmed();
+            out.insert(source, finished ? text : QString());
+        }
     }
     return out;
+}
+
+/// The sources of the context kTextContext in the Chinese .ts.
+QSet<QString> tsTemplates()
+{
+    const QHash<QString, QString> m = tsMessages(kTextContext);
+    return QSet<QString>(m.keyBegin(), m.keyEnd());
 }
 
 } // namespace
@@ -138,6 +173,39 @@ private Q_SLOTS:
         for (const QString &s : seen) {
             if (s.contains(word))
                 QVERIFY2(ts.contains(s), qPrintable(s));
+        }
+    }
+
+    /// In English a collective's note is the engine's text.
+    void englishNotes()
+    {
+        QCOMPARE(setLanguage(QStringLiteral("en")), QStringLiteral("en"));
+        QVERIFY(allNotes().size() >= 20);
+        for (const QString &n : allNotes())
+            QCOMPARE(translatedNote(n.toStdString()), n);
+        QCOMPARE(translatedNote(std::string()), QString());
+        QCOMPARE(translatedNote("not a note of the engine"),
+                 QStringLiteral("not a note of the engine"));
+    }
+
+    /// Every note the engine writes has a finished translation in the .ts, in Chinese; the .ts
+    /// holds no note the variants do not reach.
+    void chineseNotes()
+    {
+        const QHash<QString, QString> ts = tsMessages(kCollectiveContext);
+        for (const QString &n : allNotes()) {
+            QVERIFY2(ts.contains(n), qPrintable(QStringLiteral("not in the .ts: ") + n));
+            QVERIFY2(hasCjk(ts.value(n)), qPrintable(QStringLiteral("not translated: ") + n));
+        }
+        QVERIFY2(QSet<QString>(ts.keyBegin(), ts.keyEnd()) == allNotes(),
+                 qPrintable(QStringList(ts.keys()).join(QLatin1Char('\n'))));
+        if (!availableLanguages().contains(QStringLiteral("zh_CN")))
+            QSKIP("built without translations");
+        QCOMPARE(setLanguage(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+        for (const QString &n : allNotes()) {
+            const QString zh = translatedNote(n.toStdString());
+            QCOMPARE(zh, ts.value(n));
+            QVERIFY2(hasCjk(zh), qPrintable(n));
         }
     }
 };

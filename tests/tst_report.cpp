@@ -205,6 +205,9 @@ private Q_SLOTS:
             formulas << translated(c.formula);
             assumptions << translated(c.assumptions);
         }
+        QStringList notes;
+        for (const Collective &c : e.communication)
+            notes << translatedNote(c.note);
         setLanguage(QStringLiteral("en"));
         QVERIFY(ok);
         // Noto Sans CJK shares glyphs between ideographs and Kangxi radicals (方 and U+2F45), and
@@ -226,6 +229,16 @@ private Q_SLOTS:
         QVERIFY(formulas[int(Component::OptimizerStates)].contains(QStringLiteral("个状态")));
         QVERIFY(formulas[int(Component::OptimizerStates)].contains(
             qs(formatGiB(rank.peak()[Component::OptimizerStates]))));
+        // The collectives table: what each carries, in Chinese, after its phase.
+        QVERIFY(!e.communication.empty());
+        for (size_t i = 0; i < e.communication.size(); ++i) {
+            const Collective &c = e.communication[i];
+            QVERIFY2(notes[int(i)] != qs(c.note), qPrintable(notes[int(i)]));
+            QVERIFY2(appearsWrapped(all, compact(notes[int(i)]), 3), qPrintable(notes[int(i)]));
+            QVERIFY2(!all.contains(compact(qs(c.note))), qPrintable(qs(c.note)));
+        }
+        QVERIFY2(all.contains(compact(QStringLiteral("反向：")) + compact(notes.front()).left(3)),
+                 qPrintable(all));
         QProcess fonts;
         fonts.start(QStringLiteral("pdffonts"), {out});
         QVERIFY(fonts.waitForFinished(30000));
