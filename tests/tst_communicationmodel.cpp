@@ -1,3 +1,4 @@
+#include "widgets/collectivechartview.h"
 #include "widgets/communicationmodel.h"
 #include "widgets/communicationpanel.h"
 #include "widgets/componentstyle.h"
@@ -8,6 +9,8 @@
 #include "i18n/language.h"
 
 #include <QAbstractItemModelTester>
+#include <QChart>
+#include <QChartView>
 #include <QSet>
 #include <QTest>
 #include <algorithm>
@@ -20,6 +23,20 @@ bool hasCjk(const QString &s)
 {
     return std::any_of(s.begin(), s.end(),
                        [](QChar c) { return c.unicode() >= 0x4E00 && c.unicode() <= 0x9FFF; });
+}
+
+Collective collective(const char *kind, const char *group, double perStep, double exposed)
+{
+    Collective c;
+    c.collective = kind;
+    c.group = group;
+    c.group_size = 8;
+    c.bytes = 1 << 20;
+    c.count_per_step = 10;
+    c.time_s = perStep / 10;
+    c.exposed_time_s = exposed;
+    c.phase = "backward";
+    return c;
 }
 
 } // namespace
@@ -136,6 +153,49 @@ private Q_SLOTS:
             QVERIFY2(group.startsWith(QString::fromStdString(c.group)) && hasCjk(group),
                      qPrintable(group));
         }
+    }
+
+    /// On a dark palette the bars are their fill only: no light outline, so a bar of zero
+    /// length (nothing exposed) leaves nothing beside the axis.
+    void chartBarsHaveNoOutline()
+    {
+        QPalette dark;
+        const QColor base(0x1e, 0x1f, 0x22), text(0xe6, 0xe6, 0xe6);
+        for (auto role : {QPalette::Window, QPalette::Button, QPalette::AlternateBase})
+            dark.setColor(role, QColor(0x2b, 0x2d, 0x30));
+        dark.setColor(QPalette::Base, base);
+        for (auto role : {QPalette::Text, QPalette::WindowText, QPalette::ButtonText})
+            dark.setColor(role, text);
+        dark.setColor(QPalette::Mid, QColor(0x55, 0x57, 0x5c));
+        CollectiveChartView view;
+        view.setPalette(dark);
+        view.resize(480, 320);
+        view.setCollectives({collective("all_reduce", "dp", 0.3, 0.0),
+                             collective("all_gather", "tp", 0.2, 0.1),
+                             collective("send_recv", "cp", 0.25, 0.0)});
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        auto *chartView = view.findChild<QChartView *>();
+        QVERIFY(chartView);
+        const QImage image = chartView->grab().toImage();
+        const qreal dpr = image.devicePixelRatio();
+        // Inside the plot, right of the axis line: only the background, the grid and the fills.
+        const QRect plot = view.chart()->plotArea().toAlignedRect();
+        int light = 0;
+        for (int y = int((plot.top() + 1) * dpr); y < int((plot.bottom() - 1) * dpr); ++y) {
+            for (int x = int((plot.left() + 1) * dpr); x < int((plot.right() - 1) * dpr); ++x) {
+                if (image.pixelColor(x, y).lightness() > 200)
+                    ++light;
+            }
+        }
+        QCOMPARE(light, 0);
+        // The bars themselves are drawn.
+        int fill = 0;
+        for (int y = 0; y < image.height(); ++y) {
+            for (int x = 0; x < image.width(); ++x)
+                fill += image.pixelColor(x, y) == QColor(0xE1, 0x57, 0x59);
+        }
+        QVERIFY(fill > 20);
     }
 };
 

@@ -104,8 +104,12 @@ void CollectiveChartView::applyPalette()
         axis->setTitleBrush(pal.text());
         axis->setGridLineColor(pal.color(QPalette::Mid));
     }
+    // Fill only: the theme's outline (white in the dark theme) would draw a bar of zero length
+    // (nothing exposed) as a line beside the axis.
     m_total->setColor(QColor(0x4E, 0x79, 0xA7));
     m_exposed->setColor(QColor(0xE1, 0x57, 0x59));
+    m_total->setPen(Qt::NoPen);
+    m_exposed->setPen(Qt::NoPen);
 }
 
 } // namespace shardscope
