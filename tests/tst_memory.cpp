@@ -16,19 +16,8 @@ namespace {
 
 const double P7 = 6738415616.0; // Llama-2-7B parameters
 
-json basePlan()
-{
-    return json::parse(R"({
-      "format": "shardscope-plan", "version": 1, "name": "t",
-      "model": {"preset": "llama2-7b"},
-      "training": {"seq_len": 4096, "micro_batch": 1, "grad_accum": 1},
-      "precision": {"params": "bf16", "grads": "bf16", "master_weights": "fp32",
-                    "optimizer": "adamw", "optimizer_state": "fp32", "compute": "bf16"},
-      "parallel": {"dp": 8, "tp": 1, "pp": 1, "cp": 1, "sharding": "none"},
-      "memory": {"recompute": "full", "attention": "flash"},
-      "framework": "pytorch",
-      "cluster": {"device": "ascend-910b2", "devices_per_node": 8, "nodes": 1}})");
-}
+/// Llama-2-7B, 4K tokens, DDP over 8 x 910B (the plan variants' base).
+json basePlan() { return testing::variantBase(); }
 
 MemoryEstimate run(const json &patch)
 {
