@@ -15,6 +15,7 @@
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDockWidget>
+#include <QScrollArea>
 #include <QFileDialog>
 #include <QDir>
 #include <QFileInfo>
@@ -180,7 +181,18 @@ QDockWidget *MainWindow::addPanel(QWidget *panel, const QString &title, Qt::Dock
     const QString name = panel->objectName().isEmpty() ? QString::fromLatin1(panel->metaObject()->className())
                                                        : panel->objectName();
     dock->setObjectName(name + QStringLiteral("Dock"));
-    dock->setWidget(panel);
+    if (area == Qt::BottomDockWidgetArea) {
+        // Bottom panels scroll when their dock is short, so that the tallest of the tabbed panels
+        // (the kernel runner's form) does not take the per-rank bars' height on a small screen.
+        auto *scroll = new QScrollArea(dock);
+        scroll->setObjectName(name + QStringLiteral("Scroll"));
+        scroll->setWidget(panel);
+        scroll->setWidgetResizable(true);
+        scroll->setFrameShape(QFrame::NoFrame);
+        dock->setWidget(scroll);
+    } else {
+        dock->setWidget(panel);
+    }
     if (area == Qt::BottomDockWidgetArea && !m_bottomDocks.isEmpty()) {
         tabifyDockWidget(m_bottomDocks.last(), dock);
         // A panel added later joins the tabs without taking the front from the first one.
