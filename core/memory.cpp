@@ -618,11 +618,16 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     const double elems = q.denseParams + q.expertParams;
     const std::string count = formatCount((long long)std::llround(elems));
     const std::string shard = num(x.shard);
-    const std::string phaseName = id(phaseKey(phase));
     const bool full = pa.sharding == Sharding::Full;
     const bool optSh = pa.sharding != Sharding::None;
     const bool gradSh = pa.sharding == Sharding::Grads || full;
-    const char *heldAt = QT_TRANSLATE_NOOP("MemoryExplanation", "; held at the %1 peak: %2");
+    // One template per phase, so that a translation names the phase in its own words.
+    const char *heldAt =
+        phase == Phase::Forward
+            ? QT_TRANSLATE_NOOP("MemoryExplanation", "; held at the forward peak: %1")
+            : (phase == Phase::Backward
+                   ? QT_TRANSLATE_NOOP("MemoryExplanation", "; held at the backward peak: %1")
+                   : QT_TRANSLATE_NOOP("MemoryExplanation", "; held at the optimizer_step peak: %1"));
 
     // --- parameters ---------------------------------------------------------------------------
     if (plan.memory.offload.params)
@@ -678,7 +683,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     else
         G.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B = %3"),
                       {count, num(x.bGrads), gib(q.grads)});
-    G.formula.add(heldAt, {phaseName, gib(b[Component::Gradients])});
+    G.formula.add(heldAt, {gib(b[Component::Gradients])});
     if (!fw.grads_set_to_none)
         G.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation",
@@ -877,7 +882,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     // Components whose size changes within a phase: say what is held at this phase's peak.
     for (Component c : {Component::Parameters, Component::Activations,
                         Component::CommunicationBuffers, Component::Transient})
-        ex[size_t(c)].formula.add(heldAt, {phaseName, gib(b[c])});
+        ex[size_t(c)].formula.add(heldAt, {gib(b[c])});
     return ex;
 }
 

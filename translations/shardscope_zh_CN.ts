@@ -489,10 +489,6 @@ The choice follows the traces, not the parameter count.</source>
 <context>
     <name>MemoryExplanation</name>
     <message>
-        <source>; held at the %1 peak: %2</source>
-        <translation>；在 %1 峰值时占用 %2</translation>
-    </message>
-    <message>
         <source>0 (parameters offloaded to host memory; gathered per layer)</source>
         <translation>0（参数已卸载到主机内存，逐层聚合）</translation>
     </message>
@@ -727,6 +723,18 @@ The choice follows the traces, not the parameter count.</source>
     <message>
         <source>for_loop: two temporaries of the largest tensor.</source>
         <translation>for_loop：两个与最大张量同样大小的临时张量。</translation>
+    </message>
+    <message>
+        <source>; held at the forward peak: %1</source>
+        <translation>；在前向峰值时占用 %1</translation>
+    </message>
+    <message>
+        <source>; held at the backward peak: %1</source>
+        <translation>；在反向峰值时占用 %1</translation>
+    </message>
+    <message>
+        <source>; held at the optimizer_step peak: %1</source>
+        <translation>；在优化器步峰值时占用 %1</translation>
     </message>
 </context>
 <context>
