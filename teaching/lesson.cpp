@@ -28,6 +28,15 @@ public:
     {
         return QString::fromUtf8(s.data(), qsizetype(s.size()));
     }
+    /// The phase as a reader says it, in the interface language.
+    static QString phaseName(Phase p)
+    {
+        switch (p) {
+        case Phase::Forward: return tr("forward");
+        case Phase::Backward: return tr("backward");
+        default: return tr("optimizer step");
+        }
+    }
 };
 
 
@@ -141,7 +150,7 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
     if (phase < 0)
         throw PlanError("phase", "unknown phase \"" + c.phase + "\"");
     const Breakdown &at = r.phases[size_t(phase)];
-    const QString phaseName = LessonFormula::qs(phaseKey(Phase(phase)));
+    const QString phaseName = LessonFormula::phaseName(Phase(phase));
 
     if (c.quantity == "parameters") {
         kind = Count;
@@ -172,12 +181,12 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
     } else if (c.quantity == "need") {
         c.value = need;
         c.formula = LessonFormula::tr("peak allocated %1 (%2) + runtime reserve %3")
-                        .arg(gib(r.peak_bytes), LessonFormula::qs(phaseKey(r.peak_phase)),
+                        .arg(gib(r.peak_bytes), LessonFormula::phaseName(r.peak_phase),
                              gib(r.reserve.total()));
     } else if (c.quantity == "peak") {
         c.value = r.peak_bytes;
         c.formula = LessonFormula::tr("sum of the components at the peak (%1)")
-                        .arg(LessonFormula::qs(phaseKey(r.peak_phase)));
+                        .arg(LessonFormula::phaseName(r.peak_phase));
     } else if (c.quantity == "reserve") {
         c.value = r.reserve.total();
         c.formula =
@@ -197,7 +206,9 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         c.value = at.bytes[size_t(comp)];
         const MemoryExplanation ex = explainMemory(plan, catalog, r, Phase(phase));
         c.formula = translated(ex[size_t(comp)].formula);
-        if (!c.formula.contains(phaseName))
+        // The formula names its phase already where the component changes within one.
+        if (!c.formula.contains(phaseName) &&
+            !c.formula.contains(LessonFormula::qs(phaseKey(Phase(phase)))))
             c.formula += QStringLiteral(" [") + phaseName + QLatin1Char(']');
     } else if (c.quantity == "model_state" || c.quantity == "hbm_minus_state") {
         const double state = at[Component::Parameters] + at[Component::Gradients] +

@@ -6,6 +6,7 @@
 #include "core/estimate.h"
 #include "core/model.h"
 #include "core/units.h"
+#include "i18n/language.h"
 #include "teaching/lesson.h"
 
 #include <QTemporaryDir>
@@ -324,6 +325,28 @@ private Q_SLOTS:
                     .feedback.contains(QString::fromStdString(formatGiB(f2.need))));
     }
 
+    /// In Chinese the cited formulas name the phases in Chinese, not by their keys.
+    void formulasNamePhasesInTheLanguage()
+    {
+        if (!availableLanguages().contains(QStringLiteral("zh_CN")))
+            QSKIP("built without translations");
+        QCOMPARE(setLanguage(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+        const Lesson zh = Lesson::hcieAi(cat());
+        setLanguage(QStringLiteral("en"));
+        int withPhase = 0;
+        for (const LessonStep &s : zh.steps) {
+            for (const Citation &c : s.citations) {
+                for (int p = 0; p < kPhaseCount; ++p)
+                    QVERIFY2(!c.formula.contains(QString::fromLatin1(phaseKey(Phase(p)).data())),
+                             qPrintable(QString::fromStdString(c.key) + QStringLiteral(": ") + c.formula));
+                if (c.formula.contains(QStringLiteral("前向")) || c.formula.contains(QStringLiteral("反向")) ||
+                    c.formula.contains(QStringLiteral("优化器步")))
+                    ++withPhase;
+            }
+        }
+        QVERIFY(withPhase >= 3);
+    }
+
     /// SHARDSCOPE_DUMP_LESSON=1 prints the lesson as a reader sees it.
     void dump()
     {
@@ -358,5 +381,5 @@ private Q_SLOTS:
     }
 };
 
-QTEST_APPLESS_MAIN(TestTeaching)
+QTEST_GUILESS_MAIN(TestTeaching)
 #include "tst_teaching.moc"

@@ -485,6 +485,18 @@ The choice follows the traces, not the parameter count.</source>
 • 单步时间：实测与预测差距很大时，应先用算子运行器校准设备配置再做选择。
 选择取决于轨迹，而不是参数量。</translation>
     </message>
+    <message>
+        <source>forward</source>
+        <translation>前向</translation>
+    </message>
+    <message>
+        <source>backward</source>
+        <translation>反向</translation>
+    </message>
+    <message>
+        <source>optimizer step</source>
+        <translation>优化器步</translation>
+    </message>
 </context>
 <context>
     <name>MemoryExplanation</name>
