@@ -72,15 +72,6 @@ int componentIndex(const std::string &key)
     return -1;
 }
 
-int phaseIndex(const std::string &key)
-{
-    for (int p = 0; p < kPhaseCount; ++p) {
-        if (phaseKey(Phase(p)) == key)
-            return p;
-    }
-    return -1;
-}
-
 size_t fullestRank(const MemoryEstimate &m)
 {
     size_t worst = 0;
@@ -146,8 +137,8 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         Seconds
     } kind = Bytes;
 
-    const int phase = c.phase.empty() ? int(r.peak_phase) : phaseIndex(c.phase);
-    if (phase < 0)
+    const int phase = c.phase.empty() ? int(r.peak_phase) : int(phaseFromKey(c.phase));
+    if (phase == kPhaseCount)
         throw PlanError("phase", "unknown phase \"" + c.phase + "\"");
     const Breakdown &at = r.phases[size_t(phase)];
     const QString phaseName = LessonFormula::phaseName(Phase(phase));
