@@ -300,7 +300,6 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
     // Each segment's outline: up the bar's left edge, across its top, down its right edge; the
     // lower line runs along the segment's base. Between bars the two lines coincide (no area).
     std::vector<double> base(size_t(n), 0.0);
-    m_barTops.assign(size_t(n), 0.0);
     QList<QPointF> upper, lower;
     upper.reserve(4 * n);
     lower.reserve(4 * n);
@@ -326,10 +325,8 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
         }
     }
     double top = hbmBytes / kGiB;
-    for (int i = 0; i < n; ++i) {
-        m_barTops[size_t(i)] = base[size_t(i)];
-        top = std::max(top, base[size_t(i)]);
-    }
+    for (double barTop : base)
+        top = std::max(top, barTop);
 
     QStringList labels;
     labels.reserve(n);

@@ -87,7 +87,6 @@ private:
     QChartView *m_view;
     std::vector<QAreaSeries *> m_segments;          ///< bottom of the stack first
     std::vector<std::vector<double>> m_values;      ///< [segment][bar], GiB
-    std::vector<double> m_barTops;                  ///< top of each stacked bar, GiB
     QStringList m_labels;
     QCategoryAxis *m_axisX;
     QValueAxis *m_axisY;
