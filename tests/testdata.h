@@ -1,6 +1,10 @@
 #pragma once
 
 // Locations the tests read from, set by CTest's environment (tests/CMakeLists.txt).
+#include "core/catalog.h"
+#include "core/files.h"
+#include "core/plan.h"
+
 #include <QByteArray>
 #include <QString>
 
@@ -16,5 +20,12 @@ inline QString envPath(const char *name, const char *fallback)
 inline QString sourceDir() { return envPath("SHARDSCOPE_SOURCE_DIR", "."); }
 /// ../shared beside the checkout (calibration data, the case text).
 inline QString sharedDir() { return envPath("SHARDSCOPE_SHARED_DIR", "../shared"); }
+
+/// tests/data/runner/tiny.plan.json: a plan small enough to run for real on a CPU.
+inline Plan tinyRunnerPlan()
+{
+    const QString path = qEnvironmentVariable("SHARDSCOPE_TEST_DATA") + QStringLiteral("/runner/tiny.plan.json");
+    return parsePlanText(readTextFile(path.toStdString()), Catalog::builtin());
+}
 
 } // namespace shardscope::testing

@@ -4,6 +4,7 @@
 #include "core/workload.h"
 #include "runner/benchmarkrunner.h"
 #include "runner/cpukernels.h"
+#include "testdata.h"
 
 #include <QSignalSpy>
 #include <QTest>
@@ -24,21 +25,12 @@ std::vector<float> randomVector(size_t n, unsigned seed)
     return v;
 }
 
-Plan tinyPlan()
-{
-    const QString path =
-        qEnvironmentVariable("SHARDSCOPE_TEST_DATA") + QStringLiteral("/runner/tiny.plan.json");
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("cannot read %s", qPrintable(path));
-    return parsePlanText(f.readAll().toStdString(), Catalog::builtin());
-}
 
 Workload tinyWorkload()
 {
     WorkloadOptions o;
     o.collectives = true;
-    return buildWorkload(tinyPlan(), o, &Catalog::builtin());
+    return buildWorkload(testing::tinyRunnerPlan(), o, &Catalog::builtin());
 }
 
 } // namespace
@@ -207,9 +199,9 @@ private slots:
         o.backend = QStringLiteral("cpu");
         o.warmup = 0;
         o.repeats = 1;
-        QVERIFY(runner.start(tinyPlan(), w, o));
+        QVERIFY(runner.start(testing::tinyRunnerPlan(), w, o));
         QVERIFY(runner.isRunning());
-        QVERIFY(!runner.start(tinyPlan(), w, o)); // one run at a time
+        QVERIFY(!runner.start(testing::tinyRunnerPlan(), w, o)); // one run at a time
         QVERIFY(finished.wait(60000));
         QCOMPARE(failed.count(), 0);
         QCOMPARE(started.count(), 1);
@@ -236,7 +228,7 @@ private slots:
         RunOptions o;
         o.repeats = 3;
         o.warmup = 0;
-        QVERIFY(runner.start(tinyPlan(), w, o));
+        QVERIFY(runner.start(testing::tinyRunnerPlan(), w, o));
         QVERIFY(measured.wait(30000));
         runner.stop();
         QVERIFY(failed.wait(30000));
@@ -252,7 +244,7 @@ private slots:
         BenchmarkRunner runner;
         RunOptions o;
         o.backend = QStringLiteral("fpga");
-        QVERIFY(!runner.start(tinyPlan(), tinyWorkload(), o));
+        QVERIFY(!runner.start(testing::tinyRunnerPlan(), tinyWorkload(), o));
         QVERIFY(runner.lastError().contains(QStringLiteral("fpga")));
     }
 };

@@ -5,6 +5,7 @@
 #include "core/workload.h"
 #include "widgets/runnerpanel.h"
 #include "widgets/runnerresultsmodel.h"
+#include "testdata.h"
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
@@ -13,19 +14,6 @@
 #include <QTest>
 
 using namespace shardscope;
-
-namespace {
-
-Plan tinyPlan()
-{
-    QFile f(qEnvironmentVariable("SHARDSCOPE_TEST_DATA") +
-            QStringLiteral("/runner/tiny.plan.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("cannot read the tiny plan");
-    return parsePlanText(f.readAll().toStdString(), Catalog::builtin());
-}
-
-} // namespace
 
 class TestRunnerPanel : public QObject
 {
@@ -54,7 +42,7 @@ private slots:
         RunnerResultsModel model;
         QAbstractItemModelTester tester(&model,
                                         QAbstractItemModelTester::FailureReportingMode::QtTest);
-        const Plan plan = tinyPlan();
+        const Plan plan = testing::tinyRunnerPlan();
         const Workload w = buildWorkload(plan, {}, &Catalog::builtin());
         RunResults r;
         r.kernels = w.kernels;
@@ -90,7 +78,7 @@ private slots:
         auto *run = panel.findChild<QPushButton *>();
         QVERIFY(run);
         QVERIFY(!run->isEnabled()); // no plan yet
-        panel.setPlan(tinyPlan());
+        panel.setPlan(testing::tinyRunnerPlan());
         RunOptions o = panel.options();
         o.backend = QStringLiteral("cpu");
         panel.setOptions(o);
@@ -113,7 +101,7 @@ private slots:
     void cancelKeepsResults()
     {
         RunnerPanel panel;
-        panel.setPlan(tinyPlan());
+        panel.setPlan(testing::tinyRunnerPlan());
         QSignalSpy failed(&panel, &RunnerPanel::runFailed);
         QSignalSpy finished(&panel, &RunnerPanel::runFinished);
         panel.run();

@@ -5,6 +5,7 @@
 #include "core/measurement.h"
 #include "core/workload.h"
 #include "runner/benchmarkrunner.h"
+#include "testdata.h"
 
 #include <QProcess>
 #include <QSignalSpy>
@@ -15,15 +16,6 @@ using namespace shardscope;
 namespace {
 
 const QString kPython = QStringLiteral("/usr/bin/python3");
-
-Plan tinyPlan()
-{
-    QFile f(qEnvironmentVariable("SHARDSCOPE_TEST_DATA") +
-            QStringLiteral("/runner/tiny.plan.json"));
-    if (!f.open(QIODevice::ReadOnly))
-        qFatal("cannot read the tiny plan");
-    return parsePlanText(f.readAll().toStdString(), Catalog::builtin());
-}
 
 } // namespace
 
@@ -45,7 +37,7 @@ private slots:
             p.exitCode() != 0)
             QSKIP("torch is not importable by /usr/bin/python3 (install python3-torch): the "
                   "PyTorch worker cannot be tested here");
-        m_plan = tinyPlan();
+        m_plan = testing::tinyRunnerPlan();
         WorkloadOptions wo;
         const Workload w = buildWorkload(m_plan, wo, &Catalog::builtin());
         RunOptions o;
