@@ -4,6 +4,7 @@
 // single-threaded; the `evals/s` counter reports evaluations per second.
 #include "core/catalog.h"
 #include "core/search.h"
+#include "planvariants.h"
 
 #include <benchmark/benchmark.h>
 #include <nlohmann/json.hpp>
@@ -14,23 +15,13 @@ namespace {
 
 SearchRequest targetRequest()
 {
-    const nlohmann::json j = {
-        {"format", "shardscope-plan"},
-        {"version", 1},
-        {"name", "llama3-70b 32K on 1024 x 910B2"},
-        {"model", {{"preset", "llama3-70b"}}},
-        {"training", {{"seq_len", 32768}, {"micro_batch", 1}, {"grad_accum", 1}}},
-        {"precision",
-         {{"params", "bf16"},
-          {"grads", "bf16"},
-          {"master_weights", "fp32"},
-          {"optimizer", "adamw"},
-          {"optimizer_state", "fp32"},
-          {"compute", "bf16"}}},
-        {"parallel", {{"dp", 1024}}},
-        {"memory", {{"recompute", "full"}, {"attention", "flash"}}},
-        {"framework", "megatron"},
-        {"cluster", {{"device", "ascend-910b2"}, {"devices_per_node", 8}, {"nodes", 128}}}};
+    nlohmann::json j = testing::variantBase();
+    j.merge_patch({{"name", "llama3-70b 32K on 1024 x 910B2"},
+                   {"model", {{"preset", "llama3-70b"}}},
+                   {"training", {{"seq_len", 32768}}},
+                   {"parallel", {{"dp", 1024}}},
+                   {"framework", "megatron"},
+                   {"cluster", {{"nodes", 128}}}});
     SearchRequest r;
     r.base = parsePlan(j, Catalog::builtin());
     r.global_batch = 512;

@@ -6,6 +6,7 @@
 #include "core/compute.h"
 #include "core/device.h"
 #include "core/estimate.h"
+#include "planvariants.h"
 
 #include <QTest>
 #include <cmath>
@@ -19,22 +20,14 @@ namespace {
 json casePlan(const std::string &preset, int64_t seq, json parallel, const std::string &recompute,
               int grad_accum = 1, const std::string &device = "ascend-910b2", int nodes = 1)
 {
-    return {{"format", "shardscope-plan"},
-            {"version", 1},
-            {"name", "comm test"},
-            {"model", {{"preset", preset}}},
-            {"training", {{"seq_len", seq}, {"micro_batch", 1}, {"grad_accum", grad_accum}}},
-            {"precision",
-             {{"params", "bf16"},
-              {"grads", "bf16"},
-              {"master_weights", "fp32"},
-              {"optimizer", "adamw"},
-              {"optimizer_state", "fp32"},
-              {"compute", "bf16"}}},
-            {"parallel", parallel},
-            {"memory", {{"recompute", recompute}, {"attention", "flash"}}},
-            {"framework", "pytorch"},
-            {"cluster", {{"device", device}, {"devices_per_node", 8}, {"nodes", nodes}}}};
+    json j = testing::variantBase();
+    j["parallel"] = std::move(parallel); // the layout as given, nothing merged into it
+    j.merge_patch({{"name", "comm test"},
+                   {"model", {{"preset", preset}}},
+                   {"training", {{"seq_len", seq}, {"grad_accum", grad_accum}}},
+                   {"memory", {{"recompute", recompute}}},
+                   {"cluster", {{"device", device}, {"nodes", nodes}}}});
+    return j;
 }
 
 std::vector<CommItem> inventory(const json &j)

@@ -5,6 +5,7 @@
 #include "core/errors.h"
 #include "core/estimate.h"
 #include "core/search.h"
+#include "planvariants.h"
 
 #include <QTest>
 #include <atomic>
@@ -18,22 +19,13 @@ namespace {
 
 json seedCase(const std::string &preset, int64_t seq, int nodes, const std::string &device)
 {
-    return {{"format", "shardscope-plan"},
-            {"version", 1},
-            {"name", "search test"},
-            {"model", {{"preset", preset}}},
-            {"training", {{"seq_len", seq}, {"micro_batch", 1}, {"grad_accum", 1}}},
-            {"precision",
-             {{"params", "bf16"},
-              {"grads", "bf16"},
-              {"master_weights", "fp32"},
-              {"optimizer", "adamw"},
-              {"optimizer_state", "fp32"},
-              {"compute", "bf16"}}},
-            {"parallel", {{"dp", 8 * nodes}}},
-            {"memory", {{"recompute", "full"}, {"attention", "flash"}}},
-            {"framework", "pytorch"},
-            {"cluster", {{"device", device}, {"devices_per_node", 8}, {"nodes", nodes}}}};
+    json j = testing::variantBase();
+    j.merge_patch({{"name", "search test"},
+                   {"model", {{"preset", preset}}},
+                   {"training", {{"seq_len", seq}}},
+                   {"parallel", {{"dp", 8 * nodes}}},
+                   {"cluster", {{"device", device}, {"nodes", nodes}}}});
+    return j;
 }
 
 SearchRequest request(const json &j, int64_t globalBatch, int top)

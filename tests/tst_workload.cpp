@@ -6,6 +6,7 @@
 #include "core/memory.h"
 #include "core/units.h"
 #include "core/workload.h"
+#include "planvariants.h"
 
 #include <QTest>
 
@@ -16,30 +17,13 @@ namespace {
 Plan makePlan(const char *preset, int64_t seq, int tp, int cp, bool sp, int dp = 1,
               const char *sharding = "none", const char *recompute = "none")
 {
-    nlohmann::json j = {
-        {"format", "shardscope-plan"},
-        {"version", 1},
-        {"name", "workload test"},
-        {"model", {{"preset", preset}}},
-        {"training", {{"seq_len", seq}, {"micro_batch", 1}, {"grad_accum", 1}}},
-        {"precision",
-         {{"params", "bf16"},
-          {"grads", "bf16"},
-          {"master_weights", "fp32"},
-          {"optimizer", "adamw"},
-          {"optimizer_state", "fp32"},
-          {"compute", "bf16"}}},
-        {"parallel",
-         {{"dp", dp},
-          {"tp", tp},
-          {"pp", 1},
-          {"cp", cp},
-          {"ep", 1},
-          {"sp", sp},
-          {"sharding", sharding}}},
-        {"memory", {{"recompute", recompute}, {"attention", "flash"}}},
-        {"framework", "pytorch"},
-        {"cluster", {{"device", "h200"}, {"devices_per_node", dp * tp * cp}, {"nodes", 1}}}};
+    nlohmann::json j = testing::variantBase();
+    j.merge_patch({{"name", "workload test"},
+                   {"model", {{"preset", preset}}},
+                   {"training", {{"seq_len", seq}}},
+                   {"parallel", {{"dp", dp}, {"tp", tp}, {"cp", cp}, {"ep", 1}, {"sp", sp}, {"sharding", sharding}}},
+                   {"memory", {{"recompute", recompute}}},
+                   {"cluster", {{"device", "h200"}, {"devices_per_node", dp * tp * cp}}}});
     return parsePlan(j, Catalog::builtin());
 }
 
