@@ -21,6 +21,13 @@ inline QString sourceDir() { return envPath("SHARDSCOPE_SOURCE_DIR", "."); }
 /// ../shared beside the checkout (calibration data, the case text).
 inline QString sharedDir() { return envPath("SHARDSCOPE_SHARED_DIR", "../shared"); }
 
+/// resources/cases/<name>.plan.json, e.g. casePath("hcie-ai-ddp").
+inline QString casePath(const char *name)
+{
+    return QString::fromStdString(locateDataDir()) + QStringLiteral("/cases/") + QLatin1String(name) +
+           QStringLiteral(".plan.json");
+}
+
 /// tests/data/runner/tiny.plan.json: a plan small enough to run for real on a CPU.
 inline Plan tinyRunnerPlan()
 {

@@ -6,6 +6,7 @@
 #include "widgets/workbench.h"
 
 #include "core/catalog.h"
+#include "testdata.h"
 
 #include <QAction>
 #include <QDockWidget>
@@ -23,13 +24,6 @@ using namespace shardscope;
 class TestMainWindow : public QObject
 {
     Q_OBJECT
-
-private:
-    static QString casePath(const char *name)
-    {
-        return QString::fromStdString(locateDataDir()) + QStringLiteral("/cases/") +
-               QLatin1String(name) + QStringLiteral(".plan.json");
-    }
 
 private Q_SLOTS:
     void initTestCase()
@@ -108,7 +102,7 @@ private Q_SLOTS:
     {
         MainWindow w;
         QTemporaryDir dir;
-        QVERIFY(w.openPlan(casePath("hcie-ai-tp8")));
+        QVERIFY(w.openPlan(testing::casePath("hcie-ai-tp8")));
         QCOMPARE(w.document()->plan().parallel.tp, 8);
         QVERIFY(w.windowTitle().contains(QStringLiteral("hcie-ai-tp8.plan.json")));
         Plan p = w.document()->plan();

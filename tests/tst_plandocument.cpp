@@ -2,6 +2,7 @@
 #include "widgets/plandocument.h"
 
 #include "core/catalog.h"
+#include "testdata.h"
 
 #include <QSignalSpy>
 #include <QStandardPaths>
@@ -14,13 +15,6 @@ using namespace shardscope;
 class TestPlanDocument : public QObject
 {
     Q_OBJECT
-
-private:
-    QString casePath(const char *name) const
-    {
-        return QString::fromStdString(locateDataDir()) + QStringLiteral("/cases/") +
-               QLatin1String(name) + QStringLiteral(".plan.json");
-    }
 
 private Q_SLOTS:
     void initTestCase()
@@ -35,7 +29,7 @@ private Q_SLOTS:
     {
         PlanDocument doc(Catalog::builtin());
         QString error;
-        QVERIFY2(doc.loadAsUntitled(casePath("hcie-ai-ddp"), &error), qPrintable(error));
+        QVERIFY2(doc.loadAsUntitled(testing::casePath("hcie-ai-ddp"), &error), qPrintable(error));
         QVERIFY(!doc.isModified());
         const double before = doc.estimate().memory.peak_bytes;
         QSignalSpy changed(&doc, &PlanDocument::planChanged);
@@ -71,7 +65,7 @@ private Q_SLOTS:
         QFETCH(int, dp);
         QFETCH(QString, field);
         PlanDocument doc(Catalog::builtin());
-        QVERIFY(doc.loadAsUntitled(casePath("hcie-ai-ddp"), nullptr));
+        QVERIFY(doc.loadAsUntitled(testing::casePath("hcie-ai-ddp"), nullptr));
         QSignalSpy refused(&doc, &PlanDocument::editRefused);
         Plan p = doc.plan();
         p.parallel.tp = tp;
@@ -87,7 +81,7 @@ private Q_SLOTS:
     void interactionMergesIntoOneStep()
     {
         PlanDocument doc(Catalog::builtin());
-        QVERIFY(doc.loadAsUntitled(casePath("hcie-ai-ddp"), nullptr));
+        QVERIFY(doc.loadAsUntitled(testing::casePath("hcie-ai-ddp"), nullptr));
         doc.beginInteraction();
         for (int64_t s : {1024, 2048, 4096, 8192}) {
             Plan p = doc.plan();
@@ -114,7 +108,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         PlanDocument doc(Catalog::builtin());
-        QVERIFY(doc.loadAsUntitled(casePath("hcie-ai-tp4-fsdp2"), nullptr));
+        QVERIFY(doc.loadAsUntitled(testing::casePath("hcie-ai-tp4-fsdp2"), nullptr));
         Plan p = doc.plan();
         p.training.micro_batch = 2;
         p.memory.offload.optimizer = true;
@@ -136,7 +130,7 @@ private Q_SLOTS:
     {
         QTemporaryDir dir;
         PlanDocument doc(Catalog::builtin());
-        QVERIFY(doc.loadAsUntitled(casePath("hcie-ai-ddp"), nullptr));
+        QVERIFY(doc.loadAsUntitled(testing::casePath("hcie-ai-ddp"), nullptr));
         const QString path = dir.filePath(QStringLiteral("keep.plan.json"));
         QVERIFY(doc.saveAs(path, nullptr));
         QFile f(path);
@@ -176,7 +170,7 @@ private Q_SLOTS:
         f.close();
 
         PlanDocument doc(Catalog::builtin());
-        QVERIFY(doc.loadAsUntitled(casePath("hcie-ai-fsdp"), nullptr));
+        QVERIFY(doc.loadAsUntitled(testing::casePath("hcie-ai-fsdp"), nullptr));
         Plan p = doc.plan();
         p.training.micro_batch = 3;
         QVERIFY(doc.apply(p, QStringLiteral("edit")));
@@ -199,7 +193,7 @@ private Q_SLOTS:
         std::string savedPlan;
         {
             PlanDocument doc(Catalog::builtin());
-            QVERIFY(doc.loadAsUntitled(casePath("hcie-ai-ddp"), nullptr));
+            QVERIFY(doc.loadAsUntitled(testing::casePath("hcie-ai-ddp"), nullptr));
             QVERIFY(doc.saveAs(original, nullptr));
             auto *autosave = new Autosave(&doc, &doc);
             Plan p = doc.plan();
@@ -234,7 +228,7 @@ private Q_SLOTS:
         QDir(Autosave::directory()).removeRecursively();
         {
             PlanDocument doc(Catalog::builtin());
-            QVERIFY(doc.loadAsUntitled(casePath("hcie-ai-ddp"), nullptr));
+            QVERIFY(doc.loadAsUntitled(testing::casePath("hcie-ai-ddp"), nullptr));
             Autosave autosave(&doc);
             Plan p = doc.plan();
             p.training.micro_batch = 2;
