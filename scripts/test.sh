@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 export QT_QPA_PLATFORM=offscreen
 jobs=$(nproc)
 cmake -S . -B build-test -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+# Every package the configured build and the tests use is pulled in by install-deps.sh's list
+# (a fresh machine gets it all from install-deps.sh); the self-test shows the check can fail.
+./scripts/check-deps.sh build-test
+./tests/check_deps_selftest.sh build-test
 cmake --build build-test --parallel "$jobs"
 ctest --test-dir build-test --output-on-failure --parallel "$jobs" --timeout 600
 
