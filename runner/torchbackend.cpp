@@ -9,6 +9,35 @@
 
 namespace shardscope {
 
+namespace {
+
+/// What resources/worker/shardscope_worker.py does when its interpreter cannot run it (too old,
+/// no torch, no torch_npu for npu): one line on stderr after this prefix, then this exit status
+/// (EXIT_ENVIRONMENT), before its hello.
+constexpr int kExitEnvironment = 78;
+constexpr char kWorkerSays[] = "shardscope-worker: ";
+
+/// Why the interpreter cannot run the worker, from the worker's stderr: its own line, or
+/// Python's when torchrun (python -m torch.distributed.run) itself lacks torch. Empty if
+/// neither is there.
+QString environmentProblem(const QByteArray &stderrText)
+{
+    for (const QByteArray &line : stderrText.split('\n')) {
+        const qsizetype at = line.indexOf(kWorkerSays);
+        if (at >= 0)
+            return QString::fromUtf8(line.mid(at + qsizetype(sizeof kWorkerSays) - 1).trimmed());
+    }
+    if (stderrText.contains("torch.distributed.run") &&
+        stderrText.contains("No module named 'torch'"))
+        return QStringLiteral("cannot import torch, which torchrun (python -m "
+                              "torch.distributed.run) needs; install PyTorch for this "
+                              "interpreter (Debian: apt-get install python3-torch; elsewhere: "
+                              "pip install torch)");
+    return {};
+}
+
+} // namespace
+
 TorchBackend::TorchBackend(QObject *parent) : Backend(parent)
 {
     m_watchdog.setSingleShot(true);
@@ -164,6 +193,23 @@ void TorchBackend::onFinished(int exitCode, QProcess::ExitStatus status)
         m_reported = true;
         emit finished();
         return;
+    }
+    if (!m_hello) {
+        // The interpreter lacks what the worker needs: the worker's own words, and which
+        // interpreter it was.
+        QString why = environmentProblem(m_stderr);
+        if (why.isEmpty() && status == QProcess::NormalExit && exitCode == kExitEnvironment)
+            why = QStringLiteral("the worker exited with status %1 (this interpreter cannot run "
+                                 "it)%2")
+                      .arg(exitCode)
+                      .arg(stderrTail());
+        if (!why.isEmpty()) {
+            fail(QStringLiteral("the Python interpreter \"%1\" cannot run the worker: %2; or "
+                                "choose another interpreter with --python or in the runner "
+                                "settings")
+                     .arg(m_options.python, why));
+            return;
+        }
     }
     const QString how = status == QProcess::CrashExit
                             ? QStringLiteral("crashed")

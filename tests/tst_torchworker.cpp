@@ -7,6 +7,7 @@
 #include "runner/benchmarkrunner.h"
 #include "testdata.h"
 
+#include <QFileInfo>
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTest>
@@ -143,6 +144,42 @@ private slots:
         QVERIFY(d.calibration.present);
         QVERIFY(!d.calibration.gemm_flops.empty());
         QVERIFY(!d.calibration.busbw.empty());
+    }
+
+    /// An interpreter that cannot import torch (/usr/bin/python3 -I -S, without dist-packages):
+    /// the real worker stops before its hello, and the error names the interpreter that ran,
+    /// the worker's interpreter and version, the missing module and how to get it.
+    void missingTorch()
+    {
+        const QString python = qEnvironmentVariable("SHARDSCOPE_TEST_DATA") +
+                               QStringLiteral("/runner/fake_python_without_torch.sh");
+        QVERIFY2(QFileInfo(python).isExecutable(), qPrintable(python));
+        const Workload w = buildWorkload(m_plan, WorkloadOptions{}, &Catalog::builtin());
+        RunOptions o;
+        o.backend = QStringLiteral("torch");
+        o.device = QStringLiteral("cpu");
+        o.python = python;
+        o.startTimeoutMs = 60000;
+        BenchmarkRunner runner;
+        QSignalSpy started(&runner, &BenchmarkRunner::started);
+        QSignalSpy finished(&runner, &BenchmarkRunner::finished);
+        QSignalSpy failed(&runner, &BenchmarkRunner::failed);
+        QVERIFY(runner.start(m_plan, w, o));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 60000);
+        QCOMPARE(started.count(), 0);
+        QCOMPARE(failed.count(), 1);
+        const QString error = failed.first().at(0).toString();
+        qInfo("%s", qPrintable(error));
+        QVERIFY2(error.startsWith(QStringLiteral("the Python interpreter \"%1\" cannot run the "
+                                                 "worker: ")
+                                      .arg(python)),
+                 qPrintable(error));
+        QVERIFY2(error.contains(kPython + QStringLiteral(" (Python 3.")), qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("cannot import torch (No module named 'torch')")),
+                 qPrintable(error));
+        QVERIFY2(error.contains(QStringLiteral("apt-get install python3-torch")),
+                 qPrintable(error));
+        QVERIFY2(!error.contains(QStringLiteral("Traceback")), qPrintable(error));
     }
 };
 

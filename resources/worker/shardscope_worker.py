@@ -9,6 +9,11 @@ rank 0 reads the requests from stdin, shares them with the other ranks and write
 every rank takes part in the collectives.
 
 stdout carries only the protocol; everything else (warnings, tracebacks) goes to stderr.
+
+Needs Python 3.8 or later with torch (Debian: python3-torch) and, for --device npu, torch_npu
+(Ascend). When one is missing the worker says so in one line on stderr, starting with
+"shardscope-worker: ", that names the interpreter, its version, the module and how to get it,
+and exits with status 78 (EXIT_ENVIRONMENT) before its hello.
 """
 
 import argparse
@@ -23,6 +28,8 @@ import traceback
 
 PROTOCOL = "shardscope-runner"
 VERSION = 1
+MIN_PYTHON = (3, 8)
+EXIT_ENVIRONMENT = 78  # the interpreter cannot run the worker (sysexits EX_CONFIG)
 
 _PROTO = sys.stdout
 sys.stdout = sys.stderr  # keep stray prints off the protocol channel
@@ -738,12 +745,56 @@ def spawn_ranks(nproc):
     return children
 
 
+# How to get each module the worker imports.
+_INSTALL_HINTS = {
+    "torch": "install PyTorch for this interpreter (Debian: apt-get install python3-torch; "
+             "elsewhere: pip install torch)",
+    "torch_npu": "install torch_npu from Ascend (the Ascend Extension for PyTorch, "
+                 "https://gitee.com/ascend/pytorch, matching this torch and the CANN toolkit) "
+                 "for this interpreter",
+}
+
+
+def interpreter():
+    return "%s (Python %s)" % (sys.executable or "python", platform.python_version())
+
+
+def environment_error(message):
+    """Says on stderr, in one line, why this interpreter cannot run the worker, and exits."""
+    sys.stderr.write("shardscope-worker: %s\n" % message)
+    sys.stderr.flush()
+    sys.exit(EXIT_ENVIRONMENT)
+
+
+def check_environment(device):
+    """The interpreter is recent enough and imports the modules the device needs; exits with
+    EXIT_ENVIRONMENT and one line on stderr otherwise."""
+    if sys.version_info[:2] < MIN_PYTHON:
+        environment_error("%s is too old: the worker needs Python %d.%d or later "
+                          "(Debian 12: /usr/bin/python3)" % ((interpreter(),) + MIN_PYTHON))
+    modules = ["torch"] + (["torch_npu"] if device == "npu" else [])
+    for name in modules:
+        try:
+            __import__(name)
+        except ImportError as e:
+            missing = getattr(e, "name", None) or name
+            if missing == name:
+                what = "cannot import %s (%s)" % (name, e)
+            else:  # the module is there, one of its own dependencies is not
+                what = "cannot import %s: it needs %s, which is missing (%s)" % (name, missing, e)
+            environment_error("%s %s; %s" % (interpreter(), what, _INSTALL_HINTS[name]))
+        except Exception as e:  # noqa: BLE001  (a broken install: OSError from a library, ...)
+            environment_error("%s cannot import %s (%s: %s); %s"
+                              % (interpreter(), name, type(e).__name__, e, _INSTALL_HINTS[name]))
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--device", default="cpu", choices=["cuda", "npu", "cpu"])
     parser.add_argument("--nproc", type=int, default=1,
                         help="start this many ranks on this node without torchrun")
     args = parser.parse_args()
+    check_environment(args.device)
     children = []
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
         children = spawn_ranks(args.nproc)
@@ -758,12 +809,8 @@ def main():
 
 
 def run(args):
+    import torch  # check_environment() imported it already
 
-    try:
-        import torch
-    except Exception as e:  # noqa: BLE001
-        send({"type": "error", "message": "cannot import torch with %s: %s" % (sys.executable, e)})
-        return 3
     try:
         device = Device(args.device, torch)
     except Exception as e:  # noqa: BLE001
