@@ -45,7 +45,7 @@ if ! list_out=$(bash -o pipefail -c "$list_cmd"); then
     echo "check-deps: $list_name failed" >&2
     exit 1
 fi
-mapfile -t listed < <(sed 's/#.*//' <<<"$list_out" | tr -s ' \t' '\n\n' | sed '/^$/d')
+mapfile -t listed < <(printf '%s\n' "$list_out" | sed -e 's/#.*//' | tr -s ' \t' '\n' | sed '/^$/d')
 if [ ${#listed[@]} -eq 0 ]; then
     echo "check-deps: $list_name printed no packages" >&2
     exit 1
@@ -127,7 +127,9 @@ while IFS=$'\t' read -r name type value; do
     [ $take = 1 ] || continue
     IFS=';' read -ra values <<<"$value"
     for v in "${values[@]}"; do
-        [[ $v == /* ]] && [ -e "$v" ] || continue
+        if [[ $v != /* ]] || [ ! -e "$v" ]; then
+            continue
+        fi
         p=$v
         if [ -d "$v" ]; then
             base=${name%_DIR}
@@ -261,7 +263,7 @@ fi
 owners_of() { # PATH -> the owners of it and of its /usr-merge twin
     local q out=""
     for q in "$1" $(merged "$1"); do out+="${owners[$q]:-}"; done
-    echo $out
+    echo "$out"
 }
 
 outside=() unowned=()
@@ -315,7 +317,7 @@ if [ ${#outside[@]} -gt 0 ]; then
     done
     [ ${#bad_pkgs[@]} -eq 0 ] ||
         echo "check-deps: packages outside the closure:" \
-            $(printf '%s\n' "${!bad_pkgs[@]}" | sort)
+            "$(printf '%s\n' "${!bad_pkgs[@]}" | sort | paste -sd ' ')"
     fail=1
 fi
 if [ $fail != 0 ]; then
