@@ -2,6 +2,8 @@
 
 #include "errors.h"
 #include "files.h"
+#include "jsoninput.h"
+#include "plan.h"
 #include "shardscope_config.h"
 
 #include <algorithm>
@@ -18,27 +20,44 @@ namespace {
 
 json readJsonFile(const fs::path &file)
 {
-    const std::string text = readTextFile(file.string());
-    try {
-        return json::parse(text);
-    } catch (const json::parse_error &e) {
-        throw PlanError(file.string(), std::string("malformed JSON: ") + e.what());
+    return parseJsonText(readTextFile(file.string()), file.string());
+}
+
+/// The *.json files of a folder, sorted. Entries that cannot be examined (a dangling link, a
+/// symlink loop) are returned too, so that reading them reports the problem by name.
+std::vector<fs::path> jsonFiles(const fs::path &dir)
+{
+    std::vector<fs::path> files;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return files;
+    fs::directory_iterator it(dir, ec), end;
+    if (ec)
+        throw PlanError(dir.string(), "cannot be listed (" + ec.message() + ")");
+    for (; it != end; it.increment(ec)) {
+        if (ec)
+            throw PlanError(dir.string(), "cannot be listed (" + ec.message() + ")");
+        if (it->path().extension() == ".json")
+            files.push_back(it->path());
     }
+    std::sort(files.begin(), files.end());
+    return files;
 }
 
 template<typename F>
 void forEachJson(const fs::path &dir, F &&f)
 {
-    if (!fs::is_directory(dir))
-        return;
-    std::vector<fs::path> files;
-    for (const auto &e : fs::directory_iterator(dir)) {
-        if (e.is_regular_file() && e.path().extension() == ".json")
-            files.push_back(e.path());
+    for (const auto &file : jsonFiles(dir)) {
+        try {
+            f(file, readJsonFile(file));
+        } catch (const PlanError &e) {
+            // Name the file once, whoever threw.
+            const std::string what = e.what();
+            if (what.rfind(file.string(), 0) == 0)
+                throw;
+            throw PlanError(file.string(), what);
+        }
     }
-    std::sort(files.begin(), files.end());
-    for (const auto &file : files)
-        f(file, readJsonFile(file));
 }
 
 template<typename M>
@@ -58,25 +77,8 @@ Catalog Catalog::load(const std::string &dataDir)
     c.m_dataDir = dataDir;
     const fs::path root(dataDir);
     forEachJson(root / "models", [&](const fs::path &file, const json &j) {
-        try {
-            ModelShape m = shapeFromHuggingFaceConfig(json{
-                {"hidden_size", j.at("hidden")}, {"num_hidden_layers", j.at("layers")},
-                {"num_attention_heads", j.at("heads")}, {"num_key_value_heads", j.at("kv_heads")},
-                {"head_dim", j.at("head_dim")}, {"intermediate_size", j.at("ffn_hidden")},
-                {"vocab_size", j.at("vocab")}, {"tie_word_embeddings", j.value("tied_embeddings", false)},
-                {"attention_bias", j.value("attention_bias", false)}});
-            m.ffn = j.value("ffn", std::string("swiglu")) == "gelu" ? FfnKind::GELU : FfnKind::SwiGLU;
-            if (auto moe = j.find("moe"); moe != j.end()) {
-                m.moe.experts = moe->at("experts").get<int>();
-                m.moe.top_k = moe->at("top_k").get<int>();
-                m.moe.expert_ffn_hidden = moe->at("expert_ffn_hidden").get<int64_t>();
-            }
-            m.preset = j.at("id").get<std::string>();
-            m.display_name = j.value("display_name", m.preset);
-            c.m_models[m.preset] = m;
-        } catch (const json::exception &e) {
-            throw PlanError(file.string(), std::string("bad model preset: ") + e.what());
-        }
+        ModelShape m = modelFromPresetJson(j, file.string());
+        c.m_models[m.preset] = m;
     });
     forEachJson(root / "devices", [&](const fs::path &, const json &j) {
         DeviceProfile d = deviceFromJson(j);
@@ -108,14 +110,40 @@ void Catalog::loadUserDevices(const std::string &dir)
 {
     if (dir.empty())
         return;
-    forEachJson(fs::path(dir), [&](const fs::path &file, const json &j) {
+    std::error_code ec;
+    const fs::file_status st = fs::status(dir, ec);
+    if (!ec && fs::exists(st) && !fs::is_directory(st)) {
+        m_warnings.push_back(dir + ": the user device folder is not a folder; no user device "
+                                   "profiles were read");
+        return;
+    }
+    std::vector<fs::path> files;
+    try {
+        files = jsonFiles(fs::path(dir));
+    } catch (const PlanError &e) {
+        m_warnings.push_back(std::string(e.what()) + "; no user device profiles were read");
+        return;
+    }
+    // A broken profile is skipped with a warning; only a plan that asks for it fails (see
+    // brokenDevice). Built-in devices and the other user profiles stay usable.
+    for (const fs::path &file : files) {
         try {
-            DeviceProfile d = deviceFromJson(j);
+            DeviceProfile d = deviceFromJson(readJsonFile(file));
             m_devices[d.id] = d;
         } catch (const PlanError &e) {
-            throw PlanError(file.string(), e.what());
+            std::string what = e.what();
+            if (what.rfind(file.string(), 0) != 0)
+                what = file.string() + ": " + what;
+            m_warnings.push_back(what + " (profile skipped)");
+            m_broken[file.stem().string()] = what;
         }
-    });
+    }
+}
+
+const std::string *Catalog::brokenDevice(const std::string &id) const
+{
+    auto it = m_broken.find(id);
+    return it == m_broken.end() ? nullptr : &it->second;
 }
 
 std::string userDevicesDir()

@@ -20,8 +20,14 @@ public:
     static Catalog load(const std::string &dataDir);
     /// Adds the device profiles (*.json) of `dir`, replacing built-in ones with the same id:
     /// user-defined profiles and those the kernel runner calibrated. A missing folder adds
-    /// nothing; a broken file throws PlanError naming it.
+    /// nothing. A broken file (malformed, wrong types, out of range, unreadable) is skipped and
+    /// reported in warnings(); a plan naming it (by file name) fails with that reason.
     void loadUserDevices(const std::string &dir);
+    /// What loading noticed without refusing: skipped user profiles, a user device folder that
+    /// is a file. Each names the file and the field.
+    const std::vector<std::string> &warnings() const { return m_warnings; }
+    /// Why the user profile `<id>.json` was skipped; nullptr when it was not.
+    const std::string *brokenDevice(const std::string &id) const;
     /// The catalog of the located data directory, loaded once (thread-safe).
     static const Catalog &builtin();
 
@@ -42,6 +48,8 @@ private:
     std::map<std::string, ModelShape> m_models;
     std::map<std::string, DeviceProfile> m_devices;
     std::map<std::string, FrameworkProfile> m_frameworks;
+    std::vector<std::string> m_warnings;
+    std::map<std::string, std::string> m_broken; ///< file stem -> why it was skipped
 };
 
 /// The data directory: $SHARDSCOPE_DATA_DIR, else <prefix>/share/shardscope where <prefix> is

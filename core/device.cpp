@@ -1,6 +1,7 @@
 #include "device.h"
 
 #include "errors.h"
+#include "jsoninput.h"
 
 #include <algorithm>
 
@@ -10,29 +11,24 @@ namespace {
 
 using nlohmann::json;
 
-double positive(const json &j, const std::string &path, const char *key, bool allowZero = false)
-{
-    auto it = j.find(key);
-    if (it == j.end() || !it->is_number())
-        throw PlanError(path + key, "is required and must be a number");
-    const double v = it->get<double>();
-    if (!(allowZero ? v >= 0 : v > 0) || v > 1e18)
-        throw PlanError(path + key, allowZero ? "must be >= 0" : "must be > 0");
-    return v;
-}
+constexpr double kHuge = 1e18; // no device figure (bytes, FLOP/s, bytes/s) comes near this
 
-LinkProfile readLink(const json &j, const std::string &path)
+LinkProfile readLink(ObjectReader &parent, const std::string &key)
 {
-    if (!j.is_object())
-        throw PlanError(path, "must be an object");
+    const json *v = parent.get(key);
+    if (!v)
+        throw PlanError(parent.field(key), "is required (kind, topology, bandwidth, latency, "
+                                           "efficiency)");
+    ObjectReader r(*v, parent.field(key));
     LinkProfile l;
-    l.kind = j.value("kind", std::string());
-    l.topology = j.value("topology", std::string("switch"));
-    l.bandwidth = positive(j, path + ".", "bandwidth");
-    l.latency = positive(j, path + ".", "latency", true);
-    l.efficiency = positive(j, path + ".", "efficiency");
-    if (l.efficiency > 1.0)
-        throw PlanError(path + ".efficiency", "must be <= 1");
+    l.kind = r.string("kind", std::string());
+    l.topology = r.string("topology", std::string("switch"));
+    if (l.topology != "full_mesh" && l.topology != "switch" && l.topology != "ring")
+        throw PlanError(r.field("topology"), "must be one of full_mesh, switch, ring, not \"" +
+                                                 l.topology + "\"");
+    l.bandwidth = r.number("bandwidth", 0, kHuge, std::nullopt, true);
+    l.latency = r.number("latency", 0, 1.0);
+    l.efficiency = r.number("efficiency", 0, 1, std::nullopt, true);
     return l;
 }
 
@@ -42,23 +38,24 @@ DeviceCalibration readCalibration(const json &j, const std::string &path)
     if (!j.is_object())
         throw PlanError(path, "must be an object");
     c.present = true;
-    c.source = j.value("source", std::string());
+    ObjectReader r(j, path);
+    c.source = r.string("source", std::string());
     auto rates = [&](const char *key, std::map<std::string, double> &out) {
         auto it = j.find(key);
         if (it == j.end())
             return;
         if (!it->is_object())
             throw PlanError(path + "." + key, "must be an object of class -> FLOP/s");
-        for (auto r = it->begin(); r != it->end(); ++r) {
-            if (!r->is_number() || r->get<double>() <= 0)
-                throw PlanError(path + "." + key + "." + r.key(), "must be a number > 0");
-            out[r.key()] = r->get<double>();
+        for (auto e = it->begin(); e != it->end(); ++e) {
+            if (!e->is_number() || !(e->get<double>() > 0 && e->get<double>() <= kHuge))
+                throw PlanError(path + "." + key + "." + e.key(), "must be a number > 0");
+            out[e.key()] = e->get<double>();
         }
     };
     rates("gemm_flops", c.gemm_flops);
     rates("attention_flops", c.attention_flops);
-    c.memory_bandwidth = j.value("memory_bandwidth", 0.0);
-    c.measured_context_reserve_bytes = j.value("measured_context_reserve_bytes", 0.0);
+    c.memory_bandwidth = r.number("memory_bandwidth", 0, kHuge, 0.0);
+    c.measured_context_reserve_bytes = r.number("measured_context_reserve_bytes", 0, kHuge, 0.0);
     if (auto b = j.find("busbw"); b != j.end()) {
         if (!b->is_object())
             throw PlanError(path + ".busbw", "must be an object of collective -> [[bytes, busbw]]");
@@ -67,8 +64,11 @@ DeviceCalibration readCalibration(const json &j, const std::string &path)
             if (!it->is_array())
                 throw PlanError(path + ".busbw." + it.key(), "must be an array of [bytes, busbw]");
             for (const json &pt : *it) {
-                if (!pt.is_array() || pt.size() != 2 || !pt[0].is_number() || !pt[1].is_number())
-                    throw PlanError(path + ".busbw." + it.key(), "entries must be [bytes, busbw]");
+                if (!pt.is_array() || pt.size() != 2 || !pt[0].is_number() || !pt[1].is_number() ||
+                    !(pt[0].get<double>() > 0 && pt[0].get<double>() <= kHuge) ||
+                    !(pt[1].get<double>() > 0 && pt[1].get<double>() <= kHuge))
+                    throw PlanError(path + ".busbw." + it.key(),
+                                    "entries must be [bytes, busbw], both numbers > 0");
                 v.emplace_back(pt[0].get<double>(), pt[1].get<double>());
             }
             std::sort(v.begin(), v.end());
@@ -117,45 +117,59 @@ double DeviceProfile::peakFlops(DType t) const
 
 DeviceProfile deviceFromJson(const json &j)
 {
-    if (!j.is_object())
-        throw PlanError("device", "must be a JSON object");
+    ObjectReader r(j, "");
     DeviceProfile d;
-    d.id = j.value("id", std::string());
+    d.id = r.string("id", std::nullopt);
     if (d.id.empty())
-        throw PlanError("device.id", "is required");
-    const std::string p = "device " + d.id + ": ";
-    d.name = j.value("name", d.id);
-    d.vendor = j.value("vendor", std::string());
-    d.hbm_bytes = positive(j, p, "hbm_bytes");
-    d.context_reserve_bytes = positive(j, p, "context_reserve_bytes", true);
-    d.comm_buffer_bytes_per_group = positive(j, p, "comm_buffer_bytes_per_group", true);
-    auto pf = j.find("peak_flops");
-    if (pf == j.end() || !pf->is_object())
-        throw PlanError(p + "peak_flops", "is required (an object of dtype -> FLOP/s)");
-    d.peak_flops_bf16 = positive(*pf, p + "peak_flops.", "bf16");
-    d.peak_flops_fp16 = pf->value("fp16", d.peak_flops_bf16);
-    d.peak_flops_fp32 = positive(*pf, p + "peak_flops.", "fp32");
-    d.peak_flops_fp8 = pf->value("fp8", 0.0);
-    d.peak_flops_int8 = pf->value("int8", 0.0);
-    d.hbm_bandwidth = positive(j, p, "hbm_bandwidth");
-    d.gemm_efficiency = j.value("gemm_efficiency", 0.7);
-    d.attention_efficiency = j.value("attention_efficiency", 0.6);
-    d.memory_efficiency = j.value("memory_efficiency", 0.8);
-    for (double e : {d.gemm_efficiency, d.attention_efficiency, d.memory_efficiency}) {
-        if (!(e > 0 && e <= 1))
-            throw PlanError(p + "efficiency", "efficiencies must be in (0, 1]");
+        throw PlanError("id", "must not be empty");
+    d.name = r.string("name", d.id);
+    d.vendor = r.string("vendor", std::string());
+    d.hbm_bytes = r.number("hbm_bytes", 0, kHuge, std::nullopt, true);
+    d.context_reserve_bytes = r.number("context_reserve_bytes", 0, d.hbm_bytes);
+    d.comm_buffer_bytes_per_group = r.number("comm_buffer_bytes_per_group", 0, d.hbm_bytes);
+    {
+        const json *pf = r.get("peak_flops");
+        if (!pf)
+            throw PlanError("peak_flops", "is required (an object of dtype -> FLOP/s)");
+        ObjectReader f(*pf, "peak_flops");
+        d.peak_flops_bf16 = f.number("bf16", 0, kHuge, std::nullopt, true);
+        d.peak_flops_fp16 = f.number("fp16", 0, kHuge, d.peak_flops_bf16, true);
+        d.peak_flops_fp32 = f.number("fp32", 0, kHuge, std::nullopt, true);
+        d.peak_flops_fp8 = f.number("fp8", 0, kHuge, 0.0);
+        d.peak_flops_int8 = f.number("int8", 0, kHuge, 0.0);
     }
-    d.intra_node = readLink(j.value("intra_node", json()), p + "intra_node");
-    d.inter_node = readLink(j.value("inter_node", json()), p + "inter_node");
-    d.host_bandwidth = j.value("host_bandwidth", 25e9);
-    if (auto s = j.find("sources"); s != j.end() && s->is_object()) {
+    d.hbm_bandwidth = r.number("hbm_bandwidth", 0, kHuge, std::nullopt, true);
+    d.gemm_efficiency = r.number("gemm_efficiency", 0, 1, 0.7, true);
+    d.attention_efficiency = r.number("attention_efficiency", 0, 1, 0.6, true);
+    d.memory_efficiency = r.number("memory_efficiency", 0, 1, 0.8, true);
+    // Read by the compute model from `raw`; checked here so that no profile reaches it with a
+    // zero efficiency (an infinite step) or a negative overhead.
+    r.number("elementwise_efficiency", 0, 1, 1.0, true);
+    r.number("attention_matmul_efficiency", 0, 1, 1.0, true);
+    r.number("gemm_overhead_s", 0, 1, 0.0);
+    r.number("kernel_overhead_s", 0, 1, 0.0);
+    r.number("host_optimizer_bandwidth", 0, kHuge, 1.0, true);
+    if (const json *a = r.get("attention_score_s"); a && !a->is_number()) {
+        ObjectReader ar(*a, "attention_score_s");
+        ar.number("forward", 0, 1, 0.0);
+        ar.number("backward", 0, 1, 0.0);
+    } else if (a && !(a->get<double>() >= 0 && a->get<double>() <= 1)) {
+        throw PlanError("attention_score_s", "must be between 0 and 1 s, got " + a->dump());
+    }
+    d.intra_node = readLink(r, "intra_node");
+    d.inter_node = readLink(r, "inter_node");
+    d.host_bandwidth = r.number("host_bandwidth", 0, kHuge, 25e9, true);
+    d.host_memory_bytes = r.number("host_memory_bytes", 0, kHuge, 0.0, true);
+    if (const json *s = r.get("sources")) {
+        if (!s->is_object())
+            throw PlanError("sources", "must be an object of field -> where it comes from");
         for (auto it = s->begin(); it != s->end(); ++it) {
             if (it->is_string())
                 d.sources[it.key()] = it->get<std::string>();
         }
     }
-    if (auto c = j.find("calibration"); c != j.end() && !c->is_null())
-        d.calibration = readCalibration(*c, p + "calibration");
+    if (const json *c = r.get("calibration"); c && !c->is_null())
+        d.calibration = readCalibration(*c, "calibration");
     d.raw = j;
     return d;
 }
@@ -179,6 +193,8 @@ json deviceToJson(const DeviceProfile &d)
     j["intra_node"] = linkToJson(d.intra_node);
     j["inter_node"] = linkToJson(d.inter_node);
     j["host_bandwidth"] = d.host_bandwidth;
+    if (d.host_memory_bytes > 0)
+        j["host_memory_bytes"] = d.host_memory_bytes;
     j["sources"] = d.sources;
     if (d.calibration.present)
         j["calibration"] = calibrationToJson(d.calibration);

@@ -61,6 +61,9 @@ struct DeviceProfile
     LinkProfile intra_node;
     LinkProfile inter_node;
     double host_bandwidth = 0;       ///< bytes/s device <-> host (offload traffic)
+    /// Host (CPU) memory of one node, bytes; what offloaded states, pinned buffers and the
+    /// training processes of all the node's devices share. 0: not known (not checked).
+    double host_memory_bytes = 0;
     std::map<std::string, std::string> sources;
     DeviceCalibration calibration; ///< measured rates ("calibration" in the file)
     nlohmann::json raw; ///< the file as read (calibration tables live here)

@@ -55,6 +55,21 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
     j["hbm_bytes"] = e.memory.hbm_bytes;
     j["usable_bytes"] = e.memory.usable_bytes;
     j["fits"] = e.memory.fits;
+    j["hbm_fits"] = e.memory.hbm_fits;
+    {
+        const HostMemory &h = e.memory.host;
+        json host = {{"bytes_per_node", h.bytesPerNode()},
+                     {"pinned_bytes_per_node", h.pinned_per_node},
+                     {"pageable_bytes_per_node", h.pageable_per_node},
+                     {"fullest_node", h.fullest_node},
+                     {"capacity_bytes", h.capacity_bytes > 0 ? json(h.capacity_bytes) : json(nullptr)},
+                     {"fits", h.fits}};
+        json hr = json::array();
+        for (const HostRankMemory &r : h.ranks)
+            hr.push_back({{"stage", r.stage}, {"pinned_bytes", r.pinned}, {"pageable_bytes", r.pageable}});
+        host["ranks"] = hr;
+        j["host"] = host;
+    }
     j["peak_rank"] = e.memory.peak_rank;
     j["peak_bytes"] = e.memory.peak_bytes;
     json ranks = json::array();

@@ -1,55 +1,50 @@
 #include "framework.h"
 
 #include "errors.h"
+#include "jsoninput.h"
 
 namespace shardscope {
 
 FrameworkProfile frameworkFromJson(const nlohmann::json &j)
 {
-    if (!j.is_object())
-        throw PlanError("framework", "must be a JSON object");
+    using nlohmann::json;
+    ObjectReader r(j, "");
     FrameworkProfile f;
-    f.id = j.value("id", std::string());
+    f.id = r.string("id", std::nullopt);
     if (f.id.empty())
-        throw PlanError("framework.id", "is required");
-    const std::string p = "framework " + f.id + ": ";
-    try {
-        f.name = j.value("name", f.id);
-        f.description = j.value("description", std::string());
-        f.grads_set_to_none = j.value("grads_set_to_none", true);
-        const auto mg = parseDType(j.value("main_grad_dtype", std::string("none")), true);
-        if (!mg)
-            throw PlanError(p + "main_grad_dtype", "unknown dtype");
-        f.main_grad_dtype = *mg;
-        f.ddp_bucket_copy = j.value("ddp_bucket_copy", true);
-        f.ddp_bucket_bytes = j.value("ddp_bucket_bytes", f.ddp_bucket_bytes);
-        const std::string impl = j.value("default_optimizer_impl", std::string("foreach"));
-        if (impl == "foreach")
-            f.default_optimizer_impl = OptimizerImpl::Foreach;
-        else if (impl == "fused")
-            f.default_optimizer_impl = OptimizerImpl::Fused;
-        else if (impl == "for_loop")
-            f.default_optimizer_impl = OptimizerImpl::ForLoop;
-        else
-            throw PlanError(p + "default_optimizer_impl", "must be foreach, fused or for_loop");
-        f.reduce_bucket_bytes = j.value("reduce_bucket_bytes", 0.0);
-        f.fsdp_root_stays_gathered = j.value("fsdp_root_stays_gathered", true);
-        f.fsdp_prefetch_layers = j.value("fsdp_prefetch_layers", 1);
-        f.norm = j.value("norm", std::string("upcast"));
-        if (f.norm != "upcast" && f.norm != "fused")
-            throw PlanError(p + "norm", "must be \"upcast\" or \"fused\"");
-        f.autocast_input_casts = j.value("autocast_input_casts", true);
-        f.autocast_weight_cache = j.value("autocast_weight_cache", true);
-        f.fused_swiglu = j.value("fused_swiglu", false);
-        f.loss = j.value("loss", std::string("hf_upcast"));
-        if (f.loss != "hf_upcast" && f.loss != "fused_fp32")
-            throw PlanError(p + "loss", "must be \"hf_upcast\" or \"fused_fp32\"");
-        f.allocator_overhead_fraction = j.value("allocator_overhead_fraction", 0.05);
-        if (!(f.allocator_overhead_fraction >= 0 && f.allocator_overhead_fraction < 1))
-            throw PlanError(p + "allocator_overhead_fraction", "must be in [0, 1)");
-    } catch (const nlohmann::json::exception &e) {
-        throw PlanError(p.substr(0, p.size() - 2), std::string("wrong type: ") + e.what());
+        throw PlanError("id", "must not be empty");
+    f.name = r.string("name", f.id);
+    f.description = r.string("description", std::string());
+    f.grads_set_to_none = r.boolean("grads_set_to_none", true);
+    f.main_grad_dtype = r.dtype("main_grad_dtype", {DType::None, DType::FP32, DType::BF16, DType::FP16},
+                                DType::None);
+    f.ddp_bucket_copy = r.boolean("ddp_bucket_copy", true);
+    f.ddp_bucket_bytes = r.number("ddp_bucket_bytes", 0, 1e12, f.ddp_bucket_bytes, true);
+    f.default_optimizer_impl = r.choice<OptimizerImpl>(
+        "default_optimizer_impl", {OptimizerImpl::Foreach, OptimizerImpl::Fused, OptimizerImpl::ForLoop},
+        OptimizerImpl::Foreach);
+    f.reduce_bucket_bytes = r.number("reduce_bucket_bytes", 0, 1e12, 0.0);
+    f.fsdp_root_stays_gathered = r.boolean("fsdp_root_stays_gathered", true);
+    f.fsdp_prefetch_layers = int(r.integer("fsdp_prefetch_layers", 0, 64, 1));
+    f.norm = r.string("norm", std::string("upcast"));
+    if (f.norm != "upcast" && f.norm != "fused")
+        throw PlanError("norm", "must be \"upcast\" or \"fused\", not \"" + f.norm + "\"");
+    f.autocast_input_casts = r.boolean("autocast_input_casts", true);
+    f.autocast_weight_cache = r.boolean("autocast_weight_cache", true);
+    f.fused_swiglu = r.boolean("fused_swiglu", false);
+    f.loss = r.string("loss", std::string("hf_upcast"));
+    if (f.loss != "hf_upcast" && f.loss != "fused_fp32")
+        throw PlanError("loss", "must be \"hf_upcast\" or \"fused_fp32\", not \"" + f.loss + "\"");
+    f.allocator_overhead_fraction = r.number("allocator_overhead_fraction", 0, 0.99, 0.05);
+    // Read by the compute model from `raw`; checked here.
+    if (const json *h = r.get("host_s_per_kernel"); h && !h->is_number()) {
+        ObjectReader hr(*h, "host_s_per_kernel");
+        hr.number("forward", 0, 1, 0.0);
+        hr.number("backward", 0, 1, 0.0);
+    } else if (h && !(h->get<double>() >= 0 && h->get<double>() <= 1)) {
+        throw PlanError("host_s_per_kernel", "must be between 0 and 1 s, got " + h->dump());
     }
+    r.number("recompute_host_factor", 0, 100, 1.0);
     f.raw = j;
     return f;
 }

@@ -575,8 +575,18 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
         }
         out.ranks.push_back(rm);
     }
-    out.usable_bytes = dev.hbm_bytes - maxReserve;
-    out.fits = fits;
+    // A reserve beyond the whole HBM (a huge model's allocator share) leaves nothing usable.
+    out.usable_bytes = std::max(0.0, dev.hbm_bytes - maxReserve);
+    out.hbm_fits = fits;
+    const Offload &off = plan.memory.offload;
+    if (off.optimizer || off.params || off.grads || off.activations) {
+        Plan kept = plan;
+        kept.memory.offload = Offload{};
+        const double capacity = plan.cluster.host_memory_bytes > 0 ? plan.cluster.host_memory_bytes
+                                                                   : dev.host_memory_bytes;
+        out.host = estimateHostMemory(plan, out.ranks, estimateMemory(kept, catalog).ranks, capacity);
+    }
+    out.fits = fits && out.host.fits;
     return out;
 }
 

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "hostmemory.h"
 #include "plan.h"
 #include "text.h"
 
@@ -80,8 +81,10 @@ struct RankMemory
 struct MemoryEstimate
 {
     double hbm_bytes = 0;
-    double usable_bytes = 0; ///< hbm minus the largest runtime reserve
-    bool fits = false;
+    double usable_bytes = 0; ///< hbm minus the largest runtime reserve, never below 0
+    bool hbm_fits = false;   ///< every rank's peak + runtime reserve <= hbm
+    bool fits = false;       ///< hbm_fits and the offloaded bytes fit the host (host.fits)
+    HostMemory host;         ///< host memory of what the plan offloads
     int peak_rank = 0;
     double peak_bytes = 0;
     std::vector<RankMemory> ranks; ///< one entry per distinct kind of rank, by stage

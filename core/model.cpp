@@ -5,7 +5,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <nlohmann/json.hpp>
 
 namespace shardscope {
 
@@ -89,66 +88,6 @@ ModelShape shapeForParameterCount(double parameters)
     char name[64];
     std::snprintf(name, sizeof name, "Llama-family %.1fB (derived)", parameters / 1e9);
     m.display_name = name;
-    return m;
-}
-
-namespace {
-
-int64_t requireInt(const nlohmann::json &j, std::initializer_list<const char *> keys)
-{
-    for (const char *k : keys) {
-        auto it = j.find(k);
-        if (it != j.end() && it->is_number_integer())
-            return it->get<int64_t>();
-    }
-    throw PlanError(std::string("config.") + *keys.begin(), "missing or not an integer");
-}
-
-int64_t optionalInt(const nlohmann::json &j, std::initializer_list<const char *> keys,
-                    int64_t fallback)
-{
-    for (const char *k : keys) {
-        auto it = j.find(k);
-        if (it != j.end() && it->is_number_integer())
-            return it->get<int64_t>();
-    }
-    return fallback;
-}
-
-} // namespace
-
-ModelShape shapeFromHuggingFaceConfig(const nlohmann::json &config)
-{
-    if (!config.is_object())
-        throw PlanError("config", "a Hugging Face config.json must be a JSON object");
-    ModelShape m;
-    const std::string type = config.value("model_type", std::string());
-    m.preset.clear();
-    m.display_name = type.empty() ? std::string("imported model") : type + " (imported)";
-    m.hidden = requireInt(config, {"hidden_size", "n_embd", "d_model"});
-    m.layers = int(requireInt(config, {"num_hidden_layers", "n_layer", "num_layers"}));
-    m.heads = int(requireInt(config, {"num_attention_heads", "n_head"}));
-    m.kv_heads = int(optionalInt(config, {"num_key_value_heads"}, m.heads));
-    m.head_dim = optionalInt(config, {"head_dim"}, m.heads > 0 ? m.hidden / m.heads : 0);
-    m.vocab = requireInt(config, {"vocab_size"});
-    const std::string act = config.value("hidden_act", config.value("activation_function", std::string("silu")));
-    const bool gptFamily = type == "gpt2" || type == "gpt_neox" || type == "gptj";
-    m.ffn = (act.rfind("gelu", 0) == 0 && gptFamily) || gptFamily ? FfnKind::GELU : FfnKind::SwiGLU;
-    m.ffn_hidden = optionalInt(config, {"intermediate_size", "n_inner", "ffn_dim"}, 4 * m.hidden);
-    m.tied_embeddings = config.contains("tie_word_embeddings") && config["tie_word_embeddings"].is_boolean()
-                            ? config["tie_word_embeddings"].get<bool>()
-                            : gptFamily;
-    m.attention_bias = (config.contains("attention_bias") && config["attention_bias"].is_boolean() &&
-                        config["attention_bias"].get<bool>()) ||
-                       type == "qwen2" || type == "qwen2_moe";
-    const int64_t experts = optionalInt(config, {"num_local_experts", "num_experts", "n_routed_experts"}, 0);
-    if (experts > 0) {
-        m.moe.experts = int(experts);
-        m.moe.top_k = int(optionalInt(config, {"num_experts_per_tok", "moe_top_k"}, 2));
-        m.moe.expert_ffn_hidden = optionalInt(config, {"moe_intermediate_size"}, m.ffn_hidden);
-    }
-    if (m.hidden <= 0 || m.layers <= 0 || m.heads <= 0 || m.kv_heads <= 0 || m.vocab <= 0)
-        throw PlanError("config", "sizes must be positive");
     return m;
 }
 

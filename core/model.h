@@ -22,6 +22,9 @@ struct ModelShape
 {
     std::string preset;     ///< preset id it came from ("" when explicit)
     std::string display_name;
+    /// The Hugging Face config.json the shape was read from (`model.hf_config`, as the plan
+    /// wrote it); "" otherwise.
+    std::string hf_config;
     int layers = 0;
     int64_t hidden = 0;
     int heads = 0;
@@ -62,8 +65,14 @@ ParameterCounts countParameters(const ModelShape &m);
 /// the target, GQA with 8 KV heads from 30B up, vocabulary 32000.
 ModelShape shapeForParameterCount(double parameters);
 
-/// Reads a Hugging Face config.json (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
-/// MixtralForCausalLM, ...). Throws PlanError naming the missing field.
+/// Reads a Hugging Face config.json (core/hfconfig.cpp). Supported `model_type`s are the ones
+/// whose shape the engine represents: llama, mistral, mixtral, qwen2, gpt2, gpt_neox. Throws
+/// PlanError naming the field ("config.num_hidden_layers") for a missing, wrongly typed, zero
+/// or oversized value and for an unsupported model_type; nothing is truncated or defaulted
+/// silently.
 ModelShape shapeFromHuggingFaceConfig(const nlohmann::json &config);
+/// Reads a config.json file (size-capped, duplicate keys and NUL bytes refused) into a shape
+/// whose hf_config is the file's absolute path. Errors name the file, then the field.
+ModelShape shapeFromHuggingFaceConfigFile(const std::string &path);
 
 } // namespace shardscope

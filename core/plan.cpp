@@ -2,8 +2,11 @@
 
 #include "catalog.h"
 #include "errors.h"
+#include "files.h"
+#include "jsoninput.h"
 
 #include <cmath>
+#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -75,167 +78,6 @@ namespace {
 
 using nlohmann::json;
 
-std::string typeName(const json &v)
-{
-    return v.type_name();
-}
-
-/// Reads one JSON object, tracking the path for errors and the keys it has consumed so that
-/// unknown keys can be kept.
-class ObjectReader
-{
-public:
-    ObjectReader(const json &obj, std::string path) : m_obj(obj), m_path(std::move(path))
-    {
-        if (!m_obj.is_object())
-            throw PlanError(m_path.empty() ? std::string("plan") : m_path,
-                            "must be a JSON object, not " + typeName(m_obj));
-    }
-
-    std::string field(const std::string &key) const
-    {
-        return m_path.empty() ? key : m_path + "." + key;
-    }
-    bool has(const std::string &key) const { return m_obj.contains(key); }
-
-    const json *get(const std::string &key)
-    {
-        m_seen.insert(key);
-        auto it = m_obj.find(key);
-        return it == m_obj.end() ? nullptr : &*it;
-    }
-
-    int64_t integer(const std::string &key, int64_t lo, int64_t hi, std::optional<int64_t> fallback)
-    {
-        const json *v = get(key);
-        if (!v) {
-            if (fallback)
-                return *fallback;
-            throw PlanError(field(key), "is required");
-        }
-        if (v->is_number_float()) {
-            const double d = v->get<double>();
-            if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15)
-                return check(key, int64_t(d), lo, hi);
-            throw PlanError(field(key), "must be a whole number, not " + v->dump());
-        }
-        if (v->is_number_unsigned()) {
-            const auto u = v->get<uint64_t>();
-            if (u > uint64_t(std::numeric_limits<int64_t>::max()))
-                throw PlanError(field(key), "must be between " + std::to_string(lo) + " and " +
-                                                std::to_string(hi) + ", got " + v->dump());
-            return check(key, int64_t(u), lo, hi);
-        }
-        if (!v->is_number_integer())
-            throw PlanError(field(key), "must be an integer, not " + typeName(*v));
-        return check(key, v->get<int64_t>(), lo, hi);
-    }
-
-    double number(const std::string &key, double lo, double hi)
-    {
-        const json *v = get(key);
-        if (!v)
-            throw PlanError(field(key), "is required");
-        if (!v->is_number())
-            throw PlanError(field(key), "must be a number, not " + typeName(*v));
-        const double d = v->get<double>();
-        if (!(d >= lo && d <= hi))
-            throw PlanError(field(key), "must be between " + json(lo).dump() + " and " +
-                                            json(hi).dump() + ", got " + v->dump());
-        return d;
-    }
-
-    bool boolean(const std::string &key, std::optional<bool> fallback)
-    {
-        const json *v = get(key);
-        if (!v) {
-            if (fallback)
-                return *fallback;
-            throw PlanError(field(key), "is required");
-        }
-        if (!v->is_boolean())
-            throw PlanError(field(key), "must be true or false, not " + typeName(*v));
-        return v->get<bool>();
-    }
-
-    std::string string(const std::string &key, std::optional<std::string> fallback)
-    {
-        const json *v = get(key);
-        if (!v) {
-            if (fallback)
-                return *fallback;
-            throw PlanError(field(key), "is required");
-        }
-        if (!v->is_string())
-            throw PlanError(field(key), "must be a string, not " + typeName(*v));
-        return v->get<std::string>();
-    }
-
-    template<typename E>
-    E choice(const std::string &key, std::initializer_list<E> options, std::optional<E> fallback)
-    {
-        const json *v = get(key);
-        if (!v) {
-            if (fallback)
-                return *fallback;
-            throw PlanError(field(key), "is required");
-        }
-        if (!v->is_string())
-            throw PlanError(field(key), "must be a string, not " + typeName(*v));
-        const auto s = v->get<std::string>();
-        std::string allowed;
-        for (E e : options) {
-            if (s == toString(e))
-                return e;
-            allowed += (allowed.empty() ? "" : ", ") + std::string(toString(e));
-        }
-        throw PlanError(field(key), "must be one of " + allowed + ", not \"" + s + "\"");
-    }
-
-    DType dtype(const std::string &key, std::initializer_list<DType> allowed, DType fallback)
-    {
-        const json *v = get(key);
-        if (!v)
-            return fallback;
-        if (!v->is_string())
-            throw PlanError(field(key), "must be a dtype string, not " + typeName(*v));
-        const auto s = v->get<std::string>();
-        std::string list;
-        for (DType t : allowed) {
-            if (s == toString(t))
-                return t;
-            list += (list.empty() ? "" : ", ") + std::string(toString(t));
-        }
-        const bool known = parseDType(s, true).has_value();
-        throw PlanError(field(key), (known ? "cannot be " : "unknown dtype \"") + s +
-                                        (known ? "" : "\"") + "; allowed: " + list);
-    }
-
-    /// Keys of the object that were never read.
-    json unknown() const
-    {
-        json out = json::object();
-        for (auto it = m_obj.begin(); it != m_obj.end(); ++it) {
-            if (!m_seen.count(it.key()))
-                out[it.key()] = it.value();
-        }
-        return out;
-    }
-
-private:
-    int64_t check(const std::string &key, int64_t v, int64_t lo, int64_t hi) const
-    {
-        if (v < lo || v > hi)
-            throw PlanError(field(key), "must be between " + std::to_string(lo) + " and " +
-                                            std::to_string(hi) + ", got " + std::to_string(v));
-        return v;
-    }
-
-    const json &m_obj;
-    std::string m_path;
-    std::set<std::string> m_seen;
-};
-
 void keepUnknown(json &unknown, const std::string &key, json fields)
 {
     if (fields.empty())
@@ -248,36 +90,45 @@ void keepUnknown(json &unknown, const std::string &key, json fields)
     }
 }
 
-ModelShape readModel(const json &j, const Catalog &catalog, json &unknown)
+/// Reads a Hugging Face config.json named by a plan (`model.hf_config`), relative to the plan's
+/// folder. Errors name the plan field and the config file.
+ModelShape readHfConfig(const std::string &file, const std::string &baseDir)
 {
-    ObjectReader r(j, "model");
-    ModelShape m;
-    const std::string preset = r.string("preset", std::string());
-    if (!preset.empty()) {
-        const ModelShape *p = catalog.model(preset);
-        if (!p) {
-            std::string ids;
-            for (const auto &id : catalog.modelIds())
-                ids += (ids.empty() ? "" : ", ") + id;
-            throw PlanError("model.preset", "unknown preset \"" + preset + "\"; known: " + ids);
-        }
-        m = *p;
+    namespace fs = std::filesystem;
+    if (file.empty())
+        throw PlanError("model.hf_config", "must name a config.json, not be empty");
+    fs::path path(file);
+    if (path.is_relative() && !baseDir.empty())
+        path = fs::path(baseDir) / path;
+    try {
+        return shapeFromHuggingFaceConfigFile(path.lexically_normal().string());
+    } catch (const PlanError &e) {
+        throw PlanError("model.hf_config", e.what());
     }
-    if (r.has("parameters")) {
-        const double p = r.number("parameters", 0.5e9, 1e12);
-        const std::string keep = m.preset;
-        m = shapeForParameterCount(p);
-        m.preset = keep;
-    }
-    const bool haveBase = !preset.empty() || r.has("parameters");
+}
+
+/// The model's shape fields, read over `m` (a preset's, an imported config's, or empty when
+/// `haveBase` is false: then every field without a rule-given default is required).
+void readShapeFields(ObjectReader &r, ModelShape &m, bool haveBase, json &unknown,
+                     std::vector<std::string> *warnings, const std::string &path)
+{
     auto opt = [&](int64_t v) { return haveBase ? std::optional<int64_t>(v) : std::nullopt; };
     m.layers = int(r.integer("layers", 1, 1024, opt(m.layers)));
     m.hidden = r.integer("hidden", 1, 262144, opt(m.hidden));
     m.heads = int(r.integer("heads", 1, 4096, opt(m.heads)));
     m.kv_heads = int(r.integer("kv_heads", 1, 4096, haveBase ? std::optional<int64_t>(m.kv_heads)
                                                                 : std::optional<int64_t>(m.heads)));
-    const int64_t defaultHeadDim = m.head_dim > 0 && haveBase ? m.head_dim : m.hidden / m.heads;
-    m.head_dim = r.integer("head_dim", 1, 4096, std::max<int64_t>(1, defaultHeadDim));
+    if (r.has("head_dim")) {
+        m.head_dim = r.integer("head_dim", 1, 4096, std::nullopt);
+    } else if (!(haveBase && m.head_dim > 0)) {
+        // Without an explicit head_dim it is hidden / heads, which must then be whole.
+        if (m.hidden % m.heads != 0)
+            throw PlanError(path + ".heads", "must divide " + path + ".hidden (" +
+                                                 std::to_string(m.hidden) +
+                                                 ") unless " + path + ".head_dim is given, got " +
+                                                 std::to_string(m.heads));
+        m.head_dim = m.hidden / m.heads;
+    }
     m.ffn_hidden = r.integer("ffn_hidden", 1, 1048576, opt(m.ffn_hidden));
     m.ffn = r.choice<FfnKind>("ffn", {FfnKind::SwiGLU, FfnKind::GELU}, m.ffn);
     m.vocab = r.integer("vocab", 1, 16777216, opt(m.vocab));
@@ -288,7 +139,7 @@ ModelShape readModel(const json &j, const Catalog &catalog, json &unknown)
         if (moe->is_null()) {
             m.moe = MoeShape{};
         } else {
-            ObjectReader mr(*moe, "model.moe");
+            ObjectReader mr(*moe, path + ".moe", warnings);
             m.moe.experts = int(mr.integer("experts", 1, 4096, std::nullopt));
             m.moe.top_k = int(mr.integer("top_k", 1, m.moe.experts, std::nullopt));
             m.moe.expert_ffn_hidden = mr.integer("expert_ffn_hidden", 1, 1048576,
@@ -296,10 +147,42 @@ ModelShape readModel(const json &j, const Catalog &catalog, json &unknown)
             keepUnknown(unknown, "moe", mr.unknown());
         }
     }
-    m.preset = preset;
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
-        throw PlanError("model.kv_heads", "must divide model.heads (" + std::to_string(m.heads) +
-                                              "), got " + std::to_string(m.kv_heads));
+        throw PlanError(path + ".kv_heads", "must divide " + path + ".heads (" +
+                                                std::to_string(m.heads) + "), got " +
+                                                std::to_string(m.kv_heads));
+}
+
+ModelShape readModel(const json &j, const Catalog &catalog, json &unknown,
+                     std::vector<std::string> *warnings, const std::string &baseDir)
+{
+    ObjectReader r(j, "model", warnings);
+    ModelShape m;
+    const std::string preset = r.string("preset", std::string());
+    const std::string hf = r.has("hf_config") ? r.string("hf_config", std::nullopt) : std::string();
+    if (!preset.empty() && r.has("hf_config"))
+        throw PlanError("model.hf_config", "give either model.preset or model.hf_config, not both");
+    if (!preset.empty()) {
+        const ModelShape *p = catalog.model(preset);
+        if (!p) {
+            std::string ids;
+            for (const auto &id : catalog.modelIds())
+                ids += (ids.empty() ? "" : ", ") + id;
+            throw PlanError("model.preset", "unknown preset \"" + preset + "\"; known: " + ids);
+        }
+        m = *p;
+    } else if (r.has("hf_config")) {
+        m = readHfConfig(hf, baseDir);
+    }
+    if (r.has("parameters")) {
+        const double p = r.number("parameters", 0.5e9, 1e12);
+        const std::string keep = m.preset;
+        m = shapeForParameterCount(p);
+        m.preset = keep;
+    }
+    const bool haveBase = !preset.empty() || r.has("hf_config") || r.has("parameters");
+    readShapeFields(r, m, haveBase, unknown, warnings, "model");
+    m.preset = preset;
     keepUnknown(unknown, "", r.unknown());
     return m;
 }
@@ -321,10 +204,10 @@ void overlayUnknown(json &target, const json &unknown)
 
 } // namespace
 
-Plan parsePlan(const json &j, const Catalog &catalog)
+Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir)
 {
-    ObjectReader top(j, "");
     Plan plan;
+    ObjectReader top(j, "", &plan.warnings);
     const std::string format = top.string("format", std::string("shardscope-plan"));
     if (format != "shardscope-plan")
         throw PlanError("format", "must be \"shardscope-plan\", got \"" + format + "\"");
@@ -339,21 +222,21 @@ Plan parsePlan(const json &j, const Catalog &catalog)
     if (!model)
         throw PlanError("model", "is required");
     json modelUnknown = json::object();
-    plan.model = readModel(*model, catalog, modelUnknown);
+    plan.model = readModel(*model, catalog, modelUnknown, &plan.warnings, baseDir);
     keepUnknown(plan.unknown, "model", modelUnknown);
 
     if (const json *t = top.get("training")) {
-        ObjectReader r(*t, "training");
+        ObjectReader r(*t, "training", &plan.warnings);
         plan.training.seq_len = r.integer("seq_len", 1, 16777216, std::nullopt);
         plan.training.micro_batch = int(r.integer("micro_batch", 1, 65536, 1));
-        plan.training.grad_accum = int(r.integer("grad_accum", 1, 1000000, 1));
+        plan.training.grad_accum = int(r.integer("grad_accum", 1, kMaxGradAccum, 1));
         keepUnknown(plan.unknown, "training", r.unknown());
     } else {
         throw PlanError("training", "is required");
     }
 
     if (const json *p = top.get("precision")) {
-        ObjectReader r(*p, "precision");
+        ObjectReader r(*p, "precision", &plan.warnings);
         auto &pr = plan.precision;
         pr.params = r.dtype("params", {DType::FP32, DType::BF16, DType::FP16}, DType::BF16);
         pr.grads = r.dtype("grads", {DType::FP32, DType::BF16, DType::FP16}, pr.params);
@@ -375,7 +258,7 @@ Plan parsePlan(const json &j, const Catalog &catalog)
     }
 
     if (const json *p = top.get("parallel")) {
-        ObjectReader r(*p, "parallel");
+        ObjectReader r(*p, "parallel", &plan.warnings);
         auto &pa = plan.parallel;
         pa.dp = int(r.integer("dp", 1, 1 << 20, 1));
         pa.tp = int(r.integer("tp", 1, 1024, 1));
@@ -395,14 +278,14 @@ Plan parsePlan(const json &j, const Catalog &catalog)
     }
 
     if (const json *p = top.get("memory")) {
-        ObjectReader r(*p, "memory");
+        ObjectReader r(*p, "memory", &plan.warnings);
         auto &mo = plan.memory;
         mo.recompute = r.choice<Recompute>(
             "recompute", {Recompute::None, Recompute::Selective, Recompute::Full}, Recompute::None);
         mo.attention = r.choice<Attention>("attention", {Attention::Flash, Attention::Eager},
                                            Attention::Flash);
         if (const json *o = r.get("offload")) {
-            ObjectReader orr(*o, "memory.offload");
+            ObjectReader orr(*o, "memory.offload", &plan.warnings);
             mo.offload.optimizer = orr.boolean("optimizer", false);
             mo.offload.params = orr.boolean("params", false);
             mo.offload.grads = orr.boolean("grads", false);
@@ -431,10 +314,11 @@ Plan parsePlan(const json &j, const Catalog &catalog)
     }
 
     if (const json *c = top.get("cluster")) {
-        ObjectReader r(*c, "cluster");
+        ObjectReader r(*c, "cluster", &plan.warnings);
         plan.cluster.device = r.string("device", std::nullopt);
         plan.cluster.devices_per_node = int(r.integer("devices_per_node", 1, 1024, 8));
         plan.cluster.nodes = int(r.integer("nodes", 1, 100000, 1));
+        plan.cluster.host_memory_bytes = r.number("host_memory_bytes", 0, 1e15, 0.0, true);
         keepUnknown(plan.unknown, "cluster", r.unknown());
     } else {
         throw PlanError("cluster", "is required");
@@ -445,19 +329,37 @@ Plan parsePlan(const json &j, const Catalog &catalog)
     return plan;
 }
 
-Plan parsePlanText(const std::string &text, const Catalog &catalog)
+Plan parsePlanText(const std::string &text, const Catalog &catalog, const std::string &baseDir)
 {
-    json j;
+    return parsePlan(parseJsonText(text, ""), catalog, baseDir);
+}
+
+Plan parsePlanFile(const std::string &path, const Catalog &catalog)
+{
+    const std::string dir = std::filesystem::path(path).parent_path().string();
+    return parsePlanText(readTextFile(path), catalog, dir.empty() ? "." : dir);
+}
+
+ModelShape modelFromPresetJson(const json &j, const std::string &file)
+{
     try {
-        j = json::parse(text);
-    } catch (const json::exception &e) {
-        // e.what() carries "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
-        // or, for a number beyond double (1e999), "[json.exception.out_of_range.406] ..."
-        std::string what = e.what();
-        const auto pos = what.find("] ");
-        throw PlanError("", "malformed JSON: " + (pos == std::string::npos ? what : what.substr(pos + 2)));
+        ObjectReader r(j, "preset");
+        ModelShape m;
+        m.preset = r.string("id", std::nullopt);
+        if (m.preset.empty())
+            throw PlanError("preset.id", "must not be empty");
+        m.display_name = m.preset;
+        r.string("source", std::string()); // where the shape comes from, for people
+        json unknown = json::object();
+        readShapeFields(r, m, false, unknown, nullptr, "preset");
+        if (const json u = r.unknown(); !u.empty())
+            throw PlanError("preset." + u.begin().key(), "is not a preset field");
+        if (!unknown.empty())
+            throw PlanError("preset.moe." + unknown["moe"].begin().key(), "is not a preset field");
+        return m;
+    } catch (const PlanError &e) {
+        throw PlanError(file, e.what());
     }
-    return parsePlan(j, catalog);
 }
 
 void validatePlan(const Plan &plan, const Catalog &catalog)
@@ -467,6 +369,9 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     auto s = [](auto v) { return std::to_string(v); };
 
     if (!catalog.device(plan.cluster.device)) {
+        if (const std::string *why = catalog.brokenDevice(plan.cluster.device))
+            throw PlanError("cluster.device", "the profile \"" + plan.cluster.device +
+                                                  "\" is broken: " + *why);
         std::string ids;
         for (const auto &id : catalog.deviceIds())
             ids += (ids.empty() ? "" : ", ") + id;
@@ -547,6 +452,17 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     if (tokens > 1.0e9)
         throw PlanError("training", "seq_len * micro_batch = " + json(tokens).dump() +
                                         " tokens per micro-batch is beyond any device");
+    // Products the engine forms in integers (the search's per-replica batch, the workload's
+    // counts) and in doubles it prints: bounded so that none overflows or loses meaning.
+    const double sequences = double(pa.dp) * plan.training.micro_batch * plan.training.grad_accum;
+    if (sequences > double(kMaxSequencesPerStep))
+        throw PlanError("training", "dp * micro_batch * grad_accum = " + json(sequences).dump() +
+                                        " sequences per step is beyond any run (at most " +
+                                        s(kMaxSequencesPerStep) + ")");
+    if (sequences * double(plan.training.seq_len) > kMaxTokensPerStep)
+        throw PlanError("training", "dp * micro_batch * grad_accum * seq_len = " +
+                                        json(sequences * double(plan.training.seq_len)).dump() +
+                                        " tokens per step is beyond any run (at most 1e12)");
 }
 
 nlohmann::json planToJson(const Plan &p)
@@ -558,6 +474,8 @@ nlohmann::json planToJson(const Plan &p)
     json m;
     if (!p.model.preset.empty())
         m["preset"] = p.model.preset;
+    else if (!p.model.hf_config.empty())
+        m["hf_config"] = p.model.hf_config;
     m["layers"] = p.model.layers;
     m["hidden"] = p.model.hidden;
     m["heads"] = p.model.heads;
@@ -573,7 +491,7 @@ nlohmann::json planToJson(const Plan &p)
         m["moe"] = {{"experts", p.model.moe.experts},
                     {"top_k", p.model.moe.top_k},
                     {"expert_ffn_hidden", p.model.moe.expert_ffn_hidden}};
-    else if (!p.model.preset.empty())
+    else if (!p.model.preset.empty() || !p.model.hf_config.empty())
         m["moe"] = nullptr; // the preset may have experts that this plan turned off
     j["model"] = m;
     j["training"] = {{"seq_len", p.training.seq_len},
@@ -609,6 +527,8 @@ nlohmann::json planToJson(const Plan &p)
     j["cluster"] = {{"device", p.cluster.device},
                     {"devices_per_node", p.cluster.devices_per_node},
                     {"nodes", p.cluster.nodes}};
+    if (p.cluster.host_memory_bytes > 0)
+        j["cluster"]["host_memory_bytes"] = p.cluster.host_memory_bytes;
     overlayUnknown(j, p.unknown);
     return j;
 }

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 namespace shardscope {
 
@@ -63,6 +64,8 @@ struct Cluster
     std::string device;
     int devices_per_node = 8;
     int nodes = 1;
+    /// Host memory of one node, bytes (`cluster.host_memory_bytes`); 0: the device profile's.
+    double host_memory_bytes = 0;
     int world() const { return devices_per_node * nodes; }
 };
 
@@ -80,14 +83,33 @@ struct Plan
     Cluster cluster;
     /// Fields this version does not know, kept so that saving does not drop them.
     nlohmann::json unknown = nlohmann::json::object();
+    /// What the reader noticed but did not refuse: each unknown field, with the known field it
+    /// most likely misspells. Not saved.
+    std::vector<std::string> warnings;
 };
 
 inline constexpr int kPlanFormatVersion = 1;
+/// Largest global batch a plan or a search may ask for, in sequences per optimizer step (the
+/// search divides it into int micro-batch counts), and in tokens (Llama 3's pre-training used
+/// 16M tokens per step).
+inline constexpr int64_t kMaxSequencesPerStep = (int64_t(1) << 31) - 1;
+inline constexpr double kMaxTokensPerStep = 1e12;
+/// Largest training.grad_accum a plan may give (and a search may choose).
+inline constexpr int kMaxGradAccum = 1000000;
 
-/// Parses and validates a plan. Throws PlanError naming the field and the rule.
-Plan parsePlan(const nlohmann::json &j, const Catalog &catalog);
-/// Parses text (reports malformed JSON with line and column).
-Plan parsePlanText(const std::string &text, const Catalog &catalog);
+/// Parses and validates a plan. Throws PlanError naming the field and the rule. `baseDir` is
+/// the folder relative paths in the plan (`model.hf_config`) are resolved against; "" is the
+/// working directory.
+Plan parsePlan(const nlohmann::json &j, const Catalog &catalog, const std::string &baseDir = {});
+/// Parses text (reports malformed JSON with line and column, duplicate keys, NUL bytes and
+/// excessive nesting; see parseJsonText).
+Plan parsePlanText(const std::string &text, const Catalog &catalog, const std::string &baseDir = {});
+/// Reads and parses a plan file (at most kMaxInputFileBytes); relative paths inside it are
+/// resolved against its folder.
+Plan parsePlanFile(const std::string &path, const Catalog &catalog);
+/// A model preset file (resources/models/<id>.json: "id" and the model fields of a plan), read
+/// with the same ranges and rules as a plan's model. Throws PlanError naming the file and field.
+ModelShape modelFromPresetJson(const nlohmann::json &j, const std::string &file);
 /// Validates cross-field rules (divisibility, world size, ranges). Throws PlanError.
 void validatePlan(const Plan &plan, const Catalog &catalog);
 /// Serializes to plan-format JSON (model written out in full, preset kept).

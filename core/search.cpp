@@ -153,6 +153,14 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                                           request.base.training.grad_accum;
     if (global < 1)
         throw PlanError("global_batch", "must be >= 1");
+    if (global > kMaxSequencesPerStep)
+        throw PlanError("global_batch", "must be at most " + std::to_string(kMaxSequencesPerStep) +
+                                            " sequences per step, got " + std::to_string(global));
+    if (double(global) * double(work.training.seq_len) > kMaxTokensPerStep)
+        throw PlanError("global_batch", std::to_string(global) + " sequences of " +
+                                            std::to_string(work.training.seq_len) +
+                                            " tokens is beyond any run (at most 1e12 tokens per "
+                                            "step)");
     const int64_t ffn = mo.moe.enabled() ? mo.moe.expert_ffn_hidden : mo.ffn_hidden;
 
     // TP stays inside a node (its collectives are on the critical path of every layer).
@@ -187,6 +195,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     }
                     for (int ep : eps) {
                         for (int mb : divisors(perReplica, maxMicro)) {
+                            // A plan's grad_accum is bounded; so is what the search chooses.
+                            if (perReplica / mb > kMaxGradAccum)
+                                continue;
                             const int ga = int(perReplica / mb);
                             for (int v = 1; v <= (pp > 1 ? maxV : 1); ++v) {
                                 if (mo.layers % (pp * v) != 0)

@@ -2,10 +2,13 @@
 // profiler traces in Chrome trace JSON.
 #include "importers.h"
 
+#include "core/errors.h"
+#include "core/jsoninput.h"
 #include "core/workload.h"
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <sstream>
 #include <stdexcept>
@@ -54,6 +57,16 @@ std::vector<std::string> lines(const std::string &text)
     return out;
 }
 
+/// A measured quantity of row `line` (1-based) must be finite and not negative: nccl-tests and
+/// hccl_test print none else, so anything else is a damaged or edited file.
+double measured(double v, const char *what, size_t line)
+{
+    if (!std::isfinite(v) || v < 0)
+        throw std::runtime_error("line " + std::to_string(line) + ": " + what +
+                                 " must be a finite number >= 0, got " + std::to_string(v));
+    return v;
+}
+
 } // namespace
 
 std::string collectiveFromName(const std::string &name)
@@ -91,7 +104,9 @@ CollectiveImport parseNcclTests(const std::string &text, const std::string &hint
     std::string coll = collectiveFromName(hint);
     int ranks = 0;
     std::vector<std::string> header;
+    size_t lineNo = 0;
     for (const std::string &l : lines(text)) {
+        ++lineNo;
         if (l.rfind("#", 0) == 0) {
             const std::vector<std::string> t = tokens(l.substr(1));
             if (std::find(t.begin(), t.end(), "size") != t.end() &&
@@ -104,8 +119,11 @@ CollectiveImport parseNcclTests(const std::string &text, const std::string &hint
             if (avg != std::string::npos) {
                 double v = 0;
                 const auto colon = l.find(':', avg);
-                if (colon != std::string::npos && number(tokens(l.substr(colon + 1)).front(), v))
-                    out.avg_busbw = v * 1e9;
+                const std::vector<std::string> value =
+                    colon == std::string::npos ? std::vector<std::string>{}
+                                               : tokens(l.substr(colon + 1));
+                if (!value.empty() && number(value.front(), v))
+                    out.avg_busbw = measured(v, "the average bus bandwidth", lineNo) * 1e9;
             }
             if (coll.empty())
                 coll = collectiveFromName(l);
@@ -125,9 +143,14 @@ CollectiveImport parseNcclTests(const std::string &text, const std::string &hint
         };
         const int ti = col("time"), ai = col("algbw"), bi = col("busbw");
         double tu = 0, a = 0, b = 0;
-        if (ti < 0 || ai < 0 || bi < 0 || size_t(bi) >= t.size() || !number(t[size_t(ti)], tu) ||
+        if (ti < 0 || ai < 0 || bi < 0 || size_t(ti) >= t.size() || size_t(ai) >= t.size() ||
+            size_t(bi) >= t.size() || !number(t[size_t(ti)], tu) ||
             !number(t[size_t(ai)], a) || !number(t[size_t(bi)], b))
             continue;
+        measured(size, "the size", lineNo);
+        measured(tu, "the time", lineNo);
+        measured(a, "algbw", lineNo);
+        measured(b, "busbw", lineNo);
         CollectivePoint p;
         p.bytes = size;
         p.time_s = tu * 1e-6;
@@ -151,7 +174,9 @@ CollectiveImport parseHcclTest(const std::string &text, const std::string &hint,
     out.tool = "hccl_test";
     std::string coll = collectiveFromName(hint);
     bool inTable = false;
+    size_t lineNo = 0;
     for (const std::string &l : lines(text)) {
+        ++lineNo;
         const std::string ll = lower(l);
         if (ll.find("data_size") != std::string::npos) {
             inTable = true;
@@ -165,6 +190,9 @@ CollectiveImport parseHcclTest(const std::string &text, const std::string &hint,
         double size = 0, us = 0, alg = 0;
         if (t.size() < 3 || !number(t[0], size) || !number(t[1], us) || !number(t[2], alg))
             continue;
+        measured(size, "data_size", lineNo);
+        measured(us, "aveg_time", lineNo);
+        measured(alg, "alg_bandwidth", lineNo);
         CollectivePoint p;
         p.bytes = size;
         p.time_s = us * 1e-6;
@@ -193,12 +221,57 @@ CollectiveImport parseCollectiveBenchmark(const std::string &text, const std::st
     return c;
 }
 
+namespace {
+
+using nlohmann::json;
+
+/// Field `key` of trace event `index`: absent gives `fallback`; present, it must be a number in
+/// [lo, hi] (torch.profiler writes microseconds since its start or since the epoch; an hour's
+/// event is 3.6e9 us).
+double eventNumber(const json &e, const char *key, double fallback, double lo, double hi,
+                   size_t index)
+{
+    auto it = e.find(key);
+    if (it == e.end() || it->is_null())
+        return fallback;
+    // torch_npu writes "ts" as a string ("1700000000123.456").
+    double v = 0;
+    if (it->is_number())
+        v = it->get<double>();
+    else if (!(it->is_string() && number(it->get<std::string>(), v)))
+        throw std::runtime_error("traceEvents[" + std::to_string(index) + "]." + key +
+                                 " must be a number, not " + it->dump());
+    if (!std::isfinite(v) || v < lo || v > hi)
+        throw std::runtime_error("traceEvents[" + std::to_string(index) + "]." + key +
+                                 " must be between " + json(lo).dump() + " and " + json(hi).dump() +
+                                 ", got " + it->dump());
+    return v;
+}
+
+std::string eventString(const json &e, const char *key)
+{
+    auto it = e.find(key);
+    return it != e.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+const json &eventArgs(const json &e)
+{
+    static const json empty = json::object();
+    auto it = e.find("args");
+    return it != e.end() && it->is_object() ? *it : empty;
+}
+
+} // namespace
+
 TraceImport parseChromeTrace(const std::string &text)
 {
-    using nlohmann::json;
-    const json j = json::parse(text, nullptr, false);
-    if (j.is_discarded())
-        throw std::runtime_error("not JSON");
+    json j;
+    try {
+        // Traces may repeat keys (some exporters do); depth is bounded all the same.
+        j = parseJsonText(text, "", false);
+    } catch (const PlanError &e) {
+        throw std::runtime_error(std::string("not a Chrome trace: ") + e.what());
+    }
     const json *events = nullptr;
     if (j.is_object() && j.contains("traceEvents") && j["traceEvents"].is_array())
         events = &j["traceEvents"];
@@ -207,6 +280,9 @@ TraceImport parseChromeTrace(const std::string &text)
     if (!events)
         throw std::runtime_error("no \"traceEvents\" array: not a Chrome trace");
 
+    constexpr double kMaxTs = 1e17;  // us: far beyond any epoch-based timestamp
+    constexpr double kMaxDur = 1e11; // us: a day is 8.64e10
+    constexpr double kMaxBytes = 1e16;
     TraceImport out;
     double t0 = 0, t1 = 0;
     bool any = false;
@@ -216,14 +292,16 @@ TraceImport parseChromeTrace(const std::string &text)
         double total = 0, max = 0, bytes = 0;
     };
     std::map<std::string, Acc> device, host;
+    size_t index = 0;
     for (const json &e : *events) {
+        const size_t idx = index++;
         if (!e.is_object())
             continue;
-        const double ts = e.value("ts", 0.0) * 1e-6;
-        const double dur = e.value("dur", 0.0) * 1e-6;
-        const std::string ph = e.value("ph", std::string());
-        const std::string name = e.value("name", std::string());
-        const std::string cat = lower(e.value("cat", std::string()));
+        const double ts = eventNumber(e, "ts", 0.0, 0.0, kMaxTs, idx) * 1e-6;
+        const double dur = eventNumber(e, "dur", 0.0, 0.0, kMaxDur, idx) * 1e-6;
+        const std::string ph = eventString(e, "ph");
+        const std::string name = eventString(e, "name");
+        const std::string cat = lower(eventString(e, "cat"));
         if (ph == "X" || ph == "i" || ph == "I") {
             ++out.events;
             if (!any) {
@@ -234,23 +312,22 @@ TraceImport parseChromeTrace(const std::string &text)
             t0 = std::min(t0, ts);
             t1 = std::max(t1, ts + dur);
         }
+        const json &args = eventArgs(e);
         if (name == "[memory]") {
-            const json args = e.value("args", json::object());
             TraceMemoryPoint p;
             p.t_s = ts;
-            p.allocated = args.value("Total Allocated", 0.0);
-            p.reserved = args.value("Total Reserved", 0.0);
+            p.allocated = eventNumber(args, "Total Allocated", 0.0, 0.0, kMaxBytes, idx);
+            p.reserved = eventNumber(args, "Total Reserved", 0.0, 0.0, kMaxBytes, idx);
             // Host allocations (Device Type 0) are not device memory.
-            if (args.value("Device Type", 1) != 0)
+            if (eventNumber(args, "Device Type", 1.0, -1.0, 1e6, idx) != 0)
                 out.memory.push_back(p);
             continue;
         }
         if (ph != "X")
             continue;
         std::string coll;
-        const json args = e.value("args", json::object());
         if (name == "record_param_comms" || name.find("nccl:") == 0) {
-            coll = args.value("Collective name", std::string());
+            coll = eventString(args, "Collective name");
             if (coll.empty())
                 coll = collectiveFromName(name);
             else
@@ -267,9 +344,10 @@ TraceImport parseChromeTrace(const std::string &text)
         a.total += dur;
         a.max = std::max(a.max, dur);
         if (args.contains("In msg nelems") || args.contains("Out msg nelems")) {
-            const double el =
-                std::max(args.value("In msg nelems", 0.0), args.value("Out msg nelems", 0.0));
-            const std::string dt = lower(args.value("dtype", std::string("float")));
+            const double el = std::max(eventNumber(args, "In msg nelems", 0.0, 0.0, kMaxBytes, idx),
+                                       eventNumber(args, "Out msg nelems", 0.0, 0.0, kMaxBytes, idx));
+            const std::string dt = lower(args.contains("dtype") ? eventString(args, "dtype")
+                                                                : std::string("float"));
             const double es =
                 dt.find("bfloat") != std::string::npos || dt.find("half") != std::string::npos ||
                         dt.find("16") != std::string::npos

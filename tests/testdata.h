@@ -36,3 +36,39 @@ inline Plan tinyRunnerPlan()
 }
 
 } // namespace shardscope::testing
+
+#include <csignal>
+#include <sys/resource.h>
+
+namespace shardscope::testing {
+
+/// Makes every write past `bytes` into a regular file fail (RLIMIT_FSIZE; the write returns
+/// EFBIG instead of raising SIGXFSZ, which is ignored meanwhile), the way a full disk makes it
+/// fail, without needing a small file system. Restores both on destruction.
+class FileSizeLimit
+{
+public:
+    explicit FileSizeLimit(rlim_t bytes)
+    {
+        m_oldHandler = std::signal(SIGXFSZ, SIG_IGN);
+        getrlimit(RLIMIT_FSIZE, &m_old);
+        rlimit r = m_old;
+        r.rlim_cur = bytes;
+        m_ok = setrlimit(RLIMIT_FSIZE, &r) == 0;
+    }
+    ~FileSizeLimit()
+    {
+        setrlimit(RLIMIT_FSIZE, &m_old);
+        std::signal(SIGXFSZ, m_oldHandler);
+    }
+    bool active() const { return m_ok; }
+    FileSizeLimit(const FileSizeLimit &) = delete;
+    FileSizeLimit &operator=(const FileSizeLimit &) = delete;
+
+private:
+    rlimit m_old{};
+    void (*m_oldHandler)(int) = nullptr;
+    bool m_ok = false;
+};
+
+} // namespace shardscope::testing

@@ -115,14 +115,80 @@ private slots:
         QCOMPARE(countParameters(mx).total, int64_t(46702792704));
     }
 
-    void huggingFaceImportNamesMissingField()
+    // Every way a config.json can be unusable is refused naming the field, never truncated,
+    // defaulted or accepted as something else.
+    void huggingFaceImportRefuses_data()
     {
+        QTest::addColumn<QString>("config");
+        QTest::addColumn<QString>("field");
+        QTest::addColumn<QString>("word");
+        const QString llama = QStringLiteral(
+            R"("hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32,
+               "num_key_value_heads": 8, "intermediate_size": 14336, "vocab_size": 128256)");
+        QTest::addRow("missing field") << QStringLiteral(R"({"model_type": "llama", "hidden_size": 4096})")
+                                       << QStringLiteral("config.num_hidden_layers")
+                                       << QStringLiteral("required");
+        QTest::addRow("no model_type") << QStringLiteral("{%1}").arg(llama)
+                                       << QStringLiteral("config.model_type")
+                                       << QStringLiteral("required");
+        QTest::addRow("unsupported type")
+            << QStringLiteral(R"({"model_type": "deepseek_v3", %1})").arg(llama)
+            << QStringLiteral("config.model_type") << QStringLiteral("not supported");
+        QTest::addRow("zero layers")
+            << QStringLiteral(R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 0,
+                 "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000})")
+            << QStringLiteral("config.num_hidden_layers") << QStringLiteral("between 1 and");
+        QTest::addRow("oversized vocab")
+            << QStringLiteral(R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+                 "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 4294967296})")
+            << QStringLiteral("config.vocab_size") << QStringLiteral("between 1 and 16777216");
+        QTest::addRow("float count")
+            << QStringLiteral(R"({"model_type": "llama", "hidden_size": 4096.5, "num_hidden_layers": 32,
+                 "num_attention_heads": 32, "intermediate_size": 11008, "vocab_size": 32000})")
+            << QStringLiteral("config.hidden_size") << QStringLiteral("whole number");
+        QTest::addRow("heads not dividing hidden")
+            << QStringLiteral(R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+                 "num_attention_heads": 48, "intermediate_size": 11008, "vocab_size": 32000})")
+            << QStringLiteral("config.num_attention_heads") << QStringLiteral("head_dim");
+        QTest::addRow("kv heads not dividing")
+            << QStringLiteral(R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 32,
+                 "num_attention_heads": 32, "num_key_value_heads": 5, "intermediate_size": 11008,
+                 "vocab_size": 32000})")
+            << QStringLiteral("config.num_key_value_heads") << QStringLiteral("divide");
+        QTest::addRow("tie not bool")
+            << QStringLiteral(R"({"model_type": "llama", %1, "tie_word_embeddings": "yes"})").arg(llama)
+            << QStringLiteral("config.tie_word_embeddings") << QStringLiteral("true or false");
+    }
+
+    void huggingFaceImportRefuses()
+    {
+        QFETCH(QString, config);
+        QFETCH(QString, field);
+        QFETCH(QString, word);
         try {
-            shapeFromHuggingFaceConfig(nlohmann::json::parse(R"({"hidden_size": 4096})"));
-            QFAIL("no exception");
+            shapeFromHuggingFaceConfig(nlohmann::json::parse(config.toStdString()));
+            QFAIL("accepted");
         } catch (const PlanError &e) {
-            QCOMPARE(QString::fromStdString(e.field()), QStringLiteral("config.num_hidden_layers"));
+            QCOMPARE(QString::fromStdString(e.field()), field);
+            QVERIFY2(QString::fromStdString(e.rule()).contains(word), e.what());
         }
+    }
+
+    // transformers' per-class defaults apply only where the file is silent: GPT-2 ties its head
+    // and sizes n_inner = 4 x n_embd; GPT-NeoX does not tie.
+    void huggingFaceImportDefaults()
+    {
+        const ModelShape gpt2 = shapeFromHuggingFaceConfig(nlohmann::json::parse(R"({
+            "model_type": "gpt2", "n_embd": 1600, "n_layer": 48, "n_head": 25, "n_inner": null,
+            "vocab_size": 50257})"));
+        QVERIFY(gpt2.tied_embeddings);
+        QCOMPARE(gpt2.ffn_hidden, int64_t(6400));
+        QCOMPARE(gpt2.head_dim, int64_t(64));
+        QVERIFY(gpt2.ffn == FfnKind::GELU);
+        const ModelShape neox = shapeFromHuggingFaceConfig(nlohmann::json::parse(R"({
+            "model_type": "gpt_neox", "hidden_size": 4096, "num_hidden_layers": 32,
+            "num_attention_heads": 32, "intermediate_size": 16384, "vocab_size": 50432})"));
+        QVERIFY(!neox.tied_embeddings);
     }
 };
 

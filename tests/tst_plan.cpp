@@ -4,6 +4,7 @@
 #include "core/plan.h"
 #include "testdata.h"
 
+#include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
 #include <QTest>
@@ -183,13 +184,65 @@ private slots:
         QVERIFY(broken.open(QIODevice::WriteOnly));
         broken.write("{\"id\": \"x\"}");
         broken.close();
+        // A broken user profile is skipped with a warning naming the file and the field; the
+        // built-in devices and the other user profiles stay usable, and only a plan that asks
+        // for the broken one fails, with the reason.
+        QFile wrongType(dir.filePath(QStringLiteral("zz-wrongtype.json")));
+        QVERIFY(wrongType.open(QIODevice::WriteOnly));
+        json bad = dev;
+        bad["id"] = "zz-wrongtype";
+        bad["hbm_bytes"] = "141 GB";
+        wrongType.write(QByteArray::fromStdString(bad.dump()));
+        wrongType.close();
+        QFile empty(dir.filePath(QStringLiteral("zz-empty.json")));
+        QVERIFY(empty.open(QIODevice::WriteOnly));
+        empty.close();
         Catalog again = Catalog::load(Catalog::builtin().dataDir());
+        again.loadUserDevices(dir.path().toStdString());
+        QCOMPARE(again.warnings().size(), size_t(3));
+        const QString all = QString::fromStdString(again.warnings()[0] + "\n" + again.warnings()[1] +
+                                                   "\n" + again.warnings()[2]);
+        QVERIFY2(all.contains(QStringLiteral("zz-broken.json: hbm_bytes: is required")), qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("zz-wrongtype.json: hbm_bytes: must be a number, not string")),
+                 qPrintable(all));
+        QVERIFY2(all.contains(QStringLiteral("zz-empty.json")), qPrintable(all));
+        QVERIFY(again.device("h200-mine"));
+        QVERIFY(again.device("ascend-910b2"));
+        QVERIFY(parsePlan(casePlan(), again).cluster.device == "ascend-910b2");
+        json wants = casePlan();
+        wants["cluster"]["device"] = "zz-wrongtype";
         try {
-            again.loadUserDevices(dir.path().toStdString());
-            QFAIL("accepted a broken profile");
+            parsePlan(wants, again);
+            QFAIL("a plan on a broken profile was accepted");
         } catch (const PlanError &e) {
-            QVERIFY(QString::fromStdString(e.what()).contains(QStringLiteral("zz-broken.json")));
+            QCOMPARE(QString::fromStdString(e.field()), QStringLiteral("cluster.device"));
+            QVERIFY2(QString::fromStdString(e.rule()).contains(QStringLiteral("hbm_bytes")), e.what());
         }
+    }
+
+    // A user device folder that is a file, or that holds a symlink loop, is reported and does
+    // not stop anything.
+    void userDeviceFolderProblems()
+    {
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("not-a-folder"));
+        QFile f(file);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        Catalog a = Catalog::load(Catalog::builtin().dataDir());
+        a.loadUserDevices(file.toStdString());
+        QCOMPARE(a.warnings().size(), size_t(1));
+        QVERIFY(QString::fromStdString(a.warnings()[0]).contains(QStringLiteral("not a folder")));
+
+        const QString loops = dir.filePath(QStringLiteral("devices"));
+        QVERIFY(QDir().mkpath(loops));
+        QVERIFY(QFile::link(loops + QStringLiteral("/loop.json"), loops + QStringLiteral("/loop.json")));
+        Catalog b = Catalog::load(Catalog::builtin().dataDir());
+        b.loadUserDevices(loops.toStdString());
+        QCOMPARE(b.warnings().size(), size_t(1));
+        QVERIFY2(QString::fromStdString(b.warnings()[0]).contains(QStringLiteral("loop.json")),
+                 b.warnings()[0].c_str());
+        QVERIFY(b.device("ascend-910b2"));
     }
 
     void malformedJsonNamesPosition()
