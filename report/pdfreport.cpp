@@ -1,5 +1,7 @@
 #include "pdfreport.h"
 
+#include "core/files.h"
+
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
@@ -13,7 +15,6 @@
 #include <QBuffer>
 #include <QCoreApplication>
 #include <QPdfWriter>
-#include <QSaveFile>
 #include <algorithm>
 #include <cmath>
 
@@ -671,20 +672,20 @@ bool writePdfReport(const QString &fileName, const std::vector<ReportPlan> &plan
     };
     if (plans.empty())
         return fail(QCoreApplication::translate("PdfReport", "No plan to report."));
-    QSaveFile file(fileName);
-    if (!file.open(QIODevice::WriteOnly))
-        return fail(QCoreApplication::translate("PdfReport", "Cannot write %1: %2")
-                        .arg(fileName, file.errorString()));
+    // Rendered in memory, then written whole (core's writeFileAtomically): a full disk leaves
+    // the previous report as it was. QSaveFile on Qt 6.4 can commit a truncated file there.
+    QByteArray bytes;
     try {
-        renderPdfReport(&file, plans, catalog, options);
+        bytes = pdfReportBytes(plans, catalog, options);
     } catch (const PlanError &e) {
-        file.cancelWriting();
         return fail(QCoreApplication::translate("PdfReport", "Cannot evaluate the plan: %1")
                         .arg(QString::fromUtf8(e.what())));
     }
-    if (!file.commit())
-        return fail(QCoreApplication::translate("PdfReport", "Cannot write %1: %2")
-                        .arg(fileName, file.errorString()));
+    try {
+        writeFileAtomically(fileName.toStdString(), bytes.toStdString());
+    } catch (const WriteError &e) {
+        return fail(QString::fromUtf8(e.what()));
+    }
     return true;
 }
 

@@ -33,6 +33,19 @@ std::string casePath(const char *name)
     return Catalog::builtin().dataDir() + "/cases/" + name;
 }
 
+QString readAll(const QString &path)
+{
+    QFile f(path);
+    return f.open(QIODevice::ReadOnly) ? QString::fromUtf8(f.readAll()) : QString();
+}
+
+void writeFile(const QString &path, const QByteArray &bytes)
+{
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(bytes);
+}
+
 } // namespace
 
 class TestCli : public QObject
@@ -125,6 +138,69 @@ private slots:
             QVERIFY(r.out.empty());
             QVERIFY2(QString::fromStdString(r.err).contains(expected), r.err.c_str());
         }
+    }
+
+    // --lang stands anywhere and is checked: "--lang en report" used to fail ("needs a
+    // QGuiApplication") and "--lang xx" was accepted in silence. (The process-level parsing is
+    // in main.cpp; tst_report runs the binary with it.)
+
+    // A misspelt key is reported on stderr naming the file, the field and the likely meant
+    // one; the estimate still runs.
+    void warningsOnStderr()
+    {
+        QTemporaryDir dir;
+        json j = json::parse(readAll(QString::fromStdString(casePath("hcie-ai-fsdp.plan.json"))).toStdString());
+        j["memory"]["recompte"] = "full";
+        const QString path = dir.filePath(QStringLiteral("typo.plan.json"));
+        writeFile(path, QByteArray::fromStdString(j.dump()));
+        const Result r = runCli({"estimate", path.toStdString(), "--format", "json"});
+        QCOMPARE(r.code, 0);
+        QVERIFY2(QString::fromStdString(r.err).contains(
+                     QStringLiteral("warning: %1: unknown field \"memory.recompte\"").arg(path)),
+                 r.err.c_str());
+        QVERIFY2(QString::fromStdString(r.err).contains(QStringLiteral("did you mean \"memory.recompute\"")),
+                 r.err.c_str());
+        QVERIFY(json::parse(r.out).contains("fits"));
+    }
+
+    // estimate --hf-config takes the model from a Hugging Face config.json.
+    void estimateFromHuggingFaceConfig()
+    {
+        QTemporaryDir dir;
+        const QString cfg = dir.filePath(QStringLiteral("config.json"));
+        writeFile(cfg, R"({"model_type": "llama", "hidden_size": 4096, "intermediate_size": 11008,
+            "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32,
+            "vocab_size": 32000, "tie_word_embeddings": false})");
+        Result r = runCli({"estimate", casePath("hcie-ai-fsdp.plan.json"), "--hf-config",
+                           cfg.toStdString(), "--format", "json"});
+        QCOMPARE(r.code, 0);
+        const Result preset = runCli({"estimate", casePath("hcie-ai-fsdp.plan.json"), "--format", "json"});
+        // The same shape as the llama2-7b preset: the same peak.
+        QCOMPARE(json::parse(r.out)["peak_bytes"].get<double>(), json::parse(preset.out)["peak_bytes"].get<double>());
+        writeFile(cfg, R"({"model_type": "deepseek_v3", "hidden_size": 7168})");
+        r = runCli({"estimate", casePath("hcie-ai-fsdp.plan.json"), "--hf-config", cfg.toStdString()});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(QString::fromStdString(r.err).contains(QStringLiteral("model.hf_config")) &&
+                     QString::fromStdString(r.err).contains(QStringLiteral("config.model_type")) &&
+                     QString::fromStdString(r.err).contains(cfg),
+                 r.err.c_str());
+    }
+
+    // Files that are not plans are named for what they are.
+    void notAPlan()
+    {
+        QTemporaryDir dir;
+        Result r = runCli({"estimate", dir.path().toStdString()});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("is a directory") != std::string::npos, r.err.c_str());
+        r = runCli({"estimate", "/dev/zero"});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("larger than 16 MiB") != std::string::npos, r.err.c_str());
+        const QString bin = dir.filePath(QStringLiteral("x.plan.json"));
+        writeFile(bin, QByteArray("{}\0\x7f\x45LF", 7));
+        r = runCli({"estimate", bin.toStdString()});
+        QCOMPARE(r.code, 2);
+        QVERIFY2(r.err.find("NUL byte") != std::string::npos, r.err.c_str());
     }
 
     void badArguments()

@@ -1,6 +1,10 @@
 // shardscope-cli bench: argument errors, the kernel list, a run on the native CPU backend with
 // the results and profile files, and imports beside the plan's estimate.
 #include "cli/cli.h"
+#include "testdata.h"
+
+#include <QDir>
+#include <QFile>
 
 #include <QCoreApplication>
 #include <QTemporaryDir>
@@ -51,6 +55,35 @@ private slots:
         QTest::addRow("bad gemm") << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"),
                                                  QStringLiteral("--gemm"), QStringLiteral("8x8")}
                                   << "MxNxK";
+        QTest::addRow("gemm beyond int64")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"), QStringLiteral("--gemm"),
+                           QStringLiteral("9223372036854775807x2x2")}
+            << "each dimension from 1 to 1048576";
+        QTest::addRow("gemm too large")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"), QStringLiteral("--gemm"),
+                           QStringLiteral("1048576x1048576x8")}
+            << "2^36 elements";
+        QTest::addRow("gemm trailing text")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"), QStringLiteral("--gemm"),
+                           QStringLiteral("8x8x8x8")}
+            << "MxNxK";
+        // 1e10 s x 1000 overflowed the int milliseconds.
+        QTest::addRow("timeout overflow")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"), QStringLiteral("--timeout"),
+                           QStringLiteral("10000000000")}
+            << "--timeout needs a whole number from 0 to 604800";
+        QTest::addRow("ranks overflow")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"), QStringLiteral("--ranks"),
+                           QStringLiteral("4294967297")}
+            << "--ranks needs a whole number";
+        QTest::addRow("repeats overflow")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"), QStringLiteral("--repeats"),
+                           QStringLiteral("99999999999")}
+            << "--repeats needs a whole number";
+        QTest::addRow("warmup overflow")
+            << QStringList{QStringLiteral("bench"), QStringLiteral("x.json"), QStringLiteral("--warmup"),
+                           QStringLiteral("3000000000")}
+            << "--warmup needs a whole number";
         QTest::addRow("missing file")
             << QStringList{QStringLiteral("bench"), QStringLiteral("/nonexistent.plan.json")}
             << "cannot be read";
@@ -105,6 +138,40 @@ private slots:
         QVERIFY(d["calibration"]["gemm_flops"].size() > 0);
     }
 
+    // On a full disk (an injected file size limit), -o and --profile report the failure with
+    // exit 1 and leave the files they would have replaced as they were.
+    void fullDiskKeepsOldFiles()
+    {
+        QTemporaryDir dir;
+        const QString results = dir.filePath(QStringLiteral("r.json"));
+        const QString profile = dir.filePath(QStringLiteral("p.json"));
+        for (const QString &path : {results, profile}) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::WriteOnly));
+            f.write("previous\n");
+        }
+        std::string out, err;
+        int rc = 0;
+        {
+            shardscope::testing::FileSizeLimit limit(512);
+            QVERIFY(limit.active());
+            rc = runCli({"bench", dataFile("tiny.plan.json"), "--backend", "cpu", "--repeats", "1",
+                         "--warmup", "0", "--no-probe", "-o", results.toStdString(), "--profile",
+                         profile.toStdString()},
+                        out, err);
+        }
+        QCOMPARE(rc, int(shardscope::cli::ExitFailure));
+        QVERIFY2(QString::fromStdString(err).contains(results) &&
+                     QString::fromStdString(err).contains(QStringLiteral("unchanged")),
+                 err.c_str());
+        for (const QString &path : {results, profile}) {
+            QFile f(path);
+            QVERIFY(f.open(QIODevice::ReadOnly));
+            QCOMPARE(f.readAll(), QByteArray("previous\n"));
+        }
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 2);
+    }
+
     void imports_data()
     {
         QTest::addColumn<QString>("file");
@@ -126,6 +193,31 @@ private slots:
                         out, err),
                  0);
         QVERIFY2(QString::fromStdString(out).contains(expect), out.c_str());
+    }
+
+    // An nccl-tests log whose "# Avg bus bandwidth" line has no value crashed the importer.
+    void importDamagedLog()
+    {
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("all_reduce_perf.txt"));
+        QFile in(QString::fromStdString(dataFile("all_reduce_perf.txt")));
+        QVERIFY(in.open(QIODevice::ReadOnly));
+        QByteArray text = in.readAll();
+        text += "# Avg bus bandwidth    : \n";
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(text);
+        f.close();
+        std::string out, err;
+        QCOMPARE(runCli({"bench", dataFile("tiny.plan.json"), "--import", path.toStdString()}, out, err), 0);
+        text.replace("     4194304       1048576", "    -4194304       1048576");
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.write(text);
+        f.close();
+        QCOMPARE(runCli({"bench", dataFile("tiny.plan.json"), "--import", path.toStdString()}, out, err),
+                 int(shardscope::cli::ExitBadInput));
+        QVERIFY2(QString::fromStdString(err).contains(QStringLiteral("the size must be a finite number")),
+                 err.c_str());
     }
 
     void importGarbage()

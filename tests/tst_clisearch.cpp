@@ -158,6 +158,16 @@ void TestCliSearch::badInput_data()
     QTest::addRow("search bad plan")
         << QStringList{QStringLiteral("search"), QStringLiteral("@BADTP@")}
         << QStringLiteral("parallel.tp");
+    // 3e9 sequences overflowed the per-replica grad_accum (an int): negative step times ranked
+    // first, exit 0.
+    QTest::addRow("search --global-batch overflow")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--global-batch"),
+                       QStringLiteral("3000000000")}
+        << QStringLiteral("global_batch: must be at most 2147483647 sequences");
+    QTest::addRow("search --global-batch tokens")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--global-batch"),
+                       QStringLiteral("100000000")}
+        << QStringLiteral("beyond any run");
     QTest::addRow("compare one plan") << QStringList{QStringLiteral("compare"), fsdp}
                                       << QStringLiteral("at least two plan files");
     QTest::addRow("compare bad plan")

@@ -6,6 +6,7 @@
 #include "widgets/workbench.h"
 
 #include "core/catalog.h"
+#include "core/files.h"
 #include "testdata.h"
 
 #include <QAction>
@@ -18,6 +19,7 @@
 #include <QTemporaryDir>
 #include <QTest>
 #include <QUndoStack>
+#include <nlohmann/json.hpp>
 
 using namespace shardscope;
 
@@ -96,6 +98,61 @@ private Q_SLOTS:
         QVERIFY(box->isVisible());
         QVERIFY(box->text().contains(QStringLiteral("unchanged")));
         box->close();
+    }
+
+    // A misspelt key is kept and named in a warning, with the field it likely misspells.
+    void unknownFieldsAreShown()
+    {
+        MainWindow w;
+        w.show();
+        QTemporaryDir dir;
+        nlohmann::json j = nlohmann::json::parse(readTextFile(testing::casePath("hcie-ai-fsdp").toStdString()));
+        j["memory"]["recompte"] = "full";
+        const QString path = dir.filePath(QStringLiteral("typo.plan.json"));
+        writeFileAtomically(path.toStdString(), j.dump());
+        QVERIFY(w.openPlan(path));
+        QVERIFY2(w.lastWarning().contains(QStringLiteral("memory.recompte")) &&
+                     w.lastWarning().contains(QStringLiteral("did you mean \"memory.recompute\"")),
+                 qPrintable(w.lastWarning()));
+        auto *box = w.findChild<QMessageBox *>(QStringLiteral("warningBox"));
+        QVERIFY(box && box->isVisible());
+        box->close();
+    }
+
+    // File > Import model config: the shape comes from a Hugging Face config.json, as one
+    // undoable edit; a config that cannot be used is refused with the field and the file.
+    void importModelConfig()
+    {
+        MainWindow w;
+        w.show();
+        QTemporaryDir dir;
+        const QString cfg = dir.filePath(QStringLiteral("config.json"));
+        writeFileAtomically(cfg.toStdString(), R"({"model_type": "qwen2", "hidden_size": 3584,
+            "intermediate_size": 18944, "num_attention_heads": 28, "num_hidden_layers": 28,
+            "num_key_value_heads": 4, "vocab_size": 152064, "tie_word_embeddings": false})");
+        const int undo = w.document()->undoStack()->count();
+        QVERIFY2(w.importModelConfig(cfg), qPrintable(w.lastError()));
+        QCOMPARE(w.document()->plan().model.hidden, int64_t(3584));
+        QCOMPARE(w.document()->plan().model.vocab, int64_t(152064));
+        QVERIFY(w.document()->plan().model.attention_bias);
+        QCOMPARE(w.document()->undoStack()->count(), undo + 1);
+        QVERIFY2(w.lastImportSummary().contains(QStringLiteral("28 layers")) &&
+                     w.lastImportSummary().contains(QStringLiteral("7,615,616,512 parameters")),
+                 qPrintable(w.lastImportSummary()));
+        if (auto *box = w.findChild<QMessageBox *>(QStringLiteral("importBox")))
+            box->close();
+
+        writeFileAtomically(cfg.toStdString(), R"({"model_type": "qwen2", "hidden_size": 3584,
+            "intermediate_size": 18944, "num_attention_heads": 28, "num_hidden_layers": 0,
+            "num_key_value_heads": 4, "vocab_size": 152064})");
+        const auto before = planToJson(w.document()->plan());
+        QVERIFY(!w.importModelConfig(cfg));
+        QVERIFY(planToJson(w.document()->plan()) == before);
+        QVERIFY2(w.lastError().contains(QStringLiteral("config.num_hidden_layers")) &&
+                     w.lastError().contains(QStringLiteral("config.json")),
+                 qPrintable(w.lastError()));
+        if (auto *box = w.findChild<QMessageBox *>(QStringLiteral("errorBox")))
+            box->close();
     }
 
     void openAndSave()

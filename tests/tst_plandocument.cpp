@@ -4,6 +4,8 @@
 #include "core/catalog.h"
 #include "testdata.h"
 
+#include <QDir>
+#include <QFile>
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QTemporaryDir>
@@ -23,6 +25,35 @@ private Q_SLOTS:
         QCoreApplication::setOrganizationName(QStringLiteral("ShardScopeTest"));
         QCoreApplication::setApplicationName(QStringLiteral("tst_plandocument"));
         QDir(Autosave::directory()).removeRecursively();
+    }
+
+    // Saving on a full disk (an injected file size limit) reports the failure and leaves the
+    // previous file whole. QSaveFile on Qt 6.4 committed a truncated file and said it saved.
+    void failedSaveKeepsThePreviousFile()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QString error;
+        QVERIFY(doc.loadAsUntitled(testing::casePath("hcie-ai-ddp"), &error));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("p.plan.json"));
+        QVERIFY(doc.saveAs(path, &error));
+        QFile f(path);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray saved = f.readAll();
+        f.close();
+        Plan p = doc.plan();
+        p.parallel.sharding = Sharding::Full;
+        QVERIFY(doc.apply(p, QStringLiteral("FSDP")));
+        {
+            testing::FileSizeLimit limit(256);
+            QVERIFY(limit.active());
+            QVERIFY(!doc.save(&error));
+        }
+        QVERIFY2(error.contains(path) && error.contains(QStringLiteral("unchanged")), qPrintable(error));
+        QVERIFY(doc.isModified());
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), saved);
+        QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);
     }
 
     void validEditIsUndoable()

@@ -148,6 +148,13 @@
     </message>
 </context>
 <context>
+    <name>FileWrite</name>
+    <message>
+        <source>Cannot encode the image as PNG</source>
+        <translation>无法将图像编码为 PNG</translation>
+    </message>
+</context>
+<context>
     <name>Lesson</name>
     <message>
         <source>%1 layers x %2 + embedding %3 + LM head %4 + final norm %5</source>
@@ -1242,10 +1249,6 @@ The choice follows the traces, not the parameter count.</source>
         <translation>没有可报告的方案。</translation>
     </message>
     <message>
-        <source>Cannot write %1: %2</source>
-        <translation>无法写入 %1：%2</translation>
-    </message>
-    <message>
         <source>Cannot evaluate the plan: %1</source>
         <translation>无法评估方案：%1</translation>
     </message>
@@ -1307,65 +1310,6 @@ The choice follows the traces, not the parameter count.</source>
 </context>
 <context>
     <name>shardscope-cli</name>
-    <message>
-        <source>Usage: shardscope-cli &lt;command&gt; [options]
-
-Plans how a transformer is trained on accelerator nodes: per-rank memory, communication,
-step time.
-
-Commands:
-  estimate PLAN.plan.json [--format table|json]
-      Per-rank peak memory by component, the runtime reserve and whether it fits.
-  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]
-      A PDF report of one or more plans (runs headless).
-  search PLAN.plan.json [--top N] [--global-batch N] [--no-offload] [--format table|json]
-      Every layout of the plan&apos;s model, sequence and cluster that fits, fastest first,
-      and the Pareto front of memory against step time.
-  compare PLAN.plan.json PLAN.plan.json... [--format table|json]
-      Per-layer collectives, message sizes, their time on the links, per-rank memory and
-      step time of several plans side by side.
-  bench PLAN.plan.json --backend cpu|torch [--device cuda|npu|cpu] [--python PATH] [-o FILE]
-      Measures the plan&apos;s kernels on the attached device beside the prediction.
-
-Options:
-  --help       show this help
-  --version    show the version
-  --lang LANG  language of the help and the reports: en or zh_CN (default: the system&apos;s)
-
-Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other failure.
-</source>
-        <translation>用法：shardscope-cli &lt;命令&gt; [选项]
-
-规划 transformer 在加速器节点上的训练方式：每 rank 显存、通信、单步时间。
-
-命令：
-  estimate PLAN.plan.json [--format table|json]
-      按组成部分列出每 rank 峰值显存、运行时预留，以及能否容纳。
-  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]
-      生成一个或多个方案的 PDF 报告（无需显示器）。
-  search PLAN.plan.json [--top N] [--global-batch N] [--no-offload] [--format table|json]
-      列出该方案的模型、序列与集群下所有可容纳的布局（最快的在前），
-      以及显存与单步时间的 Pareto 前沿。
-  compare PLAN.plan.json PLAN.plan.json... [--format table|json]
-      并排比较多个方案的逐层集合通信、消息大小、链路耗时、每 rank 显存
-      与单步时间。
-  bench PLAN.plan.json --backend cpu|torch [--device cuda|npu|cpu] [--python PATH] [-o FILE]
-      在所连设备上测量方案的算子，并与预测并列显示。
-
-选项：
-  --help       显示本帮助
-  --version    显示版本
-  --lang LANG  帮助与报告的语言：en 或 zh_CN（默认：跟随系统）
-
-退出状态：0 成功，2 方案或参数有误（信息输出到 stderr），1 其他错误。
-</translation>
-    </message>
-    <message>
-        <source>Usage: shardscope-cli estimate PLAN.plan.json [--format table|json]
-</source>
-        <translation>用法：shardscope-cli estimate PLAN.plan.json [--format table|json]
-</translation>
-    </message>
     <message>
         <source>Usage: shardscope-cli report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf
                              [--page a4|letter] [--lang en|zh_CN]
@@ -1454,6 +1398,65 @@ measured beside predicted.
   -o, --output FILE       写出结果 JSON
   --profile FILE          写出校准后的设备配置 JSON
   --format table|json     标准输出格式（默认 table）
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli &lt;command&gt; [options]
+
+Plans how a transformer is trained on accelerator nodes: per-rank memory, communication,
+step time.
+
+Commands:
+  estimate PLAN.plan.json [--format table|json] [--hf-config config.json]
+      Per-rank peak memory by component, the runtime reserve and whether it fits.
+  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]
+      A PDF report of one or more plans (runs headless).
+  search PLAN.plan.json [--top N] [--global-batch N] [--no-offload] [--format table|json]
+      Every layout of the plan&apos;s model, sequence and cluster that fits, fastest first,
+      and the Pareto front of memory against step time.
+  compare PLAN.plan.json PLAN.plan.json... [--format table|json]
+      Per-layer collectives, message sizes, their time on the links, per-rank memory and
+      step time of several plans side by side.
+  bench PLAN.plan.json --backend cpu|torch [--device cuda|npu|cpu] [--python PATH] [-o FILE]
+      Measures the plan&apos;s kernels on the attached device beside the prediction.
+
+Options:
+  --help       show this help
+  --version    show the version
+  --lang LANG  language of the help and the reports: en or zh_CN (default: the system&apos;s)
+
+Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other failure.
+</source>
+        <translation>用法：shardscope-cli &lt;命令&gt; [选项]
+
+规划 transformer 在加速器节点上的训练方式：每 rank 显存、通信、单步时间。
+
+命令：
+  estimate PLAN.plan.json [--format table|json] [--hf-config config.json]
+      按组成部分列出每 rank 峰值显存、运行时预留，以及能否容纳。
+  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]
+      生成一个或多个方案的 PDF 报告（无需显示器）。
+  search PLAN.plan.json [--top N] [--global-batch N] [--no-offload] [--format table|json]
+      列出该方案的模型、序列与集群下所有可容纳的布局（最快的在前），
+      以及显存与单步时间的 Pareto 前沿。
+  compare PLAN.plan.json PLAN.plan.json... [--format table|json]
+      并排比较多个方案的逐层集合通信、消息大小、链路耗时、每 rank 显存
+      与单步时间。
+  bench PLAN.plan.json --backend cpu|torch [--device cuda|npu|cpu] [--python PATH] [-o FILE]
+      在所连设备上测量方案的算子，并与预测并列显示。
+
+选项：
+  --help       显示本帮助
+  --version    显示版本
+  --lang LANG  帮助与报告的语言：en 或 zh_CN（默认：跟随系统）
+
+退出状态：0 成功，2 方案或参数有误（信息输出到 stderr），1 其他错误。
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli estimate PLAN.plan.json [--format table|json] [--hf-config config.json]
+</source>
+        <translation>用法：shardscope-cli estimate PLAN.plan.json [--format table|json] [--hf-config config.json]
 </translation>
     </message>
 </context>
@@ -1718,10 +1721,6 @@ measured beside predicted.
         <translation>PNG 图像 (*.png)</translation>
     </message>
     <message>
-        <source>Cannot write %1</source>
-        <translation>无法写入 %1</translation>
-    </message>
-    <message>
         <source>&amp;Quit</source>
         <translation>退出(&amp;Q)</translation>
     </message>
@@ -1889,6 +1888,66 @@ measured beside predicted.
         <source>&amp;Discard</source>
         <translation>丢弃(&amp;D)</translation>
     </message>
+    <message>
+        <source>Device profiles</source>
+        <translation>设备配置</translation>
+    </message>
+    <message>
+        <source>Some user device profiles could not be read and were skipped; plans on the other devices are not affected:</source>
+        <translation>部分用户设备配置无法读取，已跳过；使用其他设备的方案不受影响：</translation>
+    </message>
+    <message>
+        <source>&amp;Import model config...</source>
+        <translation>导入模型配置(&amp;I)...</translation>
+    </message>
+    <message>
+        <source>Import model config</source>
+        <translation>导入模型配置</translation>
+    </message>
+    <message>
+        <source>Hugging Face config (config.json *.json);;All files (*)</source>
+        <translation>Hugging Face 配置 (config.json *.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>%1 has fields ShardScope does not know. They are kept when the plan is saved, but the estimate does not use them:</source>
+        <translation>%1 含有 ShardScope 不认识的字段。保存方案时会保留它们，但估算不使用它们：</translation>
+    </message>
+    <message>
+        <source>%1 was not imported; the plan is unchanged.
+
+%2</source>
+        <translation>%1 未导入；方案保持不变。
+
+%2</translation>
+    </message>
+    <message>
+        <source>The model of %1 does not fit the current layout; the plan is unchanged.
+
+%2</source>
+        <translation>%1 中的模型与当前并行布局不相容；方案保持不变。
+
+%2</translation>
+    </message>
+    <message>
+        <source>Read from %1: %2, %3 layers, hidden %4, %5 heads / %6 KV heads, head dim %7, FFN %8 (%9), vocabulary %10, %11 embeddings; %12 parameters.</source>
+        <translation>从 %1 读取：%2，%3 层，隐藏维度 %4，%5 个注意力头 / %6 个 KV 头，头维度 %7，FFN %8（%9），词表 %10，%11嵌入；共 %12 个参数。</translation>
+    </message>
+    <message>
+        <source>tied</source>
+        <translation>共享</translation>
+    </message>
+    <message>
+        <source>untied</source>
+        <translation>不共享</translation>
+    </message>
+    <message>
+        <source>Mixture of experts: %1 experts, top-%2, expert FFN %3.</source>
+        <translation>混合专家：%1 个专家，top-%2，专家 FFN %3。</translation>
+    </message>
+    <message>
+        <source>Cannot save the settings (is the disk full?); the previous settings are kept.</source>
+        <translation>无法保存设置（磁盘已满？）；保留原有设置。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryChartView</name>
@@ -2019,14 +2078,6 @@ measured beside predicted.
     <message>
         <source>Untitled</source>
         <translation>未命名</translation>
-    </message>
-    <message>
-        <source>Cannot read %1: %2</source>
-        <translation>无法读取 %1：%2</translation>
-    </message>
-    <message>
-        <source>Cannot write %1: %2</source>
-        <translation>无法写入 %1：%2</translation>
     </message>
     <message>
         <source>The plan has no file yet</source>
@@ -2643,10 +2694,6 @@ Not possible now:
     <message>
         <source>Device profile (*.json)</source>
         <translation>设备配置 (*.json)</translation>
-    </message>
-    <message>
-        <source>Cannot write %1</source>
-        <translation>无法写入 %1</translation>
     </message>
     <message>
         <source>Save results</source>

@@ -1,5 +1,7 @@
 #include "autosave.h"
 
+#include "filewrite.h"
+
 #include "plandocument.h"
 #include "qstrings.h"
 
@@ -8,7 +10,6 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QLockFile>
-#include <QSaveFile>
 #include <QStandardPaths>
 #include <QTimer>
 #include <QUuid>
@@ -92,11 +93,7 @@ void Autosave::saveNow()
     meta.insert(QStringLiteral("original"), m_document->filePath());
     meta.insert(QStringLiteral("name"), qs(m_document->plan().name));
     meta.insert(QStringLiteral("saved"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate));
-    QSaveFile f(metaPath());
-    if (f.open(QIODevice::WriteOnly)) {
-        f.write(QJsonDocument(meta).toJson());
-        f.commit();
-    }
+    writeFileSafely(metaPath(), QJsonDocument(meta).toJson(), nullptr);
 }
 
 void Autosave::finish()

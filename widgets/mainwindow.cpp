@@ -3,6 +3,7 @@
 #include "appsettings.h"
 #include "communicationpanel.h"
 #include "comparepanel.h"
+#include "filewrite.h"
 #include "memorypanel.h"
 #include "plandocument.h"
 #include "planeditor.h"
@@ -10,6 +11,8 @@
 #include "searchpanel.h"
 
 #include "core/catalog.h"
+#include "core/errors.h"
+#include "core/units.h"
 
 #include <QAction>
 #include <QApplication>
@@ -65,6 +68,11 @@ MainWindow::MainWindow(const Catalog &catalog, QWidget *parent)
     connect(m_document, &PlanDocument::editRefused, this,
             [this](const QString &reason) { statusBar()->showMessage(tr("Not applied: %1").arg(reason), 10000); });
     statusBar()->showMessage(tr("Change the plan on the left; every change redraws the per-rank bars."), 8000);
+    if (!catalog.warnings().empty())
+        showWarnings(tr("Device profiles"),
+                     tr("Some user device profiles could not be read and were skipped; plans on "
+                        "the other devices are not affected:"),
+                     catalog.warnings());
 
     resize(1360, 740);
     restoreGeometry(settings::windowGeometry().get());
@@ -102,6 +110,13 @@ void MainWindow::createActions()
     }
     examples->setEnabled(!cases.isEmpty());
     m_recentMenu = file->addMenu(tr("Open &recent"));
+    file->addAction(tr("&Import model config..."), this, [this] {
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Import model config"), dialogDirectory(),
+            tr("Hugging Face config (config.json *.json);;All files (*)"));
+        if (!path.isEmpty())
+            importModelConfig(path);
+    });
     file->addSeparator();
     file->addAction(tr("&Save"), this, &MainWindow::save)->setShortcut(QKeySequence::Save);
     file->addAction(tr("Save &as..."), this, &MainWindow::saveAs)->setShortcut(QKeySequence::SaveAs);
@@ -109,8 +124,9 @@ void MainWindow::createActions()
     m_exportMenu->addAction(tr("Chart as PNG..."), this, [this] {
         const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), dialogDirectory(),
                                                           tr("PNG images (*.png)"));
-        if (!path.isEmpty() && !m_memory->grab().save(path, "PNG"))
-            showError(tr("Export chart"), tr("Cannot write %1").arg(path));
+        QString error;
+        if (!path.isEmpty() && !writePngSafely(path, m_memory->grab(), &error))
+            showError(tr("Export chart"), error);
     });
     file->addSeparator();
     QAction *quit = file->addAction(tr("&Quit"), this, &QWidget::close);
@@ -245,7 +261,75 @@ bool MainWindow::openPlan(const QString &path)
     addRecentFile(m_document->filePath());
     settings::lastDirectory().set(QFileInfo(path).absolutePath());
     statusBar()->showMessage(tr("Opened %1").arg(path), 5000);
+    if (!m_document->plan().warnings.empty())
+        showWarnings(tr("Open plan"),
+                     tr("%1 has fields ShardScope does not know. They are kept when the plan is "
+                        "saved, but the estimate does not use them:").arg(QFileInfo(path).fileName()),
+                     m_document->plan().warnings);
     return true;
+}
+
+bool MainWindow::importModelConfig(const QString &path)
+{
+    const QString name = QFileInfo(path).fileName();
+    ModelShape shape;
+    try {
+        shape = shapeFromHuggingFaceConfigFile(path.toStdString());
+    } catch (const PlanError &e) {
+        showError(tr("Import model config"),
+                  tr("%1 was not imported; the plan is unchanged.\n\n%2").arg(name, qs(e.what())));
+        return false;
+    }
+    Plan candidate = m_document->plan();
+    candidate.model = shape;
+    const QString refused = m_document->validationError(candidate);
+    if (!refused.isEmpty() || !m_document->apply(candidate, tr("Import model config"))) {
+        showError(tr("Import model config"),
+                  tr("The model of %1 does not fit the current layout; the plan is unchanged.\n\n%2")
+                      .arg(name, refused));
+        return false;
+    }
+    const ParameterCounts pc = countParameters(shape);
+    m_lastImport =
+        tr("Read from %1: %2, %3 layers, hidden %4, %5 heads / %6 KV heads, head dim %7, FFN %8 "
+           "(%9), vocabulary %10, %11 embeddings; %12 parameters.")
+            .arg(path, qs(shape.display_name))
+            .arg(shape.layers)
+            .arg(shape.hidden)
+            .arg(shape.heads)
+            .arg(shape.kv_heads)
+            .arg(shape.head_dim)
+            .arg(shape.ffn_hidden)
+            .arg(qs(std::string(toString(shape.ffn))))
+            .arg(shape.vocab)
+            .arg(shape.tied_embeddings ? tr("tied") : tr("untied"))
+            .arg(qs(formatCount(pc.total)));
+    if (shape.moe.enabled())
+        m_lastImport += QLatin1Char(' ') + tr("Mixture of experts: %1 experts, top-%2, expert FFN %3.")
+                                               .arg(shape.moe.experts)
+                                               .arg(shape.moe.top_k)
+                                               .arg(shape.moe.expert_ffn_hidden);
+    statusBar()->showMessage(m_lastImport, 15000);
+    auto *box = new QMessageBox(QMessageBox::Information, tr("Import model config"), m_lastImport,
+                                QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("importBox"));
+    box->open();
+    return true;
+}
+
+void MainWindow::showWarnings(const QString &title, const QString &intro,
+                              const std::vector<std::string> &warnings)
+{
+    QStringList lines;
+    for (const std::string &w : warnings)
+        lines << QStringLiteral("• ") + qs(w);
+    m_lastWarning = intro + QLatin1Char('\n') + lines.join(QLatin1Char('\n'));
+    statusBar()->showMessage(intro + QLatin1Char(' ') + qs(warnings.front()), 15000);
+    auto *box = new QMessageBox(QMessageBox::Warning, title, m_lastWarning, QMessageBox::Ok, this);
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("warningBox"));
+    box->open();
 }
 
 bool MainWindow::openExample(const QString &path)
@@ -365,7 +449,10 @@ void MainWindow::addRecentFile(const QString &path)
     files.prepend(path);
     while (files.size() > settings::kMaxRecentFiles)
         files.removeLast();
-    settings::recentFiles().set(files);
+    if (!settings::recentFiles().set(files))
+        statusBar()->showMessage(tr("Cannot save the settings (is the disk full?); the previous "
+                                    "settings are kept."),
+                                 15000);
     updateRecentMenu();
 }
 
@@ -389,7 +476,7 @@ void MainWindow::updateRecentMenu()
 
 bool MainWindow::saveScreenshot(const QString &path)
 {
-    return grab().save(path, "PNG");
+    return writePngSafely(path, grab(), nullptr);
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

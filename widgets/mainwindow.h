@@ -52,6 +52,9 @@ public:
 
     /// Opens a plan file; on failure shows the error and keeps the current document.
     bool openPlan(const QString &path);
+    /// Replaces the plan's model by the shape of a Hugging Face config.json (an undoable edit)
+    /// and shows what was read; on failure shows why and keeps the plan.
+    bool importModelConfig(const QString &path);
     /// Opens a plan file as an untitled copy (the built-in examples).
     bool openExample(const QString &path);
     /// Restores an autosaved plan from a session that did not end normally.
@@ -67,6 +70,10 @@ public:
 
     /// The last error shown to the user.
     QString lastError() const { return m_lastError; }
+    /// The last warnings shown (unknown fields of an opened plan, skipped device profiles).
+    QString lastWarning() const { return m_lastWarning; }
+    /// What the last model-config import read.
+    QString lastImportSummary() const { return m_lastImport; }
     /// Replaces the save prompt (for tests and scripted runs).
     void setSavePrompt(std::function<QMessageBox::StandardButton()> prompt);
     /// Renders the window into a PNG.
@@ -82,6 +89,7 @@ private:
     void updateRecentMenu();
     void addRecentFile(const QString &path);
     void showError(const QString &title, const QString &text);
+    void showWarnings(const QString &title, const QString &intro, const std::vector<std::string> &warnings);
     QString dialogDirectory() const;
 
     PlanDocument *m_document;
@@ -97,6 +105,8 @@ private:
     QMenu *m_recentMenu = nullptr;
     QMenu *m_exportMenu = nullptr;
     QString m_lastError;
+    QString m_lastWarning;
+    QString m_lastImport;
     std::function<QMessageBox::StandardButton()> m_savePrompt;
 };
 

@@ -1,5 +1,7 @@
 #include "plandocument.h"
 
+#include "filewrite.h"
+
 #include "qstrings.h"
 
 #include "core/catalog.h"
@@ -7,7 +9,6 @@
 
 #include <QFile>
 #include <QFileInfo>
-#include <QSaveFile>
 #include <QUndoStack>
 
 namespace shardscope {
@@ -116,14 +117,9 @@ void PlanDocument::reset(const Plan &plan)
 std::optional<Plan> PlanDocument::readPlanFile(const QString &path, const Catalog &catalog,
                                                QString *error)
 {
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        if (error)
-            *error = tr("Cannot read %1: %2").arg(path, f.errorString());
-        return std::nullopt;
-    }
     try {
-        return parsePlanText(f.readAll().toStdString(), catalog);
+        // Size-capped, relative paths (model.hf_config) against the plan's folder.
+        return parsePlanFile(path.toStdString(), catalog);
     } catch (const PlanError &e) {
         if (error)
             *error = describe(e);
@@ -136,20 +132,7 @@ std::optional<Plan> PlanDocument::readPlanFile(const QString &path, const Catalo
 
 bool PlanDocument::writePlanFile(const QString &path, const Plan &plan, QString *error)
 {
-    QSaveFile f(path);
-    if (!f.open(QIODevice::WriteOnly)) {
-        if (error)
-            *error = tr("Cannot write %1: %2").arg(path, f.errorString());
-        return false;
-    }
-    const std::string text = planToJson(plan).dump(2) + "\n";
-    f.write(text.data(), qint64(text.size()));
-    if (!f.commit()) {
-        if (error)
-            *error = tr("Cannot write %1: %2").arg(path, f.errorString());
-        return false;
-    }
-    return true;
+    return writeFileSafely(path, QByteArray::fromStdString(planToJson(plan).dump(2) + "\n"), error);
 }
 
 bool PlanDocument::load(const QString &path, QString *error)

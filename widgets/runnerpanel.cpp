@@ -1,5 +1,7 @@
 #include "runnerpanel.h"
 
+#include "filewrite.h"
+
 #include "core/catalog.h"
 #include "core/estimate.h"
 #include "core/units.h"
@@ -20,7 +22,6 @@
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QSpinBox>
 #include <QSplitter>
 #include <QTableView>
@@ -309,11 +310,9 @@ void RunnerPanel::saveProfile()
                                                       tr("Device profile (*.json)"));
     if (path.isEmpty())
         return;
-    QSaveFile f(path);
-    const std::string text = calibratedProfile().dump(2) + "\n";
-    if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
-        !f.commit())
-        m_status->setText(tr("Cannot write %1").arg(path));
+    QString error;
+    if (!writeFileSafely(path, QByteArray::fromStdString(calibratedProfile().dump(2) + "\n"), &error))
+        m_status->setText(error);
 }
 
 void RunnerPanel::saveResults()
@@ -322,12 +321,11 @@ void RunnerPanel::saveResults()
         QFileDialog::getSaveFileName(this, tr("Save results"), {}, tr("Results (*.json)"));
     if (path.isEmpty() || !m_runPlan)
         return;
-    QSaveFile f(path);
+    QString error;
     const std::string text =
         resultsToJson(*m_runPlan, m_runner->results(), Catalog::builtin()).dump(2) + "\n";
-    if (!f.open(QIODevice::WriteOnly) || f.write(text.data(), qint64(text.size())) < 0 ||
-        !f.commit())
-        m_status->setText(tr("Cannot write %1").arg(path));
+    if (!writeFileSafely(path, QByteArray::fromStdString(text), &error))
+        m_status->setText(error);
 }
 
 void RunnerPanel::importFile()

@@ -22,10 +22,14 @@ public:
         const QVariant v = settings.value(m_key);
         return v.isValid() && v.canConvert<T>() ? v.value<T>() : m_default;
     }
-    void set(const T &value) const
+    /// Stores the value; false when the store could not be written (a full disk), in which
+    /// case the previous settings file is left as it was.
+    bool set(const T &value) const
     {
         QSettings settings;
         settings.setValue(m_key, QVariant::fromValue(value));
+        settings.sync();
+        return settings.status() == QSettings::NoError;
     }
     void remove() const
     {

@@ -4,11 +4,13 @@
 #include "core/errors.h"
 #include "core/estimate.h"
 #include "core/files.h"
+#include "core/jsoninput.h"
 #include "core/units.h"
 #include "shardscope_config.h"
 
 #include <QCoreApplication>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <iomanip>
 #include <iostream>
@@ -29,7 +31,7 @@ const char *kUsage = QT_TRANSLATE_NOOP(
     "step time.\n"
     "\n"
     "Commands:\n"
-    "  estimate PLAN.plan.json [--format table|json]\n"
+    "  estimate PLAN.plan.json [--format table|json] [--hf-config config.json]\n"
     "      Per-rank peak memory by component, the runtime reserve and whether it fits.\n"
     "  report PLAN.plan.json [PLAN.plan.json...] -o REPORT.pdf [--page a4|letter] [--lang en|zh_CN]\n"
     "      A PDF report of one or more plans (runs headless).\n"
@@ -86,10 +88,53 @@ std::string gibgb(double b)
 
 } // namespace
 
-std::string estimateTable(const std::string &planText)
+std::string located(const std::string &file, const std::string &message)
+{
+    return message.rfind(file, 0) == 0 ? message : file + ": " + message;
+}
+
+const Catalog &catalog(std::ostream &err)
 {
     const Catalog &cat = Catalog::builtin();
-    const Plan plan = parsePlanText(planText, cat);
+    static bool reported = false;
+    if (!reported) {
+        reported = true;
+        for (const std::string &w : cat.warnings())
+            err << "shardscope-cli: warning: " << w << "\n";
+    }
+    return cat;
+}
+
+Plan readPlan(const std::string &file, std::ostream &err, const std::string &hfConfig)
+{
+    const Catalog &cat = catalog(err);
+    Plan plan;
+    if (hfConfig.empty()) {
+        plan = parsePlanFile(file, cat);
+    } else {
+        // The config replaces the plan's model; it is resolved against the working directory,
+        // like any path on the command line.
+        nlohmann::json j = parseJsonText(readTextFile(file), "");
+        if (!j.is_object())
+            throw PlanError("plan", "must be a JSON object");
+        std::error_code ec;
+        const auto abs = std::filesystem::absolute(hfConfig, ec);
+        j["model"] = {{"hf_config", ec ? hfConfig : abs.string()}};
+        plan = parsePlan(j, cat, std::filesystem::path(file).parent_path().string());
+    }
+    for (const std::string &w : plan.warnings)
+        err << "shardscope-cli: warning: " << file << ": " << w << "\n";
+    return plan;
+}
+
+std::string estimateTable(const std::string &planText)
+{
+    return estimateTable(parsePlanText(planText, Catalog::builtin()));
+}
+
+std::string estimateTable(const Plan &plan)
+{
+    const Catalog &cat = Catalog::builtin();
     const Estimate e = estimate(plan, cat);
     const DeviceProfile &dev = *cat.device(plan.cluster.device);
     const ParameterCounts pc = countParameters(plan.model);
@@ -209,10 +254,22 @@ std::string estimateTable(const std::string &planText)
           << formatFixed(e.step.tokens_per_s, 0) << " tokens/s, MFU " << formatFixed(100 * e.step.mfu, 1)
           << "%\n\n";
     }
+    const HostMemory &host = e.memory.host;
+    if (host.offloads()) {
+        o << "Host memory for the offload (node " << host.fullest_node << ", its "
+          << plan.cluster.devices_per_node << (plan.cluster.devices_per_node == 1 ? " rank): " : " ranks together): ") << formatGiB(host.bytesPerNode())
+          << " (pinned " << formatGiB(host.pinned_per_node) << ", pageable "
+          << formatGiB(host.pageable_per_node) << ") of ";
+        if (host.capacity_bytes > 0)
+            o << formatGiB(host.capacity_bytes) << (host.fits ? ": fits" : ": DOES NOT FIT") << "\n\n";
+        else
+            o << "an unknown host memory (not checked; set cluster.host_memory_bytes)\n\n";
+    }
     o << "Verdict: " << (e.memory.fits ? "FITS" : "DOES NOT FIT") << " on " << dev.name
       << "; peak rank " << e.memory.peak_rank << " needs "
       << formatGiB(e.memory.peak_bytes) << " allocated + reserve, of " << formatGiB(e.memory.hbm_bytes)
-      << " HBM.\n";
+      << " HBM" << (e.memory.hbm_fits && !host.fits ? "; the offloaded states do not fit the host memory" : "")
+      << ".\n";
     o << "Units: GiB = 2^30 bytes (what allocators report), GB = 10^9 bytes (datasheets).\n";
     return o.str();
 }
@@ -221,9 +278,18 @@ int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std
 {
     std::string file;
     std::string format = "table";
+    std::string hfConfig;
     for (size_t i = 0; i < args.size(); ++i) {
         const std::string &a = args[i];
-        if (a == "--format") {
+        if (a == "--hf-config") {
+            if (i + 1 >= args.size()) {
+                err << "shardscope-cli estimate: --hf-config needs a config.json\n";
+                return ExitBadInput;
+            }
+            hfConfig = args[++i];
+        } else if (a.rfind("--hf-config=", 0) == 0) {
+            hfConfig = a.substr(12);
+        } else if (a == "--format") {
             if (i + 1 >= args.size()) {
                 err << "shardscope-cli estimate: --format needs a value (table or json)\n";
                 return ExitBadInput;
@@ -233,7 +299,7 @@ int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std
             format = a.substr(9);
         } else if (a == "--help" || a == "-h") {
             out << QCoreApplication::translate("shardscope-cli",
-                                               "Usage: shardscope-cli estimate PLAN.plan.json [--format table|json]\n")
+                                               "Usage: shardscope-cli estimate PLAN.plan.json [--format table|json] [--hf-config config.json]\n")
                        .toStdString();
             return ExitOk;
         } else if (!a.empty() && a[0] == '-') {
@@ -255,16 +321,13 @@ int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std
         return ExitBadInput;
     }
     try {
-        const std::string text = readTextFile(file);
-        if (format == "json") {
-            const Catalog &cat = Catalog::builtin();
-            const Plan plan = parsePlanText(text, cat);
-            out << estimateToJson(plan, estimate(plan, cat)).dump(2) << "\n";
-        } else {
-            out << estimateTable(text);
-        }
+        const Plan plan = readPlan(file, err, hfConfig);
+        if (format == "json")
+            out << estimateToJson(plan, estimate(plan, Catalog::builtin())).dump(2) << "\n";
+        else
+            out << estimateTable(plan);
     } catch (const PlanError &e) {
-        err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
+        err << "shardscope-cli: error: " << located(file, e.what()) << "\n";
         return ExitBadInput;
     }
     return ExitOk;

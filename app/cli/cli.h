@@ -4,6 +4,11 @@
 #include <string>
 #include <vector>
 
+namespace shardscope {
+class Catalog;
+struct Plan;
+}
+
 namespace shardscope::cli {
 
 /// Exit statuses of shardscope-cli.
@@ -26,5 +31,18 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
 
 /// The human-readable estimate table (also used by golden tests).
 std::string estimateTable(const std::string &planText);
+std::string estimateTable(const Plan &plan);
+
+/// "FILE: message", unless the message already starts with FILE.
+std::string located(const std::string &file, const std::string &message);
+
+/// The built-in catalog. Prints what loading it noticed (a skipped user device profile, a user
+/// device folder that is a file) on `err`, once per process.
+const Catalog &catalog(std::ostream &err);
+/// Reads and parses a plan file (relative paths in it resolve against its folder) and prints
+/// its warnings (unknown fields, with the field they likely misspell) on `err`, naming the
+/// file. `hfConfig`, when not empty, replaces the plan's model with that Hugging Face
+/// config.json. Throws PlanError.
+Plan readPlan(const std::string &file, std::ostream &err, const std::string &hfConfig = {});
 
 } // namespace shardscope::cli

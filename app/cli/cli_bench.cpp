@@ -12,7 +12,6 @@
 #include "runner/importers.h"
 
 #include <QCoreApplication>
-#include <QSaveFile>
 #include <cmath>
 #include <iomanip>
 #include <memory>
@@ -102,6 +101,13 @@ bool parseGemm(const std::string &spec, Kernel &k)
     char x1 = 0, x2 = 0;
     std::istringstream in(dims);
     if (!(in >> m >> x1 >> n >> x2 >> kk) || x1 != 'x' || x2 != 'x' || m <= 0 || n <= 0 || kk <= 0)
+        return false;
+    // Each dimension at most 2^20 and the three operands at most 2^36 elements (128 GiB in
+    // bf16): every product below stays far inside int64 and double's exact range.
+    constexpr long long kMaxDim = 1 << 20;
+    if (m > kMaxDim || n > kMaxDim || kk > kMaxDim || !in.eof())
+        return false;
+    if (double(m) * double(kk) + double(kk) * double(n) + double(m) * double(n) > double(int64_t(1) << 36))
         return false;
     const auto d = parseDType(dt);
     if (!d)
@@ -214,7 +220,7 @@ double interpolateBusbw(const std::vector<CollectivePoint> &pts, const std::stri
 int importCommand(const Plan &plan, const Catalog &cat, const std::string &file, int ranks,
                   const std::string &format, std::ostream &out)
 {
-    const std::string text = readTextFile(file);
+    const std::string text = readTextFile(file, kMaxTraceFileBytes);
     const Estimate e = estimate(plan, cat);
     const bool isJson = text.find("traceEvents") != std::string::npos ||
                         (!text.empty() && text.find_first_not_of(" \t\r\n") != std::string::npos &&
@@ -294,15 +300,27 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
         }
         return &args[++i];
     };
+    // Each count option has a range its uses (timeouts in ms in an int, process counts,
+    // repetitions) stay inside; beyond it the value is refused, not wrapped or clamped.
     auto toInt = [&](const std::string &a, const std::string &v, long long &outv) {
+        long long hi = 1000000;
+        if (a == "--timeout")
+            hi = 7 * 86400; // a week of silence, in s (kept in ms in an int)
+        else if (a == "--nproc" || a == "--ranks")
+            hi = 1 << 20;
+        else if (a == "--warmup" || a == "--repeats")
+            hi = 100000;
+        else if (a == "--max-tokens" || a == "--probe-tokens")
+            hi = int64_t(1) << 34;
         try {
             size_t pos = 0;
             outv = std::stoll(v, &pos);
-            if (pos != v.size() || outv < 0)
+            if (pos != v.size() || outv < 0 || outv > hi)
                 throw std::invalid_argument(v);
             return true;
         } catch (const std::exception &) {
-            err << "shardscope-cli bench: " << a << " needs a number >= 0, not " << v << "\n";
+            err << "shardscope-cli bench: " << a << " needs a whole number from 0 to " << hi
+                << ", not " << v << "\n";
             return false;
         }
     };
@@ -375,7 +393,8 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
                 return ExitBadInput;
             Kernel k;
             if (!parseGemm(*v, k)) {
-                err << "shardscope-cli bench: --gemm needs MxNxK[:dtype], not " << *v << "\n";
+                err << "shardscope-cli bench: --gemm needs MxNxK[:dtype] with each dimension from "
+                       "1 to 1048576 and the operands at most 2^36 elements, not " << *v << "\n";
                 return ExitBadInput;
             }
             extra.push_back(k);
@@ -417,12 +436,12 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
     if (opt.backend == QLatin1String("cpu"))
         opt.device = QStringLiteral("cpu");
 
-    const Catalog &cat = Catalog::builtin();
+    const Catalog &cat = catalog(err);
     Plan plan;
     try {
-        plan = parsePlanText(readTextFile(file), cat);
+        plan = readPlan(file, err);
     } catch (const PlanError &e) {
-        err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
+        err << "shardscope-cli: error: " << located(file, e.what()) << "\n";
         return ExitBadInput;
     }
     if (!importFile.empty()) {
@@ -434,7 +453,7 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
             err << "shardscope-cli: error: " << e.what() << "\n";
             return ExitBadInput;
         } catch (const std::exception &e) {
-            err << "shardscope-cli: error: " << importFile << ": " << e.what() << "\n";
+            err << "shardscope-cli: error: " << located(importFile, e.what()) << "\n";
             return ExitBadInput;
         }
     }
@@ -491,13 +510,13 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
         out << resultsTable(plan, r, cat);
 
     auto save = [&](const std::string &path, const std::string &data) {
-        QSaveFile f(QString::fromStdString(path));
-        if (!f.open(QIODevice::WriteOnly) || f.write(data.data(), qint64(data.size())) < 0 ||
-            !f.commit()) {
-            err << "shardscope-cli bench: cannot write " << path << "\n";
+        try {
+            writeFileAtomically(path, data);
+            return true;
+        } catch (const WriteError &e) {
+            err << "shardscope-cli bench: " << e.what() << "\n";
             return false;
         }
-        return true;
     };
     if (!output.empty() && !save(output, resultsToJson(plan, r, cat).dump(2) + "\n"))
         return ExitFailure;

@@ -104,14 +104,14 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
         return ExitBadInput;
     }
 
-    const Catalog &cat = Catalog::builtin();
+    const Catalog &cat = catalog(err);
     std::vector<ReportPlan> plans;
     for (const std::string &file : files) {
         try {
-            plans.push_back({parsePlanText(readTextFile(file), cat),
+            plans.push_back({readPlan(file, err),
                              QFileInfo(QString::fromStdString(file)).fileName()});
         } catch (const PlanError &e) {
-            err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
+            err << "shardscope-cli: error: " << located(file, e.what()) << "\n";
             return ExitBadInput;
         }
     }

@@ -193,9 +193,9 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
     }
     const std::string &file = o.files.front();
     try {
-        const Catalog &cat = Catalog::builtin();
+        const Catalog &cat = catalog(err);
         SearchRequest req;
-        req.base = parsePlanText(readTextFile(file), cat);
+        req.base = readPlan(file, err);
         req.top = o.top;
         req.global_batch = o.globalBatch;
         req.allow_offload = o.offload;
@@ -244,7 +244,7 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         out << "\nLayout: dp/tp/pp/cp degrees, v virtual stages, sharding, sp, recompute, offload "
                "(O optimizer, P params, G grads, A activations), micro-batch x micro-batches.\n";
     } catch (const PlanError &e) {
-        err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
+        err << "shardscope-cli: error: " << located(file, e.what()) << "\n";
         return ExitBadInput;
     }
     return ExitOk;
@@ -274,11 +274,11 @@ int compareCommand(const std::vector<std::string> &args, std::ostream &out, std:
         int layers = 0;
     };
     std::vector<Row> rows;
-    const Catalog &cat = Catalog::builtin();
+    const Catalog &cat = catalog(err);
     for (const std::string &file : o.files) {
         try {
             Row r;
-            r.plan = parsePlanText(readTextFile(file), cat);
+            r.plan = readPlan(file, err);
             r.est = estimate(r.plan, cat);
             const DeviceProfile &dev = *cat.device(r.plan.cluster.device);
             const FrameworkProfile &fw = *cat.framework(r.plan.framework);
@@ -294,7 +294,7 @@ int compareCommand(const std::vector<std::string> &args, std::ostream &out, std:
             r.layers = ce.layers;
             rows.push_back(std::move(r));
         } catch (const PlanError &e) {
-            err << "shardscope-cli: error: " << file << ": " << e.what() << "\n";
+            err << "shardscope-cli: error: " << located(file, e.what()) << "\n";
             return ExitBadInput;
         }
     }

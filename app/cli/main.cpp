@@ -10,24 +10,36 @@ int main(int argc, char **argv)
 {
     std::vector<std::string> args(argv + 1, argv + argc);
 
-    // --lang LANG chooses the language of the help and the reports for every verb (the report
-    // verb reads it too); without it the system locale decides.
+    // --lang LANG chooses the language of the help and the reports for every verb, wherever it
+    // stands; without it the system locale decides. It is taken out here and the report verb
+    // receives it back as its own option.
     std::string lang;
-    const bool report = !args.empty() && args.front() == "report";
+    bool langGiven = false;
     for (size_t i = 0; i < args.size(); ++i) {
-        if (args[i] == "--lang" && i + 1 < args.size()) {
+        if (args[i] == "--lang") {
+            if (i + 1 >= args.size()) {
+                std::cerr << "shardscope-cli: --lang needs a value (en or zh_CN)\n";
+                return shardscope::cli::ExitBadInput;
+            }
             lang = args[i + 1];
-            if (!report)
-                args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
+            args.erase(args.begin() + long(i), args.begin() + long(i) + 2);
+            langGiven = true;
             break;
         }
         if (args[i].rfind("--lang=", 0) == 0) {
             lang = args[i].substr(7);
-            if (!report)
-                args.erase(args.begin() + long(i));
+            args.erase(args.begin() + long(i));
+            langGiven = true;
             break;
         }
     }
+    if (langGiven && lang != "en" && lang != "zh_CN") {
+        std::cerr << "shardscope-cli: --lang must be en or zh_CN, not \"" << lang << "\"\n";
+        return shardscope::cli::ExitBadInput;
+    }
+    const bool report = !args.empty() && args.front() == "report";
+    if (report && langGiven)
+        args.insert(args.end(), {"--lang", lang});
 
     // The report verb draws with Qt Gui on the offscreen platform (no display needed); the other
     // verbs need only Qt Core.

@@ -3,6 +3,7 @@
 #include "shardscope_config.h"
 #include "widgets/mainwindow.h"
 #include "widgets/languagemenu.h"
+#include "widgets/settingsstore.h"
 #include "widgets/workbench.h"
 
 #include <QApplication>
@@ -47,6 +48,8 @@ int main(int argc, char **argv)
     // The reverse-DNS id of the .desktop file and the AppStream metainfo (packaging/).
     QGuiApplication::setDesktopFileName(QStringLiteral("io.github.shardscope.ShardScope"));
     QApplication::setApplicationVersion(QStringLiteral(SHARDSCOPE_VERSION));
+    // Settings through a store whose failed writes keep the previous file (settingsstore.h).
+    shardscope::useSettingsStore();
     // The system locale's language, or the one chosen in the Language menu.
     shardscope::LanguageMenu::applySaved();
 
