@@ -263,6 +263,13 @@ const json &eventArgs(const json &e)
 
 } // namespace
 
+bool looksLikeChromeTrace(const std::string &text)
+{
+    const auto first = text.find_first_not_of(" \t\r\n");
+    return text.find("traceEvents") != std::string::npos ||
+           (first != std::string::npos && text[first] == '[');
+}
+
 TraceImport parseChromeTrace(const std::string &text)
 {
     json j;

@@ -65,6 +65,10 @@ struct TraceImport
     int events = 0;
 };
 
+/// Whether `text` is to be read as a Chrome trace (a JSON object with "traceEvents", or a
+/// JSON array) rather than as collective benchmark output.
+bool looksLikeChromeTrace(const std::string &text);
+
 /// Reads a Chrome trace JSON exported by torch.profiler (export_chrome_trace) or torch_npu's
 /// profiler: device kernels and CPU ops of NCCL / HCCL collectives, and "[memory]" events.
 /// Throws std::runtime_error when the file is not a trace.

@@ -51,5 +51,25 @@ if [ "${SHARDSCOPE_TEST_FUZZ:-1}" != 0 ]; then
         exit 1
     fi
     grep -E '^(Done|stat::number_of_executed_units|stat::new_units_added)' build-fuzz/fuzz.log
-    echo "Fuzz stage (fuzz_plan): $((SECONDS - start)) s"
+    # The readers of measurements and profiles, SHARDSCOPE_FUZZ_INPUT_SECONDS each (default 20):
+    # imports (nccl-tests, hccl_test, traces) seeded with tests/data/runner, device and
+    # framework profiles seeded with resources/, Hugging Face configs.
+    cmake --build build-fuzz --parallel "$jobs" --target fuzz_import fuzz_profile fuzz_hfconfig
+    for target in import profile hfconfig; do
+        seeds=(tests/fuzz/corpus-$target)
+        case $target in
+            import) seeds+=(tests/data/runner) ;;
+            profile) seeds+=(resources/devices resources/frameworks) ;;
+        esac
+        mkdir -p "build-fuzz/corpus-$target"
+        if ! build-fuzz/tests/fuzz/fuzz_$target -max_total_time="${SHARDSCOPE_FUZZ_INPUT_SECONDS:-20}" \
+            -timeout=10 -rss_limit_mb=2048 -artifact_prefix=build-fuzz/findings/ -print_final_stats=1 \
+            "build-fuzz/corpus-$target" "${seeds[@]}" >"build-fuzz/fuzz-$target.log" 2>&1; then
+            tail -n 80 "build-fuzz/fuzz-$target.log"
+            echo "fuzz_$target found a problem; the input is in build-fuzz/findings/" >&2
+            exit 1
+        fi
+        echo "fuzz_$target: $(grep -E '^stat::number_of_executed_units' "build-fuzz/fuzz-$target.log")"
+    done
+    echo "Fuzz stage (fuzz_plan, fuzz_import, fuzz_profile, fuzz_hfconfig): $((SECONDS - start)) s"
 fi

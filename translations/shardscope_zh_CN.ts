@@ -2712,10 +2712,6 @@ Not possible now:
         <translation>基准测试输出或轨迹 (*.txt *.log *.json);;所有文件 (*)</translation>
     </message>
     <message>
-        <source>Cannot read %1</source>
-        <translation>无法读取 %1</translation>
-    </message>
-    <message>
         <source>Trace %1: %2 events, peak allocated %3 (plan: %4)</source>
         <translation>轨迹 %1：%2 个事件，峰值分配 %3（方案：%4）</translation>
     </message>

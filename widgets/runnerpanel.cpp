@@ -2,6 +2,8 @@
 
 #include "filewrite.h"
 
+#include "core/files.h"
+
 #include "core/catalog.h"
 #include "core/estimate.h"
 #include "core/units.h"
@@ -335,15 +337,11 @@ void RunnerPanel::importFile()
         tr("Benchmark output or trace (*.txt *.log *.json);;All files (*)"));
     if (path.isEmpty() || !m_plan)
         return;
-    QFile f(path);
-    if (!f.open(QIODevice::ReadOnly)) {
-        m_log->appendPlainText(tr("Cannot read %1").arg(path));
-        return;
-    }
-    const std::string text = f.readAll().toStdString();
     try {
+        // The same size cap and the same choice of reader as bench --import.
+        const std::string text = readTextFile(path.toStdString(), kMaxTraceFileBytes);
         const Estimate e = estimate(*m_plan, Catalog::builtin());
-        if (path.endsWith(QLatin1String(".json"))) {
+        if (looksLikeChromeTrace(text)) {
             const TraceImport t = parseChromeTrace(text);
             m_log->appendPlainText(
                 tr("Trace %1: %2 events, peak allocated %3 (plan: %4)")

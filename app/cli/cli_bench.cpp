@@ -222,9 +222,7 @@ int importCommand(const Plan &plan, const Catalog &cat, const std::string &file,
 {
     const std::string text = readTextFile(file, kMaxTraceFileBytes);
     const Estimate e = estimate(plan, cat);
-    const bool isJson = text.find("traceEvents") != std::string::npos ||
-                        (!text.empty() && text.find_first_not_of(" \t\r\n") != std::string::npos &&
-                         text[text.find_first_not_of(" \t\r\n")] == '[');
+    const bool isJson = looksLikeChromeTrace(text);
     std::ostringstream o;
     nlohmann::json j;
     j["plan"] = plan.name;

@@ -45,6 +45,12 @@ inline std::string checkEstimate(const Estimate &e)
             }
         }
     }
+    const HostMemory &h = e.memory.host;
+    if (!finiteBytes(h.pinned_per_node) || !finiteBytes(h.pageable_per_node) ||
+        !finiteBytes(e.memory.usable_bytes))
+        return "host memory or usable bytes not finite or negative";
+    if (e.memory.fits != (e.memory.hbm_fits && h.fits))
+        return "fits is not hbm_fits and host.fits";
     for (const Collective &c : e.communication) {
         if (!finiteBytes(c.bytes) || !finiteBytes(c.time_s) || !finiteBytes(c.exposed_time_s))
             return "collective " + c.collective + " over " + c.group + ": bytes or time not finite";
