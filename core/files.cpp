@@ -52,9 +52,53 @@ std::string readTextFile(const std::string &path, size_t maxBytes)
     return out;
 }
 
+namespace {
+
+/// Writes all of `data` to `fd`; returns errno, 0 on success.
+int writeAll(int fd, const std::string &data)
+{
+    size_t done = 0;
+    while (done < data.size()) {
+        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (n == 0)
+            return ENOSPC;
+        done += size_t(n);
+    }
+    return 0;
+}
+
+} // namespace
+
 void writeFileAtomically(const std::string &path, const std::string &data)
 {
-    const fs::path target(path);
+    std::error_code ec;
+    fs::path target(path);
+    // A link is followed: the file it names is replaced and the link stays.
+    if (fs::is_symlink(fs::symlink_status(target, ec))) {
+        const fs::path resolved = fs::canonical(target, ec);
+        if (!ec)
+            target = resolved;
+    }
+    const fs::file_status st = fs::status(target, ec);
+    if (fs::is_directory(st))
+        throw WriteError(path + ": cannot be written (it is a directory)");
+    if (fs::exists(st) && !fs::is_regular_file(st)) {
+        // A device or a pipe (/dev/stdout, a FIFO): there is no file to keep, so the bytes go
+        // straight to it. Renaming over it would replace the device node itself.
+        const int fd = ::open(target.c_str(), O_WRONLY | O_CLOEXEC);
+        if (fd < 0)
+            throw WriteError(path + ": cannot be written (" + std::strerror(errno) + ")");
+        const int err = writeAll(fd, data);
+        const int closed = ::close(fd);
+        if (err != 0 || closed != 0)
+            throw WriteError(path + ": cannot be written (" + std::strerror(err ? err : errno) + ")");
+        return;
+    }
     const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
     std::string tmpl = (dir / ("." + target.filename().string() + ".XXXXXX")).string();
     const int fd = ::mkstemp(tmpl.data());
@@ -66,22 +110,17 @@ void writeFileAtomically(const std::string &path, const std::string &data)
         throw WriteError(path + ": cannot be written (" + what + ": " + std::strerror(err) +
                          "); the previous file, if any, is unchanged");
     };
-    // mkstemp creates 0600; a saved plan or profile should be as readable as any other file.
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::fchmod(fd, 0666 & ~mask);
-    size_t done = 0;
-    while (done < data.size()) {
-        const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            fail("write", errno);
-        }
-        if (n == 0)
-            fail("write", ENOSPC);
-        done += size_t(n);
+    // mkstemp creates 0600: the file keeps the mode of the one it replaces, and a new one gets
+    // the usual 0666 less the umask.
+    if (fs::exists(st)) {
+        ::fchmod(fd, mode_t(st.permissions()) & 07777);
+    } else {
+        const mode_t mask = ::umask(0);
+        ::umask(mask);
+        ::fchmod(fd, 0666 & ~mask);
     }
+    if (const int err = writeAll(fd, data); err != 0)
+        fail("write", err);
     if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS)
         fail("fsync", errno);
     if (::close(fd) != 0) {
@@ -90,7 +129,7 @@ void writeFileAtomically(const std::string &path, const std::string &data)
         throw WriteError(path + ": cannot be written (close: " + std::strerror(err) +
                          "); the previous file, if any, is unchanged");
     }
-    if (::rename(tmpl.c_str(), path.c_str()) != 0) {
+    if (::rename(tmpl.c_str(), target.c_str()) != 0) {
         const int err = errno;
         ::unlink(tmpl.c_str());
         throw WriteError(path + ": cannot be written (rename: " + std::strerror(err) +

@@ -13,6 +13,7 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QTemporaryDir>
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -127,6 +128,26 @@ private slots:
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);
         // A folder that does not exist is an error too, not a silent no-op.
         QVERIFY_THROWS_EXCEPTION(WriteError, writeFileAtomically(dir.filePath(QStringLiteral("no/such/f.json")).toStdString(), "x"));
+    }
+
+    // What a write target can be besides a file: a link is followed (the link stays), a device
+    // is written to (renaming over /dev/null as root would replace the device node), a folder
+    // is refused; an existing file keeps its mode.
+    void writeTargetsOtherThanFiles()
+    {
+        QTemporaryDir dir;
+        const QString real = dir.filePath(QStringLiteral("real.json"));
+        const QString link = dir.filePath(QStringLiteral("link.json"));
+        writeFileAtomically(real.toStdString(), "one");
+        QVERIFY(QFile::setPermissions(real, QFile::ReadOwner | QFile::WriteOwner));
+        QVERIFY(QFile::link(real, link));
+        writeFileAtomically(link.toStdString(), "two");
+        QVERIFY(QFileInfo(link).isSymLink());
+        QCOMPARE(readAll(real), QStringLiteral("two"));
+        QVERIFY(!(QFileInfo(real).permissions() & (QFile::ReadGroup | QFile::ReadOther))); // still 0600
+        writeFileAtomically("/dev/null", "discarded");
+        QVERIFY(!QFileInfo(QStringLiteral("/dev/null")).isFile());
+        QVERIFY_THROWS_EXCEPTION(WriteError, writeFileAtomically(dir.path().toStdString(), "x"));
     }
 
     // --- 3. nonsense accepted as valid -------------------------------------------------------

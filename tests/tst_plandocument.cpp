@@ -56,6 +56,37 @@ private Q_SLOTS:
         QCOMPARE(QDir(dir.path()).entryList(QDir::Files | QDir::Hidden).size(), 1);
     }
 
+    // An autosave that cannot be written says so (the window shows it in the status bar) and
+    // keeps the previous copy.
+    void failedAutosaveIsReported()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QString error;
+        QVERIFY(doc.loadAsUntitled(testing::casePath("hcie-ai-ddp"), &error));
+        Autosave autosave(&doc);
+        Plan p = doc.plan();
+        p.training.micro_batch = 2;
+        QVERIFY(doc.apply(p, QStringLiteral("edit")));
+        autosave.saveNow();
+        QFile copy(autosave.planPath());
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        const QByteArray first = copy.readAll();
+        copy.close();
+        p.training.micro_batch = 4;
+        QVERIFY(doc.apply(p, QStringLiteral("edit")));
+        QSignalSpy failed(&autosave, &Autosave::saveFailed);
+        {
+            testing::FileSizeLimit limit(64);
+            QVERIFY(limit.active());
+            autosave.saveNow();
+        }
+        QCOMPARE(failed.count(), 1);
+        QVERIFY(failed.at(0).at(0).toString().contains(autosave.planPath()));
+        QVERIFY(copy.open(QIODevice::ReadOnly));
+        QCOMPARE(copy.readAll(), first);
+        autosave.finish();
+    }
+
     void validEditIsUndoable()
     {
         PlanDocument doc(Catalog::builtin());

@@ -9,9 +9,11 @@
 #include "i18n/language.h"
 #include "report/pdfreport.h"
 #include "shardscope_config.h"
+#include "testdata.h"
 
 #include <QElapsedTimer>
 #include <QFile>
+#include <QFileInfo>
 #include <QProcess>
 #include <QRegularExpression>
 #include <QStandardPaths>
@@ -361,6 +363,46 @@ private Q_SLOTS:
         std::ostringstream o, err;
         QCOMPARE(cli::run(a, o, err), exit);
         QVERIFY(!err.str().empty());
+    }
+
+    // The binary's own argument handling (main.cpp): --lang before the verb used to make the
+    // report fail ("needs a QGuiApplication"), and an unknown language passed in silence.
+    void cliLanguageAnywhere()
+    {
+        const QString cliPath = qEnvironmentVariable("SHARDSCOPE_CLI");
+        QVERIFY2(QFileInfo::exists(cliPath), qPrintable(cliPath));
+        const QString out = path(QStringLiteral("lang.pdf"));
+        QProcess p;
+        p.start(cliPath, {QStringLiteral("--lang"), QStringLiteral("zh_CN"), QStringLiteral("report"),
+                          casePath(kCases.at(0)), QStringLiteral("-o"), out});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(pdfText(out).normalized(QString::NormalizationForm_KC).contains(QStringLiteral("无法容纳")));
+        p.start(cliPath, {QStringLiteral("--lang"), QStringLiteral("xx"), QStringLiteral("estimate"),
+                          casePath(kCases.at(0))});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), 2);
+        QVERIFY(p.readAllStandardError().contains("--lang must be en or zh_CN, not \"xx\""));
+    }
+
+    // A full disk (an injected file size limit) leaves the previous report whole.
+    void fullDiskKeepsThePreviousReport()
+    {
+        const QString out = path(QStringLiteral("kept.pdf"));
+        QVERIFY(writePdfReport(out, {loadCase(kCases.at(0))}, Catalog::builtin(), m_options, nullptr));
+        QFile f(out);
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        const QByteArray before = f.readAll();
+        f.close();
+        QString error;
+        {
+            testing::FileSizeLimit limit(4096);
+            QVERIFY(limit.active());
+            QVERIFY(!writePdfReport(out, {loadCase(kCases.at(1))}, Catalog::builtin(), m_options, &error));
+        }
+        QVERIFY2(error.contains(QStringLiteral("unchanged")), qPrintable(error));
+        QVERIFY(f.open(QIODevice::ReadOnly));
+        QCOMPARE(f.readAll(), before);
     }
 
     void writeFailureLeavesNoFile()

@@ -1948,6 +1948,10 @@ Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other
         <source>Cannot save the settings (is the disk full?); the previous settings are kept.</source>
         <translation>无法保存设置（磁盘已满？）；保留原有设置。</translation>
     </message>
+    <message>
+        <source>Autosave failed: %1</source>
+        <translation>自动保存失败：%1</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryChartView</name>

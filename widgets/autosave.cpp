@@ -87,13 +87,17 @@ void Autosave::saveNow()
         QFile::remove(metaPath());
         return;
     }
-    if (!PlanDocument::writePlanFile(planPath(), m_document->plan(), nullptr))
+    QString error;
+    if (!PlanDocument::writePlanFile(planPath(), m_document->plan(), &error)) {
+        Q_EMIT saveFailed(error);
         return;
+    }
     QJsonObject meta;
     meta.insert(QStringLiteral("original"), m_document->filePath());
     meta.insert(QStringLiteral("name"), qs(m_document->plan().name));
     meta.insert(QStringLiteral("saved"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate));
-    writeFileSafely(metaPath(), QJsonDocument(meta).toJson(), nullptr);
+    if (!writeFileSafely(metaPath(), QJsonDocument(meta).toJson(), &error))
+        Q_EMIT saveFailed(error);
 }
 
 void Autosave::finish()

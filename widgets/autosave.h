@@ -48,6 +48,10 @@ public:
     void setDelay(int milliseconds);
     QString planPath() const;
 
+Q_SIGNALS:
+    /// The autosaved copy could not be written (a full disk); the previous copy is kept.
+    void saveFailed(const QString &error);
+
 private:
     void schedule();
     QString metaPath() const;

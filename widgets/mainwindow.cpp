@@ -65,6 +65,9 @@ MainWindow::MainWindow(const Catalog &catalog, QWidget *parent)
 
     connect(m_document, &PlanDocument::fileStateChanged, this, &MainWindow::updateTitle);
     connect(m_document, &PlanDocument::planChanged, this, &MainWindow::updateTitle);
+    connect(m_autosave, &Autosave::saveFailed, this, [this](const QString &reason) {
+        statusBar()->showMessage(tr("Autosave failed: %1").arg(reason), 15000);
+    });
     connect(m_document, &PlanDocument::editRefused, this,
             [this](const QString &reason) { statusBar()->showMessage(tr("Not applied: %1").arg(reason), 10000); });
     statusBar()->showMessage(tr("Change the plan on the left; every change redraws the per-rank bars."), 8000);
