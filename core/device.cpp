@@ -149,13 +149,7 @@ DeviceProfile deviceFromJson(const json &j)
     r.number("gemm_overhead_s", 0, 1, 0.0);
     r.number("kernel_overhead_s", 0, 1, 0.0);
     r.number("host_optimizer_bandwidth", 0, kHuge, 1.0, true);
-    if (const json *a = r.get("attention_score_s"); a && !a->is_number()) {
-        ObjectReader ar(*a, "attention_score_s");
-        ar.number("forward", 0, 1, 0.0);
-        ar.number("backward", 0, 1, 0.0);
-    } else if (a && !(a->get<double>() >= 0 && a->get<double>() <= 1)) {
-        throw PlanError("attention_score_s", "must be between 0 and 1 s, got " + a->dump());
-    }
+    r.secondsOrPerDirection("attention_score_s", 1.0);
     d.intra_node = readLink(r, "intra_node");
     d.inter_node = readLink(r, "inter_node");
     d.host_bandwidth = r.number("host_bandwidth", 0, kHuge, 25e9, true);

@@ -7,7 +7,6 @@ namespace shardscope {
 
 FrameworkProfile frameworkFromJson(const nlohmann::json &j)
 {
-    using nlohmann::json;
     ObjectReader r(j, "");
     FrameworkProfile f;
     f.id = r.string("id", std::nullopt);
@@ -37,13 +36,7 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
         throw PlanError("loss", "must be \"hf_upcast\" or \"fused_fp32\", not \"" + f.loss + "\"");
     f.allocator_overhead_fraction = r.number("allocator_overhead_fraction", 0, 0.99, 0.05);
     // Read by the compute model from `raw`; checked here.
-    if (const json *h = r.get("host_s_per_kernel"); h && !h->is_number()) {
-        ObjectReader hr(*h, "host_s_per_kernel");
-        hr.number("forward", 0, 1, 0.0);
-        hr.number("backward", 0, 1, 0.0);
-    } else if (h && !(h->get<double>() >= 0 && h->get<double>() <= 1)) {
-        throw PlanError("host_s_per_kernel", "must be between 0 and 1 s, got " + h->dump());
-    }
+    r.secondsOrPerDirection("host_s_per_kernel", 1.0);
     r.number("recompute_host_factor", 0, 100, 1.0);
     f.raw = j;
     return f;

@@ -73,12 +73,9 @@ public:
 
     int64_t integer(const std::string &key, int64_t lo, int64_t hi, std::optional<int64_t> fallback)
     {
-        const nlohmann::json *v = get(key);
-        if (!v) {
-            if (fallback)
-                return *fallback;
-            throw PlanError(field(key), "is required");
-        }
+        const nlohmann::json *v = present(key, fallback.has_value());
+        if (!v)
+            return *fallback;
         if (v->is_number_float()) {
             const double d = v->get<double>();
             if (std::isfinite(d) && d == std::floor(d) && std::fabs(d) < 9e15)
@@ -102,12 +99,9 @@ public:
     double number(const std::string &key, double lo, double hi,
                   std::optional<double> fallback = std::nullopt, bool aboveLo = false)
     {
-        const nlohmann::json *v = get(key);
-        if (!v) {
-            if (fallback)
-                return *fallback;
-            throw PlanError(field(key), "is required");
-        }
+        const nlohmann::json *v = present(key, fallback.has_value());
+        if (!v)
+            return *fallback;
         if (!v->is_number())
             throw PlanError(field(key), "must be a number, not " + typeName(*v));
         const double d = v->get<double>();
@@ -121,12 +115,9 @@ public:
 
     bool boolean(const std::string &key, std::optional<bool> fallback)
     {
-        const nlohmann::json *v = get(key);
-        if (!v) {
-            if (fallback)
-                return *fallback;
-            throw PlanError(field(key), "is required");
-        }
+        const nlohmann::json *v = present(key, fallback.has_value());
+        if (!v)
+            return *fallback;
         if (!v->is_boolean())
             throw PlanError(field(key), "must be true or false, not " + typeName(*v));
         return v->get<bool>();
@@ -134,12 +125,9 @@ public:
 
     std::string string(const std::string &key, std::optional<std::string> fallback)
     {
-        const nlohmann::json *v = get(key);
-        if (!v) {
-            if (fallback)
-                return *fallback;
-            throw PlanError(field(key), "is required");
-        }
+        const nlohmann::json *v = present(key, fallback.has_value());
+        if (!v)
+            return *fallback;
         if (!v->is_string())
             throw PlanError(field(key), "must be a string, not " + typeName(*v));
         return v->get<std::string>();
@@ -148,12 +136,9 @@ public:
     template<typename E>
     E choice(const std::string &key, std::initializer_list<E> options, std::optional<E> fallback)
     {
-        const nlohmann::json *v = get(key);
-        if (!v) {
-            if (fallback)
-                return *fallback;
-            throw PlanError(field(key), "is required");
-        }
+        const nlohmann::json *v = present(key, fallback.has_value());
+        if (!v)
+            return *fallback;
         if (!v->is_string())
             throw PlanError(field(key), "must be a string, not " + typeName(*v));
         const auto s = v->get<std::string>();
@@ -185,6 +170,22 @@ public:
                                         (known ? "" : "\"") + "; allowed: " + list);
     }
 
+    /// Seconds given either as one number or per direction, `{"forward": s, "backward": s}`,
+    /// each in [0, hi] (absent: fine, the reader of `raw` has its default).
+    void secondsOrPerDirection(const std::string &key, double hi)
+    {
+        const nlohmann::json *v = get(key);
+        if (!v || v->is_number()) {
+            if (v && !(v->get<double>() >= 0 && v->get<double>() <= hi))
+                throw PlanError(field(key), "must be between 0 and " + nlohmann::json(hi).dump() +
+                                                " s, got " + v->dump());
+            return;
+        }
+        ObjectReader r(*v, field(key));
+        r.number("forward", 0, hi, 0.0);
+        r.number("backward", 0, hi, 0.0);
+    }
+
     /// Keys of the object that were never read. Each is kept (a newer version may know it) and
     /// reported as a warning naming it, with the known key it most likely misspells.
     nlohmann::json unknown() const
@@ -207,6 +208,16 @@ public:
     }
 
 private:
+    /// The value of `key`; nullptr when it is absent and has a fallback; PlanError when it is
+    /// absent and required.
+    const nlohmann::json *present(const std::string &key, bool haveFallback)
+    {
+        const nlohmann::json *v = get(key);
+        if (!v && !haveFallback)
+            throw PlanError(field(key), "is required");
+        return v;
+    }
+
     int64_t check(const std::string &key, int64_t v, int64_t lo, int64_t hi) const
     {
         if (v < lo || v > hi)
