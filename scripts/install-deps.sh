@@ -6,8 +6,9 @@
 # a configured build and the tests use.
 set -euo pipefail
 packages=(
-    # build; dpkg-shlibdeps (dpkg-dev) derives the .deb's library dependencies
-    cmake ninja-build g++ pkg-config ccache dpkg-dev
+    # build; dpkg-shlibdeps (dpkg-dev) derives the .deb's library dependencies, and CPack's DEB
+    # generator runs `file` on every installed binary to find what to pass it
+    cmake ninja-build g++ pkg-config ccache dpkg-dev file
     # Qt 6 (Qt6Charts' CMake package needs Qt6OpenGL, whose CMake files are in libqt6opengl6-dev).
     # FindOpenGL, through Qt6Gui, also records EGL and GLU when present: listed so that a fresh
     # machine configures as a developer's does.
