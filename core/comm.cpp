@@ -3,6 +3,8 @@
 // algbw/busbw relation of nccl-tests doc/PERFORMANCE.md with the device profile's link tiers.
 #include "comm.h"
 
+#include "adapters.h"
+
 #include "compute.h"
 #include "device.h"
 #include "framework.h"
@@ -128,6 +130,11 @@ struct StageParams
     double layer = 0; ///< one decoder layer (dense part / tp, norms, router, local experts)
     double root = 0;  ///< embedding and/or head + final norm of the stage
     double total = 0; ///< layers x layer + root
+    /// The same for what is trained (training.method; equal to the above for full training):
+    /// gradients are reduced and updated shards gathered only for these.
+    double trainedLayer = 0, trainedRoot = 0, trainedTotal = 0;
+    /// Share of the trained elements that are adapters (their gradients have the adapter dtype).
+    double adapterShare = 0;
 };
 
 StageParams stageParams(const Plan &plan)
@@ -147,6 +154,17 @@ StageParams stageParams(const Plan &plan)
                                                     : double(pc.lm_head) / t);
     sp.root = pa.pp == 1 ? first + last : std::max(first, last);
     sp.total = sp.layer * (mo.layers / pa.pp) + sp.root;
+    sp.trainedLayer = sp.layer;
+    sp.trainedRoot = sp.root;
+    sp.trainedTotal = sp.total;
+    if (plan.training.method.method != TrainingMethod::Full) {
+        const StageElements a = stageElements(plan, 0), b = stageElements(plan, pa.pp - 1);
+        sp.trainedLayer = std::max(a.trainedPerLayer, b.trainedPerLayer);
+        sp.trainedRoot = pa.pp == 1 ? a.trainedEmbedding + a.trainedHead
+                                    : std::max(a.trainedEmbedding, b.trainedHead);
+        sp.trainedTotal = std::max(a.trained(), b.trained());
+        sp.adapterShare = a.trained() > 0 ? (a.adapterDense + a.adapterExpert) / a.trained() : 0.0;
+    }
     return sp;
 }
 
@@ -193,13 +211,16 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
     if (dpGroup > 1) {
         const GroupPlacement g = placeGroup(dpGroup, pa.tp, cl, dev.intra_node);
         const StageParams sp = stageParams(plan);
-        const double gradBytes =
+        const double baseGradBytes =
             fw.main_grad_dtype != DType::None ? bytesOf(fw.main_grad_dtype) : bytesOf(pr.grads);
+        // Adapters' gradients are in the adapter dtype (PEFT: fp32).
+        const double gradBytes = baseGradBytes * (1.0 - sp.adapterShare) +
+                                 adapterBytes(plan, fw) * sp.adapterShare;
         const double window = ce.backward_microbatch_s; // the last micro-batch's backward
         switch (pa.sharding) {
         case Sharding::None: {
             // DDP: buckets of ddp_bucket_bytes all-reduced as backward fills them.
-            const double total = sp.total * gradBytes;
+            const double total = sp.trainedTotal * gradBytes;
             const double buckets =
                 std::max(1.0, std::ceil(total / std::max(1.0, fw.ddp_bucket_bytes)));
             const double S = total / buckets;
@@ -215,7 +236,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         case Sharding::Grads: {
             const double bucket =
                 fw.reduce_bucket_bytes > 0 ? fw.reduce_bucket_bytes : fw.ddp_bucket_bytes;
-            const double gTotal = sp.total * gradBytes;
+            const double gTotal = sp.trainedTotal * gradBytes;
             const double gBuckets = std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket)));
             const double gS = gTotal / gBuckets;
             const double t1 = collectiveTime(CollectiveKind::ReduceScatter, g, gS, dev);
@@ -223,7 +244,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
                  std::max(t1, gBuckets * t1 - window), CommPhase::Backward,
                  QT_TRANSLATE_NOOP("Collective",
                                    "gradient buckets (ZeRO-1/2), overlapped with backward"));
-            const double pTotal = sp.total * bytesOf(pr.params);
+            const double pTotal = sp.trainedTotal * bytesOf(pr.params);
             const double pBuckets = std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket)));
             emit(CollectiveKind::AllGather, CommGroup::DP, g, pTotal / pBuckets, pBuckets, -1,
                  CommPhase::OptimizerStep,
@@ -235,7 +256,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             // FSDP2 / ZeRO-3: parameters gathered in the compute dtype (mixed-precision policy),
             // gradients reduce-scattered in the gradient dtype, layer by layer.
             const double agS = sp.layer * c;
-            const double rsS = sp.layer * bytesOf(pr.grads);
+            const double rsS = sp.trainedLayer * bytesOf(pr.grads);
             const double tAg = collectiveTime(CollectiveKind::AllGather, g, agS, dev);
             const double tRs = collectiveTime(CollectiveKind::ReduceScatter, g, rsS, dev);
             // Forward: layer i+1 is gathered while layer i computes; the first is waited for.
@@ -267,9 +288,10 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
                      QT_TRANSLATE_NOOP(
                          "Collective",
                          "root module (embedding, final norm, head), kept until backward ends"));
-                emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, sp.root * bytesOf(pr.grads),
-                     m, -1, CommPhase::Backward,
-                     QT_TRANSLATE_NOOP("Collective", "root module gradients"));
+                if (sp.trainedRoot > 0)
+                    emit(CollectiveKind::ReduceScatter, CommGroup::DP, g,
+                         sp.trainedRoot * bytesOf(pr.grads), m, -1, CommPhase::Backward,
+                         QT_TRANSLATE_NOOP("Collective", "root module gradients"));
             }
             break;
         }

@@ -19,11 +19,14 @@
 // Checked against steady-state H200 steps of TinyLlama-1.1B (shared/calibration, tst_step).
 #include "compute.h"
 
+#include "adapters.h"
+
 #include "device.h"
 #include "framework.h"
 #include "model.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace shardscope {
@@ -165,7 +168,30 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         kernelsF += 2;
         ffnFlopsPerToken = 2.0 * 2.0 * f * h * t;
     }
-    const double gemmB = 2.0 * gemmF; // dX and dW of every forward GEMM
+    // Backward: dX of every forward GEMM, and dW of the trained weights only (a frozen weight's
+    // gradient is never formed). LoRA adds its adapters' small GEMMs (x A, then (x A) B; and
+    // their three backward GEMMs each); QLoRA dequantizes every k-bit weight for its forward
+    // matmul and again for its input gradient (read the packed weight, write compute dtype).
+    const MethodOptions &method = plan.training.method;
+    double trainedWeightShare = 1.0, adapterGemm = 0.0, dequantF = 0.0;
+    if (method.method != TrainingMethod::Full) {
+        const StageElements se = stageElements(plan, 0);
+        const double weights = (se.trainedDense + se.frozenDense + se.trainedExpert + se.frozenExpert);
+        trainedWeightShare = weights > 0 ? std::min(1.0, (se.trained() - se.adapterDense - se.adapterExpert) /
+                                                             weights)
+                                         : 0.0;
+        const double adapterPerLayer = (se.adapterDense + se.adapterExpert) / std::max(1, L);
+        adapterGemm = 2.0 * T * adapterPerLayer / gemmRate + 2.0 * cp.gemm_overhead_s *
+                                                                  std::popcount(unsigned(method.lora.targets));
+        const double quantizedPerLayer = (se.quantizedDense + se.quantizedExpert) / std::max(1, L);
+        const double packed = (se.quantizedBytes + se.quantizedBytesExpert) / std::max(1, L);
+        if (quantizedPerLayer > 0)
+            dequantF = traffic(packed + quantizedPerLayer * c, cp.fused_qkv ? 4 : 7);
+        if (!method.usesAdapters())
+            adapterGemm = 0;
+    }
+    const double gemmB = (1.0 + trainedWeightShare) * gemmF + 3.0 * adapterGemm + dequantF;
+    gemmF += adapterGemm + dequantF;
 
     // ---- attention core -----------------------------------------------------------------
     double attF = 0, attB = 0, attKernelsF = 1;
@@ -304,6 +330,15 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
             denseOnRank / shard + expertsOnRank / std::max(1.0, shard / pa.ep);
         out.params_on_rank = denseOnRank + expertsOnRank;
         out.optimizer_elements = pa.sharding != Sharding::None ? shardedAll : out.params_on_rank;
+        if (method.method != TrainingMethod::Full) {
+            // The optimizer steps over what is trained only.
+            const StageElements se = stageElements(plan, 0);
+            const double trained = se.trainedDense + se.adapterDense;
+            const double trainedExperts = se.trainedExpert + se.adapterExpert;
+            out.optimizer_elements = pa.sharding != Sharding::None
+                                         ? trained / shard + trainedExperts / std::max(1.0, shard / pa.ep)
+                                         : trained + trainedExperts;
+        }
         out.sharded_params = pa.sharding == Sharding::Full ? shardedAll : out.params_on_rank;
         out.sharded_grads = (pa.sharding == Sharding::Full || pa.sharding == Sharding::Grads)
                                 ? shardedAll

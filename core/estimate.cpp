@@ -1,5 +1,6 @@
 #include "estimate.h"
 
+#include "adapters.h"
 #include "catalog.h"
 #include "comm.h"
 #include "compute.h"
@@ -56,6 +57,8 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
     j["usable_bytes"] = e.memory.usable_bytes;
     j["fits"] = e.memory.fits;
     j["hbm_fits"] = e.memory.hbm_fits;
+    j["training_method"] = std::string(toString(plan.training.method.method));
+    j["trainable_parameters"] = trainableParameters(plan);
     {
         const HostMemory &h = e.memory.host;
         json host = {{"bytes_per_node", h.bytesPerNode()},

@@ -23,6 +23,16 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
         "default_optimizer_impl", {OptimizerImpl::Foreach, OptimizerImpl::Fused, OptimizerImpl::ForLoop},
         OptimizerImpl::Foreach);
     f.reduce_bucket_bytes = r.number("reduce_bucket_bytes", 0, 1e12, 0.0);
+    {
+        const std::string a = r.string("adapter_dtype", std::string("fp32"));
+        const std::optional<DType> d = parseDType(a);
+        if (a == "compute")
+            f.adapter_dtype = DType::None;
+        else if (d && (*d == DType::FP32 || *d == DType::BF16 || *d == DType::FP16))
+            f.adapter_dtype = *d;
+        else
+            throw PlanError("adapter_dtype", "must be fp32, bf16, fp16 or \"compute\", not \"" + a + "\"");
+    }
     f.fsdp_root_stays_gathered = r.boolean("fsdp_root_stays_gathered", true);
     f.fsdp_prefetch_layers = int(r.integer("fsdp_prefetch_layers", 0, 64, 1));
     f.norm = r.string("norm", std::string("upcast"));

@@ -33,6 +33,11 @@ struct FrameworkProfile
     /// reduce-scattered through buckets of this size (bytes).
     double reduce_bucket_bytes = 0;
 
+    /// Dtype of LoRA / DoRA adapters unless the plan gives one: PEFT keeps them in fp32 beside
+    /// a bf16 / fp16 base (autocast_adapter_dtype); MindSpeed-LLM in the compute dtype
+    /// (DType::None here).
+    DType adapter_dtype = DType::FP32;
+
     // --- FSDP / ZeRO-3 ----------------------------------------------------------------------
     /// FSDP2 does not reshard the root module (embedding, final norm, untied head) after
     /// forward: its parameters stay gathered until backward ends.

@@ -15,12 +15,14 @@
 // framework's gradient layout (set_to_none grads, DDP bucket copies, Megatron fp32 main_grad).
 #include "memory.h"
 
+#include "adapters.h"
 #include "catalog.h"
 #include "units.h"
 
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <vector>
 
 namespace shardscope {
 
@@ -100,6 +102,7 @@ struct Context
     int nStates;
     OptimizerImpl optImpl;
     bool masterSeparate;
+    double bAdapter; ///< LoRA / DoRA adapter dtype bytes (plan, else the framework's default)
 
     Context(const Plan &p, const DeviceProfile &d, const FrameworkProfile &f)
         : plan(p), dev(d), fw(f), pc(countParameters(p.model))
@@ -131,6 +134,7 @@ struct Context
         nStates = optimizerStateCount(p.precision.optimizer);
         optImpl = p.precision.optimizer_impl == OptimizerImpl::Default ? f.default_optimizer_impl
                                                                         : p.precision.optimizer_impl;
+        bAdapter = adapterBytes(p, f);
     }
 };
 
@@ -164,26 +168,88 @@ struct Quantities
     bool gradsInForward = false;
 };
 
+/// What of one decoder layer autograd trains, for what its operations save.
+struct LayerTraining
+{
+    bool recorded = true; ///< autograd records the layer at all (some input or weight needs grad)
+    bool inputRequiresGrad = true; ///< the layer's input needs a gradient (something below trains)
+    bool norms = true, attention = true, ffn = true; ///< base weights trained
+    uint8_t adapters = 0; ///< LoRA / DoRA targets adapted in this layer
+};
+
+LayerTraining fullyTrained() { return {}; }
+
+/// Bytes per token that one adapted linear saves for its adapter's backward (PEFT lora.Linear):
+/// lora_A saves its input cast to the adapter dtype (nothing extra when the dtype is the
+/// input's: the input tensor itself is saved, see adaptedGroup), or with dropout its dropped
+/// copy and the mask; lora_B saves lora_A's output (rank wide); DoRA also saves the base
+/// result and the LoRA result it scales by the magnitude. `in` / `out` are this rank's widths.
+double adapterSavedPerToken(const Context &x, double in, double out)
+{
+    const LoraOptions &lo = x.plan.training.method.lora;
+    double b = lo.rank * x.bAdapter;
+    if (lo.dropout > 0)
+        b += in * (x.bAdapter + 1.0);
+    else if (x.bAdapter != x.c)
+        b += in * x.bAdapter;
+    if (x.plan.training.method.method == TrainingMethod::DoRA)
+        b += 2.0 * out * x.c;
+    return b;
+}
+
 /// Saved activation bytes of one decoder layer for one micro-batch (no recompute).
-double layerActivationBytes(const Context &x, bool forFullLayer, double *attentionScores)
+double layerActivationBytes(const Context &x, bool forFullLayer, double *attentionScores,
+                            const LayerTraining &lt = fullyTrained())
 {
     const auto &mo = x.plan.model;
     const auto &pa = x.plan.parallel;
     const double c = x.c, r = x.r;
     const double t = x.tp;
+    if (!lt.recorded)
+        return 0.0;
     const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0); // norm/residual region
+    const double h = double(mo.hidden);
     const double q = double(mo.qDim()) / t;
     const double kv = double(mo.kvDim()) / t;
     const double a = double(mo.heads) / t;
     const bool upcastNorm = x.fw.norm == "upcast";
     const bool casts = x.autocast && x.fw.autocast_input_casts;
+    const bool moe = mo.moe.enabled();
+    const double f = double(moe ? mo.moe.expert_ffn_hidden : mo.ffn_hidden) / t;
+    // Adapters reading one input: each saves what adapterSavedPerToken says; when they read the
+    // input tensor itself (same dtype, no dropout) and no trained weight keeps it, it is held
+    // once for them.
+    const bool sharedInput = x.bAdapter == c && x.plan.training.method.lora.dropout == 0;
+    auto adaptedGroup = [&](std::initializer_list<std::pair<uint8_t, double>> targets,
+                            bool inputSavedAnyway, double in) {
+        double b = 0;
+        bool any = false;
+        for (const auto &[target, out] : targets) {
+            if (lt.adapters & target) {
+                any = true;
+                b += adapterSavedPerToken(x, in, out);
+            }
+        }
+        if (any && sharedInput && !inputSavedAnyway)
+            b += c * in;
+        return b;
+    };
 
-    // RMSNorm: upcast saves fp32(input) and the normalized tensor; fused saves its input.
-    const double norm = upcastNorm ? (4.0 + r) * hSp : r * hSp;
-    double perToken = 2.0 * norm;
-    // Linear inputs: QKV and gate/up; under autocast each linear keeps its own cast.
-    perToken += (casts ? 3.0 : 1.0) * c * hSp; // q, k, v projections
-    perToken += (casts ? 2.0 : 1.0) * c * hSp; // FFN input(s)
+    // RMSNorm: upcast saves fp32(input) and the normalized tensor (the latter for the weight's
+    // gradient only: a frozen norm weight saves none); fused saves its input.
+    const double norm = upcastNorm ? (4.0 + (lt.norms ? r : 0.0)) * hSp : r * hSp;
+    // The first norm of a layer whose input needs no gradient saves only what its weight's
+    // gradient needs (pow and rsqrt of an input that needs none are not recorded).
+    const double firstNorm = lt.inputRequiresGrad ? norm : (lt.norms ? r * hSp : 0.0);
+    double perToken = firstNorm + norm;
+    // Linear inputs: QKV and gate/up; under autocast each linear keeps its own cast. A frozen
+    // linear needs its weight, not its input, for backward.
+    if (lt.attention)
+        perToken += (casts ? 3.0 : 1.0) * c * hSp; // q, k, v projections
+    perToken += adaptedGroup({{kTargetQ, q}, {kTargetK, kv}, {kTargetV, kv}}, lt.attention, h);
+    if (lt.ffn)
+        perToken += (casts ? 2.0 : 1.0) * c * hSp; // FFN input(s)
+    const double ffnInputAdapters = adaptedGroup({{kTargetGate, f}, {kTargetUp, f}}, lt.ffn, h);
     double scores = 0;
     if (x.plan.memory.attention == Attention::Flash) {
         // q, k (after RoPE) and v, the output (also the o_proj input), fp32 log-sum-exp.
@@ -194,9 +260,9 @@ double layerActivationBytes(const Context &x, bool forFullLayer, double *attenti
         perToken += c * (q + 2.0 * q) + c * q;
         scores = (4.0 + c) * a * x.seqTokens; // per token: one row of scores per head
     }
-    // FFN.
-    const bool moe = mo.moe.enabled();
-    const double f = double(moe ? mo.moe.expert_ffn_hidden : mo.ffn_hidden) / t;
+    perToken += adaptedGroup({{kTargetO, h}}, true, q); // the attention output is saved anyway
+    // FFN. The down projection's input (the activation's output) is saved only for the down
+    // weight's gradient, or for its adapter.
     double ffn;
     if (mo.ffn == FfnKind::GELU)
         ffn = 2.0 * c * f; // fc1 output (saved by GELU), GELU output (saved by fc2)
@@ -204,6 +270,9 @@ double layerActivationBytes(const Context &x, bool forFullLayer, double *attenti
         ffn = 3.0 * c * f; // fc1 output [gate|up], swiglu output
     else
         ffn = 4.0 * c * f; // gate, up, silu(gate), silu(gate) * up
+    if (!lt.ffn)
+        ffn -= c * f; // the activation's output, kept only by a trained down projection
+    ffn += ffnInputAdapters + adaptedGroup({{kTargetDown, h}}, lt.ffn, f);
     if (moe) {
         // Each token visits top_k experts; the permuted copies of its hidden state are saved,
         // plus the fp32 router probabilities.
@@ -220,6 +289,47 @@ double layerActivationBytes(const Context &x, bool forFullLayer, double *attenti
         return perToken * x.tokens; // attention core recomputed: no score matrices kept
     // Full: one checkpoint per layer keeps only the layer input (residual dtype).
     return r * hSp * x.tokens;
+}
+
+/// How each decoder layer of `stage` is trained. Adapters: every layer's base frozen, its
+/// targets adapted. Freezing: the last layers whole, the named parts in every layer; a frozen
+/// layer below every trained one records nothing unless gradient checkpointing is on (then the
+/// embedding output is made to require grad, as Hugging Face's enable_input_require_grads does,
+/// and every layer records).
+std::vector<LayerTraining> layerTraining(const Context &x, int stage)
+{
+    const Plan &p = x.plan;
+    const MethodOptions &mo = p.training.method;
+    const int layers = p.model.layers;
+    const int chunks = x.pp * x.v;
+    const int perChunk = std::max(1, layers / chunks);
+    const bool checkpointed = p.memory.recompute != Recompute::None;
+    std::vector<LayerTraining> out;
+    const bool embeddingTrained =
+        (mo.method == TrainingMethod::Freeze && (mo.freeze.parts & kPartEmbedding)) ||
+        (mo.usesAdapters() && (mo.lora.modules_to_save & kPartEmbedding));
+    bool below = embeddingTrained;
+    for (int layer = 0; layer < layers; ++layer) {
+        LayerTraining lt;
+        lt.inputRequiresGrad = below || checkpointed;
+        if (mo.usesAdapters()) {
+            lt.norms = lt.attention = lt.ffn = false;
+            lt.adapters = mo.lora.targets;
+            below = true;
+        } else {
+            const bool whole = layer >= layers - mo.freeze.last_layers;
+            const uint8_t parts = mo.freeze.parts;
+            lt.norms = whole || (parts & kPartNorms);
+            lt.attention = whole || (parts & kPartAttention);
+            lt.ffn = whole || (parts & (p.model.moe.enabled() ? kPartExperts : kPartFfn));
+            const bool any = lt.norms || lt.attention || lt.ffn;
+            lt.recorded = any || below || checkpointed;
+            below = below || any;
+        }
+        if ((layer / perChunk) % x.pp == stage)
+            out.push_back(lt);
+    }
+    return out;
 }
 
 Quantities computeQuantities(const Context &x, int stage)
@@ -310,15 +420,71 @@ Quantities computeQuantities(const Context &x, int stage)
     // the framework keeps a persistent gradient buffer.
     qn.gradsInForward = !x.fw.grads_set_to_none || x.m > 1;
 
+    // --- training method: what is trained and how the rest is stored (core/adapters.cpp) ---
+    const MethodOptions &method = x.plan.training.method;
+    const bool partial = method.method != TrainingMethod::Full;
+    StageElements se;
+    double trainedGradBytes = 0; // this rank's trainable gradients before sharding
+    if (partial) {
+        se = stageElements(x.plan, stage);
+        auto onRank = [&](bool split, double dense, double expert) {
+            return split ? dense / x.shard + expert / x.expertShard : dense + expert;
+        };
+        // Frozen weights stay in their storage dtype (QLoRA: k-bit linears with their
+        // constants, the rest upcast to fp32); trained ones in the params dtype; adapters in
+        // theirs. FSDP shards them all.
+        const double plainFrozen = se.frozenDense - se.quantizedDense - se.upcastFrozen;
+        const double denseBytes = plainFrozen * x.bParams + se.upcastFrozen * 4.0 + se.quantizedBytes +
+                                  se.trainedDense * x.bParams + se.adapterDense * x.bAdapter;
+        const double expertBytes = (se.frozenExpert - se.quantizedExpert) * x.bParams +
+                                   se.quantizedBytesExpert + se.trainedExpert * x.bParams +
+                                   se.adapterExpert * x.bAdapter;
+        qn.params = off.params ? 0.0 : onRank(x.fsdp, denseBytes, expertBytes);
+        // Gradients, master weights and optimizer states exist only for what is trained.
+        const double gDense = se.trainedDense * x.bGrads + se.adapterDense * x.bAdapter;
+        const double gExpert = se.trainedExpert * x.bGrads + se.adapterExpert * x.bAdapter;
+        trainedGradBytes = gDense + gExpert;
+        qn.grads = off.grads ? 0.0 : onRank(gradsSharded, gDense, gExpert);
+        const double trained = std::max(1.0, se.trained());
+        qn.gradsPerLayer = qn.grads * se.trainedPerLayer / trained;
+        qn.gradsEmbedding = qn.grads * se.trainedEmbedding / trained;
+        qn.gradsHead = qn.grads * se.trainedHead / trained;
+        qn.master = qn.states = qn.optTemp = 0;
+        if (!off.optimizer) {
+            const DType mw = x.plan.precision.master_weights;
+            // An adapter has its own master copy when the master dtype differs from its own
+            // (MindSpeed-LLM's bf16 adapters under the distributed optimizer).
+            const double adapterMaster = mw != DType::None && bytesOf(mw) != x.bAdapter ? bytesOf(mw) : 0.0;
+            qn.master = onRank(optSharded, se.trainedDense * x.bMaster + se.adapterDense * adapterMaster,
+                               se.trainedExpert * x.bMaster + se.adapterExpert * adapterMaster);
+            const double optElems = onRank(optSharded, se.trainedDense + se.adapterDense,
+                                           se.trainedExpert + se.adapterExpert);
+            qn.states = optElems * x.bState * x.nStates;
+            const double workBytes = x.masterSeparate ? x.bMaster : std::max(x.bState, x.bParams);
+            if (x.optImpl == OptimizerImpl::Foreach)
+                qn.optTemp = optElems * (x.nStates >= 2 ? x.bState : workBytes);
+            else if (x.optImpl == OptimizerImpl::ForLoop)
+                qn.optTemp = 2.0 * std::min(double(x.pc.largest_tensor) / t, optElems) * workBytes;
+        }
+    }
+
     // --- communication buffers ---------------------------------------------------------------
     const bool dataParallel = x.shard > 1;
     if (dataParallel && sh == Sharding::None && x.fw.ddp_bucket_copy &&
         x.fw.main_grad_dtype == DType::None)
-        qn.ddpBuckets = off.grads ? x.fw.ddp_bucket_bytes : total * bytesOf(x.plan.precision.grads);
+        qn.ddpBuckets = off.grads ? x.fw.ddp_bucket_bytes
+                                  : (partial ? trainedGradBytes
+                                             : total * bytesOf(x.plan.precision.grads));
     if (dataParallel && (sh == Sharding::Optimizer || sh == Sharding::Grads))
         qn.reduceBucket = x.fw.reduce_bucket_bytes;
     if (x.fsdp) {
-        const double layerBytes = qn.layerParams * x.c;
+        // A gathered layer: compute-dtype copies (QLoRA: the k-bit storage as it is).
+        const double layerQuantized = (se.quantizedDense + se.quantizedExpert) / std::max(1, L);
+        const double layerBytes = (qn.layerParams - layerQuantized) * x.c +
+                                  (se.quantizedBytes + se.quantizedBytesExpert) / std::max(1, L);
+        // Unsharded gradients exist only for what is trained.
+        const double layerTrained = partial ? se.trainedPerLayer : qn.layerParams;
+        const double rootTrained = partial ? se.trainedEmbedding + se.trainedHead : qn.rootParams;
         const int prefetch = std::max(0, x.fw.fsdp_prefetch_layers);
         if (pa.reshard_after_forward) {
             qn.fsdpForward = (1 + prefetch) * layerBytes;
@@ -330,13 +496,14 @@ Quantities computeQuantities(const Context &x, int stage)
         // gradients (compute dtype) and the flat reduce-scatter input they are copied into
         // (gradient dtype; FSDP2 foreach_reduce).
         qn.fsdpBackward = (pa.reshard_after_forward ? (1 + prefetch) * layerBytes : L * layerBytes) +
-                          qn.layerParams * (x.c + x.bGrads);
+                          layerTrained * (x.c + x.bGrads);
         if (x.fw.fsdp_root_stays_gathered) {
             // FSDP2 does not reshard the root module after forward; its gradients (head first,
             // embedding last) are reduce-scattered only when the whole backward is done.
             qn.rootGathered = qn.rootParams * x.c;
-            qn.rootGradsHead = (qn.rootParams - (first ? double(x.pc.embedding) / t : 0.0)) * x.c;
-            qn.rootGradsEnd = qn.rootParams * (x.c + x.bGrads);
+            qn.rootGradsHead = partial ? se.trainedHead * x.c
+                                       : (qn.rootParams - (first ? double(x.pc.embedding) / t : 0.0)) * x.c;
+            qn.rootGradsEnd = rootTrained * (x.c + x.bGrads);
         } else {
             qn.fsdpForward = std::max(qn.fsdpForward, qn.rootParams * x.c + layerBytes);
         }
@@ -349,12 +516,30 @@ Quantities computeQuantities(const Context &x, int stage)
 
     // --- activations ------------------------------------------------------------------------
     double scores = 0;
-    qn.actLayer = layerActivationBytes(x, false, &scores);
-    qn.actLayerFull = layerActivationBytes(x, true, nullptr);
+    if (!partial) {
+        qn.actLayer = layerActivationBytes(x, false, &scores);
+        qn.actLayerFull = layerActivationBytes(x, true, nullptr);
+    } else {
+        // Layers differ under freezing: the stage's mean, and its largest for the recompute
+        // working set.
+        double sum = 0;
+        for (const LayerTraining &lt : layerTraining(x, stage)) {
+            double sc = 0;
+            sum += layerActivationBytes(x, false, &sc, lt);
+            scores = std::max(scores, sc);
+            qn.actLayerFull = std::max(qn.actLayerFull, layerActivationBytes(x, true, nullptr, lt));
+        }
+        qn.actLayer = sum / std::max(1, L);
+    }
     if (last) {
         const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0);
-        const double normSaved = x.fw.norm == "upcast" ? (4.0 + x.r) * hSp : x.r * hSp;
-        const double headInput = x.c * hSp;
+        // A frozen final norm saves no normalized copy; a frozen head none of its input.
+        const bool normTrained = !partial || (method.method == TrainingMethod::Freeze &&
+                                              (method.freeze.parts & kPartNorms));
+        const bool headTrained =
+            !partial || se.trainedHead - (normTrained ? double(x.pc.final_norm) : 0.0) > 0;
+        const double normSaved = x.fw.norm == "upcast" ? (4.0 + (normTrained ? x.r : 0.0)) * hSp : x.r * hSp;
+        const double headInput = headTrained ? x.c * hSp : 0.0;
         const double normOutputAlive = x.r != x.c ? x.r * hSp : 0.0;
         qn.actFinal = (normSaved + headInput) * x.tokens;
         qn.actFinalForwardOnly = normOutputAlive * x.tokens;
@@ -413,6 +598,15 @@ Quantities computeQuantities(const Context &x, int stage)
             const double kv = double(mo.kvDim()) / t;
             qn.fwdTransient += 2.0 * x.tokens * 2.0 * kv * x.c;
             qn.bwdTransient += 4.0 * x.tokens * 2.0 * kv * x.c;
+        }
+        if (partial) {
+            // QLoRA: bitsandbytes dequantizes each k-bit weight whole for its matmul, in forward
+            // and again for the input gradient in backward.
+            qn.fwdTransient += se.largestQuantized * x.c;
+            qn.bwdTransient += se.largestQuantized * x.c;
+            // DoRA: the weight norm materialises B @ A and W + B A for the largest weight.
+            if (method.method == TrainingMethod::DoRA)
+                qn.fwdTransient += 2.0 * se.largestAdapted * x.bAdapter;
         }
         if (x.plan.memory.recompute == Recompute::Full)
             qn.bwdTransient += qn.actLayerFull; // the layer being recomputed
@@ -600,6 +794,16 @@ std::string gib(double b) { return formatGiB(b); }
 std::string num(double v, int d = 0) { return formatFixed(v, d); }
 std::string id(std::string_view s) { return std::string(s); }
 
+/// "q, v" for the adapted linears.
+std::string targetList(uint8_t targets)
+{
+    std::string out;
+    for (int b = 0; b < 7; ++b)
+        if (targets & (1 << b))
+            out += (out.empty() ? "" : ", ") + std::string(targetName(LinearTarget(1 << b)));
+    return out;
+}
+
 } // namespace
 
 // Every template is one phrase a translator sees whole (translations/*.ts, context
@@ -625,7 +829,11 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     auto &C = ex[size_t(Component::CommunicationBuffers)];
     auto &T = ex[size_t(Component::Transient)];
 
-    const double elems = q.denseParams + q.expertParams;
+    const MethodOptions &method = plan.training.method;
+    const bool partial = method.method != TrainingMethod::Full;
+    const StageElements se = partial ? stageElements(plan, rank.stage) : StageElements{};
+    // Gradients, master weights and optimizer states are of what is trained.
+    const double elems = partial ? se.trained() : q.denseParams + q.expertParams;
     const std::string count = formatCount((long long)std::llround(elems));
     const std::string shard = num(x.shard);
     const bool full = pa.sharding == Sharding::Full;
@@ -640,7 +848,70 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                    : QT_TRANSLATE_NOOP("MemoryExplanation", "; held at the optimizer_step peak: %1"));
 
     // --- parameters ---------------------------------------------------------------------------
-    if (plan.memory.offload.params)
+    auto elemsText = [](double v) { return formatCount((long long)std::llround(v)); };
+    if (partial && !plan.memory.offload.params) {
+        const double frozen = se.frozenDense + se.frozenExpert;
+        const double quantized = se.quantizedDense + se.quantizedExpert;
+        const double adapters = se.adapterDense + se.adapterExpert;
+        const double trainedBase = se.trainedDense + se.trainedExpert;
+        if (quantized > 0)
+            P.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "%1 k-bit weights (%2, %3 B each with their constants) "
+                                            "+ %4 other frozen params in fp32 + %5 adapter params "
+                                            "x %6 B + %7 trained params x %8 B"),
+                          {elemsText(quantized), id(toString(method.qlora.quant)),
+                           num(quantizedBytesPerElement(method.qlora, double(plan.model.hidden)), 3),
+                           elemsText(frozen - quantized), elemsText(adapters), num(x.bAdapter),
+                           elemsText(trainedBase), num(x.bParams)});
+        else
+            P.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "%1 frozen params x %2 B (%3) + %4 adapter params x %5 B "
+                                            "+ %6 trained params x %7 B"),
+                          {elemsText(frozen), num(x.bParams), id(toString(pr.params)),
+                           elemsText(adapters), num(x.bAdapter), elemsText(trainedBase),
+                           num(x.bParams)});
+        if (full)
+            P.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", ", all / %1 (dp x cp) = %2"),
+                          {shard, gib(q.params)});
+        else
+            P.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", " = %1"), {gib(q.params)});
+        switch (method.method) {
+        case TrainingMethod::LoRA:
+        case TrainingMethod::DoRA:
+        case TrainingMethod::QLoRA:
+            P.assumptions.add(
+                method.method == TrainingMethod::DoRA
+                    ? QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "DoRA rank %1 on %2: the base stays frozen; each adapted "
+                                        "linear gains A (r x in), B (out x r) and a magnitude "
+                                        "vector, split like the layer under TP. ")
+                    : QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "LoRA rank %1 on %2: the base stays frozen; each adapted "
+                                        "linear gains A (r x in) and B (out x r), split like the "
+                                        "layer under TP. "),
+                {num(method.lora.rank), id(targetList(method.lora.targets))});
+            if (method.method == TrainingMethod::QLoRA)
+                P.assumptions.add(QT_TRANSLATE_NOOP(
+                    "MemoryExplanation",
+                    "bitsandbytes stores the frozen linear weights k-bit; "
+                    "prepare_model_for_kbit_training casts norms, biases, embedding and head to "
+                    "fp32. "));
+            if (method.lora.modules_to_save)
+                P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                    "modules_to_save: the original stays frozen "
+                                                    "and a trained copy is kept beside it. "));
+            break;
+        case TrainingMethod::Freeze:
+            P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                "Freezing: the last %1 layers are trained whole; "
+                                                "the rest keep their weights without gradients or "
+                                                "optimizer states. "),
+                              {num(method.freeze.last_layers)});
+            break;
+        case TrainingMethod::Full:
+            break;
+        }
+    } else if (plan.memory.offload.params)
         P.formula.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "0 (parameters offloaded to host memory; gathered per layer)"));
     else if (full)
@@ -687,12 +958,18 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                                  "forward; autograd frees them layer by layer in backward."));
 
     // --- gradients ----------------------------------------------------------------------------
+    // Bytes per trained element (adapters and trained base weights may differ in dtype).
+    auto perElement = [&](double bytes, bool sharded, double fallback) {
+        if (!partial || elems <= 0)
+            return num(fallback);
+        return num(bytes * (sharded ? x.shard : 1.0) / elems, 2);
+    };
     if (gradSh)
         G.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B / %3 (dp x cp) = %4"),
-                      {count, num(x.bGrads), shard, gib(q.grads)});
+                      {count, perElement(q.grads, true, x.bGrads), shard, gib(q.grads)});
     else
         G.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B = %3"),
-                      {count, num(x.bGrads), gib(q.grads)});
+                      {count, perElement(q.grads, false, x.bGrads), gib(q.grads)});
     G.formula.add(heldAt, {gib(b[Component::Gradients])});
     if (!fw.grads_set_to_none)
         G.assumptions.add(
@@ -714,17 +991,21 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             QT_TRANSLATE_NOOP("MemoryExplanation", " Gradients are offloaded to host memory."));
 
     // --- master weights -----------------------------------------------------------------------
-    if (!x.masterSeparate)
+    if (!x.masterSeparate || (partial && q.master <= 0))
         M.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                         "0: the optimizer updates the %1 parameters directly"),
-                      {id(toString(pr.params))});
+                      {id(toString(partial && q.master <= 0 && se.adapterDense + se.adapterExpert > 0
+                                       ? (x.bAdapter == 4.0 ? DType::FP32 : pr.compute)
+                                       : pr.params))});
     else if (optSh)
         M.formula.add(
             QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B (%3) / %4 (dp x cp) = %5"),
-            {count, num(x.bMaster), id(toString(pr.master_weights)), shard, gib(q.master)});
+            {count, perElement(q.master, true, x.bMaster), id(toString(pr.master_weights)), shard,
+             gib(q.master)});
     else
         M.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B (%3) = %4"),
-                      {count, num(x.bMaster), id(toString(pr.master_weights)), gib(q.master)});
+                      {count, perElement(q.master, false, x.bMaster), id(toString(pr.master_weights)),
+                       gib(q.master)});
     if (plan.memory.offload.optimizer)
         M.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "Optimizer (master weights and states) offloaded to host."));
@@ -790,6 +1071,13 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     if (plan.memory.offload.activations)
         A.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", " Activations offloaded to host; two layers stay on device."));
+    if (partial)
+        A.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation",
+            " A frozen linear keeps its weight, not its input, for backward; each adapter keeps its "
+            "input (cast to the adapter dtype, or dropped with its mask) and its rank-wide "
+            "intermediate; frozen layers below every trained one record nothing unless gradient "
+            "checkpointing makes the embedding output require grad."));
 
     // --- logits and loss ----------------------------------------------------------------------
     if (rank.has_head) {

@@ -107,6 +107,106 @@ ModelShape readHfConfig(const std::string &file, const std::string &baseDir)
     }
 }
 
+/// `targets`, `modules_to_save` or `parts`: a list of names (or one of `whole`, e.g.
+/// "all_linear"), each mapped to its bit; Hugging Face module names are accepted too.
+uint8_t readNames(const json &v, const std::string &field,
+                  std::initializer_list<std::pair<const char *, uint8_t>> names, const char *whole,
+                  uint8_t wholeBits)
+{
+    if (whole && v.is_string() && v.get<std::string>() == whole)
+        return wholeBits;
+    if (!v.is_array())
+        throw PlanError(field, std::string("must be a list of names") +
+                                   (whole ? std::string(" or \"") + whole + "\"" : std::string()) +
+                                   ", not " + v.dump());
+    uint8_t bits = 0;
+    for (const json &n : v) {
+        std::string allowed;
+        bool found = false;
+        for (const auto &[name, bit] : names) {
+            allowed += (allowed.empty() ? "" : ", ") + std::string(name);
+            if (n.is_string() && n.get<std::string>() == name) {
+                bits |= bit;
+                found = true;
+            }
+        }
+        if (!found)
+            throw PlanError(field, "unknown name " + n.dump() + "; allowed: " + allowed);
+    }
+    return bits;
+}
+
+void readMethod(ObjectReader &r, MethodOptions &mo, const ModelShape &model, json &unknown,
+                std::vector<std::string> *warnings)
+{
+    mo.method = r.choice<TrainingMethod>("method",
+                                         {TrainingMethod::Full, TrainingMethod::LoRA, TrainingMethod::DoRA,
+                                          TrainingMethod::QLoRA, TrainingMethod::Freeze},
+                                         TrainingMethod::Full);
+    const std::string m = std::string(toString(mo.method));
+    if (const json *l = r.get("lora")) {
+        if (!mo.usesAdapters())
+            throw PlanError("training.lora", "needs training.method lora, dora or qlora, not " + m);
+        ObjectReader lr(*l, "training.lora", warnings);
+        const int64_t maxRank = std::min<int64_t>(model.hidden, model.qDim());
+        mo.lora.rank = int(lr.integer("rank", 1, std::max<int64_t>(1, maxRank), 8));
+        if (const json *t = lr.get("targets")) {
+            mo.lora.targets = readNames(*t, "training.lora.targets",
+                                        {{"q", kTargetQ}, {"k", kTargetK}, {"v", kTargetV}, {"o", kTargetO},
+                                         {"gate", kTargetGate}, {"up", kTargetUp}, {"down", kTargetDown},
+                                         {"q_proj", kTargetQ}, {"k_proj", kTargetK}, {"v_proj", kTargetV},
+                                         {"o_proj", kTargetO}, {"gate_proj", kTargetGate},
+                                         {"up_proj", kTargetUp}, {"down_proj", kTargetDown}},
+                                        "all_linear", kTargetAllLinear);
+            if (mo.lora.targets == 0)
+                throw PlanError("training.lora.targets", "must name at least one linear layer");
+        }
+        if (const json *s = lr.get("modules_to_save"))
+            mo.lora.modules_to_save =
+                readNames(*s, "training.lora.modules_to_save",
+                          {{"embedding", kPartEmbedding}, {"head", kPartHead},
+                           {"embed_tokens", kPartEmbedding}, {"lm_head", kPartHead}},
+                          nullptr, 0);
+        mo.lora.dropout = lr.number("dropout", 0, 0.99, 0.0);
+        mo.lora.dtype = lr.dtype("dtype", {DType::FP32, DType::BF16, DType::FP16}, DType::None);
+        if (const json u = lr.unknown(); !u.empty())
+            unknown["lora"] = u;
+    }
+    if (model.ffn == FfnKind::GELU && (mo.lora.targets & kTargetGate) && mo.lora.targets != kTargetAllLinear)
+        throw PlanError("training.lora.targets", "the model's FFN (gelu) has no gate projection");
+    if (const json *q = r.get("qlora")) {
+        if (mo.method != TrainingMethod::QLoRA)
+            throw PlanError("training.qlora", "needs training.method qlora, not " + m);
+        ObjectReader qr(*q, "training.qlora", warnings);
+        mo.qlora.quant = qr.choice<Quantization>(
+            "quant", {Quantization::NF4, Quantization::FP4, Quantization::INT8}, Quantization::NF4);
+        mo.qlora.double_quant = qr.boolean("double_quant", true);
+        mo.qlora.block_size = int(qr.integer("block_size", 32, 4096, 64));
+        if ((mo.qlora.block_size & (mo.qlora.block_size - 1)) != 0)
+            throw PlanError("training.qlora.block_size",
+                            "must be a power of two from 32 to 4096 (bitsandbytes' block sizes), got " +
+                                std::to_string(mo.qlora.block_size));
+        if (const json u = qr.unknown(); !u.empty())
+            unknown["qlora"] = u;
+    }
+    if (const json *f = r.get("freeze")) {
+        if (mo.method != TrainingMethod::Freeze)
+            throw PlanError("training.freeze", "needs training.method freeze, not " + m);
+        ObjectReader fr(*f, "training.freeze", warnings);
+        mo.freeze.last_layers = int(fr.integer("last_layers", 0, model.layers, 0));
+        if (const json *p = fr.get("parts"))
+            mo.freeze.parts = readNames(*p, "training.freeze.parts",
+                                        {{"embedding", kPartEmbedding}, {"head", kPartHead},
+                                         {"norms", kPartNorms}, {"attention", kPartAttention},
+                                         {"ffn", kPartFfn}, {"experts", kPartExperts}},
+                                        nullptr, 0);
+        if (const json u = fr.unknown(); !u.empty())
+            unknown["freeze"] = u;
+    }
+    if (mo.method == TrainingMethod::Freeze && mo.freeze.last_layers == 0 && mo.freeze.parts == 0)
+        throw PlanError("training.freeze", "trains nothing: give last_layers or parts");
+}
+
 /// The model's shape fields, read over `m` (a preset's, an imported config's, or empty when
 /// `haveBase` is false: then every field without a rule-given default is required).
 void readShapeFields(ObjectReader &r, ModelShape &m, bool haveBase, json &unknown,
@@ -230,7 +330,12 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         plan.training.seq_len = r.integer("seq_len", 1, 16777216, std::nullopt);
         plan.training.micro_batch = int(r.integer("micro_batch", 1, 65536, 1));
         plan.training.grad_accum = int(r.integer("grad_accum", 1, kMaxGradAccum, 1));
-        keepUnknown(plan.unknown, "training", r.unknown());
+        json methodUnknown = json::object();
+        readMethod(r, plan.training.method, plan.model, methodUnknown, &plan.warnings);
+        json u = r.unknown();
+        for (auto it = methodUnknown.begin(); it != methodUnknown.end(); ++it)
+            u[it.key()] = it.value();
+        keepUnknown(plan.unknown, "training", u);
     } else {
         throw PlanError("training", "is required");
     }
@@ -497,6 +602,41 @@ nlohmann::json planToJson(const Plan &p)
     j["training"] = {{"seq_len", p.training.seq_len},
                      {"micro_batch", p.training.micro_batch},
                      {"grad_accum", p.training.grad_accum}};
+    if (const MethodOptions &mo = p.training.method; mo.method != TrainingMethod::Full) {
+        json &t = j["training"];
+        t["method"] = toString(mo.method);
+        auto names = [](uint8_t bits, auto nameOf, uint8_t all, const char *allName) {
+            if (all && bits == all)
+                return json(allName);
+            json a = json::array();
+            for (int b = 0; b < 8; ++b)
+                if (bits & (1 << b))
+                    a.push_back(std::string(nameOf(uint8_t(1 << b))));
+            return a;
+        };
+        if (mo.usesAdapters()) {
+            json l = {{"rank", mo.lora.rank},
+                      {"targets", names(mo.lora.targets, [](uint8_t b) { return targetName(LinearTarget(b)); },
+                                        kTargetAllLinear, "all_linear")},
+                      {"dropout", mo.lora.dropout}};
+            if (mo.lora.modules_to_save)
+                l["modules_to_save"] =
+                    names(mo.lora.modules_to_save, [](uint8_t b) { return partName(ModelPart(b)); }, 0, "");
+            if (mo.lora.dtype != DType::None)
+                l["dtype"] = toString(mo.lora.dtype);
+            t["lora"] = l;
+        }
+        if (mo.method == TrainingMethod::QLoRA)
+            t["qlora"] = {{"quant", toString(mo.qlora.quant)},
+                          {"double_quant", mo.qlora.double_quant},
+                          {"block_size", mo.qlora.block_size}};
+        if (mo.method == TrainingMethod::Freeze) {
+            json f = {{"last_layers", mo.freeze.last_layers}};
+            if (mo.freeze.parts)
+                f["parts"] = names(mo.freeze.parts, [](uint8_t b) { return partName(ModelPart(b)); }, 0, "");
+            t["freeze"] = f;
+        }
+    }
     json pr = {{"params", toString(p.precision.params)},
                {"grads", toString(p.precision.grads)},
                {"master_weights", toString(p.precision.master_weights)},

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "adapters.h"
 #include "dtype.h"
 #include "model.h"
 
@@ -23,6 +24,8 @@ struct Training
     int64_t seq_len = 0;
     int micro_batch = 1;
     int grad_accum = 1; ///< micro-batches per step and DP rank (also PP's micro-batch count)
+    /// How the model is trained (`training.method` and its options; core/adapters.h).
+    MethodOptions method;
 };
 
 struct Precision

@@ -3,7 +3,7 @@
 // Plans that between them take every branch of explainMemory: the sharding stages, TP with and
 // without SP, the three pipeline schedules, CP, each offload, MoE, eager attention, autocast
 // (fp32 parameters, bf16 compute), grad accumulation, the optimizers and their implementations,
-// and the three framework profiles; and every collective of the communication engine (FSDP
+// the three framework profiles, and the training methods (LoRA, DoRA, QLoRA, freezing); and every collective of the communication engine (FSDP
 // with and without resharding, TP with and without SP under full recompute, CP, PP, EP). Each
 // is a merge patch over a Llama-2-7B plan on 8 x 910B.
 #include "core/catalog.h"
@@ -71,6 +71,12 @@ inline const std::vector<PlanVariant> &planVariants()
                                              "master_weights": "none"}})"},
         {"megatron", R"({"framework": "megatron"})"},
         {"deepspeed-zero3", R"({"framework": "deepspeed", "parallel": {"sharding": "full"}})"},
+        {"lora", R"({"training": {"method": "lora", "lora": {"rank": 16, "targets": "all_linear"}}})"},
+        {"lora-fsdp-save-head", R"({"parallel": {"sharding": "full"}, "training": {"method": "lora",
+             "lora": {"modules_to_save": ["head"], "dropout": 0.05}}})"},
+        {"dora", R"({"training": {"method": "dora"}, "memory": {"recompute": "none"}})"},
+        {"qlora", R"({"training": {"method": "qlora", "lora": {"targets": "all_linear"}}})"},
+        {"freeze", R"({"training": {"method": "freeze", "freeze": {"last_layers": 4}}})"},
     };
     return v;
 }

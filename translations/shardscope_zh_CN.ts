@@ -755,6 +755,46 @@ The choice follows the traces, not the parameter count.</source>
         <source>; held at the optimizer_step peak: %1</source>
         <translation>；在优化器步峰值时占用 %1</translation>
     </message>
+    <message>
+        <source>%1 k-bit weights (%2, %3 B each with their constants) + %4 other frozen params in fp32 + %5 adapter params x %6 B + %7 trained params x %8 B</source>
+        <translation>%1 个 k 比特权重（%2，含量化常数每个 %3 B）+ %4 个其他冻结参数（fp32）+ %5 个适配器参数 x %6 B + %7 个训练参数 x %8 B</translation>
+    </message>
+    <message>
+        <source>%1 frozen params x %2 B (%3) + %4 adapter params x %5 B + %6 trained params x %7 B</source>
+        <translation>%1 个冻结参数 x %2 B（%3）+ %4 个适配器参数 x %5 B + %6 个训练参数 x %7 B</translation>
+    </message>
+    <message>
+        <source>, all / %1 (dp x cp) = %2</source>
+        <translation>，全部 / %1（dp x cp）= %2</translation>
+    </message>
+    <message>
+        <source> = %1</source>
+        <translation> = %1</translation>
+    </message>
+    <message>
+        <source>DoRA rank %1 on %2: the base stays frozen; each adapted linear gains A (r x in), B (out x r) and a magnitude vector, split like the layer under TP. </source>
+        <translation>DoRA 秩 %1，作用于 %2：基座保持冻结；每个被适配的线性层增加 A（r x in）、B（out x r）和一个幅度向量，在 TP 下与该层同样切分。</translation>
+    </message>
+    <message>
+        <source>LoRA rank %1 on %2: the base stays frozen; each adapted linear gains A (r x in) and B (out x r), split like the layer under TP. </source>
+        <translation>LoRA 秩 %1，作用于 %2：基座保持冻结；每个被适配的线性层增加 A（r x in）和 B（out x r），在 TP 下与该层同样切分。</translation>
+    </message>
+    <message>
+        <source>bitsandbytes stores the frozen linear weights k-bit; prepare_model_for_kbit_training casts norms, biases, embedding and head to fp32. </source>
+        <translation>bitsandbytes 以 k 比特存储冻结的线性层权重；prepare_model_for_kbit_training 将归一化层、偏置、嵌入层和输出头转换为 fp32。</translation>
+    </message>
+    <message>
+        <source>modules_to_save: the original stays frozen and a trained copy is kept beside it. </source>
+        <translation>modules_to_save：原模块保持冻结，另保留一份参与训练的副本。</translation>
+    </message>
+    <message>
+        <source>Freezing: the last %1 layers are trained whole; the rest keep their weights without gradients or optimizer states. </source>
+        <translation>冻结训练：最后 %1 层整体训练；其余层只保留权重，没有梯度和优化器状态。</translation>
+    </message>
+    <message>
+        <source> A frozen linear keeps its weight, not its input, for backward; each adapter keeps its input (cast to the adapter dtype, or dropped with its mask) and its rank-wide intermediate; frozen layers below every trained one record nothing unless gradient checkpointing makes the embedding output require grad.</source>
+        <translation> 冻结的线性层反向时只需要权重，不保存输入；每个适配器保存其输入（转换为适配器数据类型，或经 dropout 后连同掩码）以及秩宽度的中间结果；位于所有训练层之下的冻结层不记录任何张量，除非梯度检查点使嵌入输出需要梯度。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>

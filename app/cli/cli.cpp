@@ -148,6 +148,24 @@ std::string estimateTable(const Plan &plan)
       << plan.model.hidden << ", " << plan.model.heads << " heads / " << plan.model.kv_heads
       << " KV, FFN " << plan.model.ffn_hidden << " " << toString(plan.model.ffn) << ", vocab "
       << plan.model.vocab << ")\n";
+    if (const MethodOptions &mo = plan.training.method; mo.method != TrainingMethod::Full) {
+        o << "Method:  " << toString(mo.method);
+        if (mo.usesAdapters()) {
+            o << " rank " << mo.lora.rank << " on";
+            for (int b = 0; b < 7; ++b)
+                if (mo.lora.targets & (1 << b))
+                    o << " " << targetName(LinearTarget(1 << b));
+            if (mo.lora.dropout > 0)
+                o << ", dropout " << formatFixed(mo.lora.dropout, 2);
+        }
+        if (mo.method == TrainingMethod::QLoRA)
+            o << ", base " << toString(mo.qlora.quant) << (mo.qlora.double_quant ? " (double quant)" : "")
+              << ", block " << mo.qlora.block_size;
+        if (mo.method == TrainingMethod::Freeze)
+            o << ", last " << mo.freeze.last_layers << " layers trained";
+        o << "; " << formatCount(trainableParameters(plan)) << " trainable parameters ("
+          << formatFixed(100.0 * double(trainableParameters(plan)) / double(pc.total), 3) << "%)\n";
+    }
     o << "Layout:  dp " << pa.dp << " x tp " << pa.tp << " x pp " << pa.pp << " x cp " << pa.cp
       << (pa.ep > 1 ? " (ep " + std::to_string(pa.ep) + ")" : "") << ", sharding "
       << toString(pa.sharding) << (pa.sp ? ", SP" : "") << ", recompute "
@@ -195,6 +213,13 @@ std::string estimateTable(const Plan &plan)
         if (std::fabs(nominal - P) / P > 0.01)
             o << " (nominal: " << formatGB(nominal / P * placed, 0) << ")";
         o << "\n";
+    }
+    if (const MethodOptions &mo = plan.training.method; mo.method != TrainingMethod::Full) {
+        const double trained = double(trainableParameters(plan));
+        o << "  Under " << toString(mo.method) << " only " << formatCount((long long)trained)
+          << " parameters are trained: gradients and optimizer states of "
+          << formatGB(trained * (perParam - bytesOf(pr.params)), 1)
+          << " at these dtypes, beside the frozen weights (the engine's accounting follows).\n";
     }
     o << "  That count leaves out activations, logits and loss, communication buffers, optimizer\n"
          "  temporaries and the runtime reserve. The full accounting follows.\n\n";

@@ -1,0 +1,303 @@
+// Trainable and frozen elements under LoRA, DoRA, QLoRA and freezing.
+//
+// LoRA (Hu et al. 2021; PEFT's lora.Linear): a targeted linear W (out x in) keeps W frozen and
+// adds A (r x in) and B (out x r); DoRA (Liu et al. 2024; PEFT's use_dora) adds a magnitude
+// vector of `out`. Under tensor parallelism the adapters follow the layer's split (Megatron /
+// MindSpeed-LLM LoRA): a column-parallel layer (q, k, v, gate, up) keeps A whole and splits B by
+// rows; a row-parallel one (o, down) splits A by columns and keeps B whole.
+// QLoRA (Dettmers et al. 2023; bitsandbytes Linear4bit / Linear8bitLt): every frozen linear
+// weight but the LM head is stored k-bit; prepare_model_for_kbit_training casts the remaining
+// frozen parameters (norms, biases, embedding, head) to fp32.
+// PEFT's modules_to_save keeps the original module frozen and trains a copy of it.
+#include "adapters.h"
+
+#include "framework.h"
+#include "model.h"
+#include "plan.h"
+
+#include <algorithm>
+#include <vector>
+
+namespace shardscope {
+
+std::string_view toString(TrainingMethod m)
+{
+    switch (m) {
+    case TrainingMethod::Full: return "full";
+    case TrainingMethod::LoRA: return "lora";
+    case TrainingMethod::DoRA: return "dora";
+    case TrainingMethod::QLoRA: return "qlora";
+    case TrainingMethod::Freeze: return "freeze";
+    }
+    return "full";
+}
+
+std::string_view toString(Quantization q)
+{
+    switch (q) {
+    case Quantization::NF4: return "nf4";
+    case Quantization::FP4: return "fp4";
+    case Quantization::INT8: return "int8";
+    }
+    return "nf4";
+}
+
+std::string_view targetName(LinearTarget t)
+{
+    switch (t) {
+    case kTargetQ: return "q";
+    case kTargetK: return "k";
+    case kTargetV: return "v";
+    case kTargetO: return "o";
+    case kTargetGate: return "gate";
+    case kTargetUp: return "up";
+    case kTargetDown: return "down";
+    case kTargetAllLinear: return "all_linear";
+    }
+    return "";
+}
+
+std::string_view partName(ModelPart p)
+{
+    switch (p) {
+    case kPartEmbedding: return "embedding";
+    case kPartHead: return "head";
+    case kPartNorms: return "norms";
+    case kPartAttention: return "attention";
+    case kPartFfn: return "ffn";
+    case kPartExperts: return "experts";
+    }
+    return "";
+}
+
+double quantizedBytesPerElement(const QloraOptions &q, double rowLength)
+{
+    if (q.quant == Quantization::INT8)
+        return 1.0 + 4.0 / std::max(1.0, rowLength); // int8 weight + fp32 scale per row (SCB)
+    const double block = std::max(1, q.block_size);
+    // Double quantization: 8-bit absmax per block, then an fp32 absmax per 256 of those.
+    const double constants = q.double_quant ? 1.0 / block + 4.0 / (block * 256.0) : 4.0 / block;
+    return 0.5 + constants;
+}
+
+namespace {
+
+/// One linear layer of a decoder layer, global shape.
+struct Linear
+{
+    LinearTarget target;
+    double in, out;
+    bool columnParallel; ///< split by output rows under TP (q, k, v, gate, up)
+    bool expert;         ///< one of every local expert
+};
+
+struct LayerShape
+{
+    std::vector<Linear> linears;
+    double norms = 0, biases = 0, router = 0;
+    double experts = 0; ///< experts on this rank (experts / ep)
+};
+
+LayerShape layerShape(const Plan &plan)
+{
+    const ModelShape &m = plan.model;
+    const double h = double(m.hidden), q = double(m.qDim()), kv = double(m.kvDim());
+    const bool gelu = m.ffn == FfnKind::GELU;
+    const ParameterCounts pc = countParameters(m);
+    LayerShape s;
+    s.linears = {{kTargetQ, h, q, true, false},
+                 {kTargetK, h, kv, true, false},
+                 {kTargetV, h, kv, true, false},
+                 {kTargetO, q, h, false, false}};
+    const bool moe = m.moe.enabled();
+    const double f = double(moe ? m.moe.expert_ffn_hidden : m.ffn_hidden);
+    if (!gelu)
+        s.linears.push_back({kTargetGate, h, f, true, moe});
+    s.linears.push_back({kTargetUp, h, f, true, moe});
+    s.linears.push_back({kTargetDown, f, h, false, moe});
+    s.norms = double(pc.norms_per_layer);
+    // Biases: what the attention and dense FFN counts hold beyond their weights.
+    double weights = 0;
+    for (const Linear &l : s.linears)
+        if (!l.expert)
+            weights += l.in * l.out;
+    s.biases = double(pc.attention_per_layer + pc.dense_ffn_per_layer) - weights;
+    s.router = double(pc.router_per_layer);
+    s.experts = moe ? double(m.moe.experts) / plan.parallel.ep : 0.0;
+    return s;
+}
+
+bool partTrained(const Plan &plan, ModelPart part)
+{
+    const MethodOptions &mo = plan.training.method;
+    switch (mo.method) {
+    case TrainingMethod::Full: return true;
+    case TrainingMethod::Freeze: return (mo.freeze.parts & part) != 0;
+    default: return false;
+    }
+}
+
+/// Stage holding decoder layer `layer` (interleaved schedules place chunks round-robin).
+int stageOfLayer(const Plan &plan, int layer)
+{
+    const int chunks = plan.parallel.pp *
+                       (plan.parallel.pp_schedule == PpSchedule::Interleaved ? plan.parallel.virtual_stages : 1);
+    const int perChunk = std::max(1, plan.model.layers / chunks);
+    return (layer / perChunk) % plan.parallel.pp;
+}
+
+} // namespace
+
+double adapterBytes(const Plan &plan, const FrameworkProfile &fw)
+{
+    const DType d = plan.training.method.lora.dtype != DType::None ? plan.training.method.lora.dtype
+                                                                    : fw.adapter_dtype;
+    return bytesOf(d == DType::None ? plan.precision.compute : d);
+}
+
+bool layerTrained(const Plan &plan, int layer)
+{
+    const MethodOptions &mo = plan.training.method;
+    if (mo.method == TrainingMethod::Full || mo.usesAdapters())
+        return true;
+    if (layer >= plan.model.layers - mo.freeze.last_layers)
+        return true;
+    return (mo.freeze.parts & (kPartNorms | kPartAttention | kPartFfn | kPartExperts)) != 0;
+}
+
+StageElements stageElements(const Plan &plan, int stage)
+{
+    const ModelShape &m = plan.model;
+    const MethodOptions &mo = plan.training.method;
+    const double t = plan.parallel.tp;
+    const LayerShape ls = layerShape(plan);
+    const bool qlora = mo.method == TrainingMethod::QLoRA;
+    const double r = mo.lora.rank;
+    const bool dora = mo.method == TrainingMethod::DoRA;
+    StageElements e;
+
+    int layersHere = 0;
+    for (int layer = 0; layer < m.layers; ++layer) {
+        if (stageOfLayer(plan, layer) != stage)
+            continue;
+        ++layersHere;
+        const bool wholeLayer = mo.method == TrainingMethod::Full ||
+                                (mo.method == TrainingMethod::Freeze &&
+                                 layer >= m.layers - mo.freeze.last_layers);
+        auto trained = [&](ModelPart p) { return wholeLayer || partTrained(plan, p); };
+        double layerTrainedElems = 0;
+        // Norms and biases: replicated / split like their layers; never quantized.
+        const double normElems = ls.norms;
+        const double biasElems = ls.biases / t;
+        if (trained(kPartNorms)) {
+            e.trainedDense += normElems;
+            layerTrainedElems += normElems;
+        } else {
+            e.frozenDense += normElems;
+            if (qlora)
+                e.upcastFrozen += normElems;
+        }
+        if (trained(kPartAttention)) { // the biases belong to attention and the dense FFN
+            e.trainedDense += biasElems;
+            layerTrainedElems += biasElems;
+        } else {
+            e.frozenDense += biasElems;
+            if (qlora)
+                e.upcastFrozen += biasElems;
+        }
+        if (ls.router > 0) {
+            if (trained(kPartExperts)) {
+                e.trainedDense += ls.router;
+                layerTrainedElems += ls.router;
+            } else {
+                e.frozenDense += ls.router;
+                if (qlora) {
+                    e.quantizedDense += ls.router;
+                    e.quantizedBytes += ls.router * quantizedBytesPerElement(mo.qlora, double(m.hidden));
+                }
+            }
+        }
+        for (const Linear &l : ls.linears) {
+            const double copies = l.expert ? ls.experts : 1.0;
+            const double w = l.in * l.out / t; // per rank, per copy
+            const ModelPart part = l.expert ? kPartExperts
+                                            : (l.target <= kTargetO ? kPartAttention : kPartFfn);
+            if (trained(part)) {
+                (l.expert ? e.trainedExpert : e.trainedDense) += w * copies;
+                layerTrainedElems += w * copies;
+            } else {
+                (l.expert ? e.frozenExpert : e.frozenDense) += w * copies;
+                if (qlora) {
+                    (l.expert ? e.quantizedExpert : e.quantizedDense) += w * copies;
+                    const double rowLength = l.columnParallel ? l.in : l.in / t;
+                    (l.expert ? e.quantizedBytesExpert : e.quantizedBytes) +=
+                        w * copies * quantizedBytesPerElement(mo.qlora, rowLength);
+                    e.largestQuantized = std::max(e.largestQuantized, w);
+                }
+            }
+            if (mo.usesAdapters() && (mo.lora.targets & l.target)) {
+                double a = l.columnParallel ? r * l.in + r * l.out / t : r * l.in / t + r * l.out;
+                if (dora)
+                    a += l.columnParallel ? l.out / t : l.out;
+                (l.expert ? e.adapterExpert : e.adapterDense) += a * copies;
+                layerTrainedElems += a * copies;
+                e.largestAdapted = std::max(e.largestAdapted, w);
+            }
+        }
+        e.trainedPerLayer += layerTrainedElems;
+    }
+    if (layersHere > 0)
+        e.trainedPerLayer /= layersHere;
+
+    // Root modules: embedding on the first stage; final norm and head on the last (a tied head
+    // on another stage than the embedding is a copy of it there).
+    const double vocabShard = double(m.vocab) * double(m.hidden) / t;
+    const bool saveEmbedding = mo.usesAdapters() && (mo.lora.modules_to_save & kPartEmbedding);
+    const bool saveHead = mo.usesAdapters() && (mo.lora.modules_to_save & kPartHead);
+    auto root = [&](double elems, bool trainedHere, bool savedCopy, double &trainedSlot) {
+        if (trainedHere) {
+            e.trainedDense += elems;
+            trainedSlot += elems;
+            return;
+        }
+        e.frozenDense += elems;
+        if (qlora)
+            e.upcastFrozen += elems;
+        if (savedCopy) { // PEFT ModulesToSaveWrapper: original frozen, a trained copy beside it
+            e.trainedDense += elems;
+            trainedSlot += elems;
+        }
+    };
+    const int pp = plan.parallel.pp;
+    if (stage == 0)
+        root(vocabShard, partTrained(plan, kPartEmbedding), saveEmbedding, e.trainedEmbedding);
+    if (stage == pp - 1) {
+        const double finalNorm = double(countParameters(m).final_norm);
+        root(finalNorm, partTrained(plan, kPartNorms), false, e.trainedHead);
+        if (!m.tied_embeddings)
+            root(vocabShard, partTrained(plan, kPartHead), saveHead, e.trainedHead);
+        else if (pp > 1)
+            root(vocabShard, partTrained(plan, kPartEmbedding) || partTrained(plan, kPartHead),
+                 saveEmbedding || saveHead, e.trainedHead);
+    }
+    return e;
+}
+
+int64_t trainableParameters(const Plan &plan)
+{
+    const MethodOptions &mo = plan.training.method;
+    const ModelShape &m = plan.model;
+    if (mo.method == TrainingMethod::Full)
+        return countParameters(m).total;
+    // The whole model is one stage without TP.
+    Plan whole = plan;
+    whole.parallel.tp = whole.parallel.pp = whole.parallel.ep = 1;
+    whole.parallel.pp_schedule = PpSchedule::OneFOneB;
+    whole.parallel.virtual_stages = 1;
+    const StageElements e = stageElements(whole, 0);
+    double n = e.trained();
+    // stageElements counts a local expert set of experts / ep; with ep = 1 that is all of them.
+    return int64_t(n + 0.5);
+}
+
+} // namespace shardscope
