@@ -16,7 +16,7 @@
 #include "plan.h"
 
 #include <algorithm>
-#include <vector>
+#include <array>
 
 namespace shardscope {
 
@@ -93,7 +93,8 @@ struct Linear
 
 struct LayerShape
 {
-    std::vector<Linear> linears;
+    std::array<Linear, 7> linears{};
+    int count = 0; ///< linears used (GELU has no gate)
     double norms = 0, biases = 0, router = 0;
     double experts = 0; ///< experts on this rank (experts / ep)
 };
@@ -105,22 +106,23 @@ LayerShape layerShape(const Plan &plan)
     const bool gelu = m.ffn == FfnKind::GELU;
     const ParameterCounts pc = countParameters(m);
     LayerShape s;
-    s.linears = {{kTargetQ, h, q, true, false},
-                 {kTargetK, h, kv, true, false},
-                 {kTargetV, h, kv, true, false},
-                 {kTargetO, q, h, false, false}};
+    auto add = [&](Linear l) { s.linears[size_t(s.count++)] = l; };
+    add({kTargetQ, h, q, true, false});
+    add({kTargetK, h, kv, true, false});
+    add({kTargetV, h, kv, true, false});
+    add({kTargetO, q, h, false, false});
     const bool moe = m.moe.enabled();
     const double f = double(moe ? m.moe.expert_ffn_hidden : m.ffn_hidden);
     if (!gelu)
-        s.linears.push_back({kTargetGate, h, f, true, moe});
-    s.linears.push_back({kTargetUp, h, f, true, moe});
-    s.linears.push_back({kTargetDown, f, h, false, moe});
+        add({kTargetGate, h, f, true, moe});
+    add({kTargetUp, h, f, true, moe});
+    add({kTargetDown, f, h, false, moe});
     s.norms = double(pc.norms_per_layer);
     // Biases: what the attention and dense FFN counts hold beyond their weights.
     double weights = 0;
-    for (const Linear &l : s.linears)
-        if (!l.expert)
-            weights += l.in * l.out;
+    for (int i = 0; i < s.count; ++i)
+        if (!s.linears[size_t(i)].expert)
+            weights += s.linears[size_t(i)].in * s.linears[size_t(i)].out;
     s.biases = double(pc.attention_per_layer + pc.dense_ffn_per_layer) - weights;
     s.router = double(pc.router_per_layer);
     s.experts = moe ? double(m.moe.experts) / plan.parallel.ep : 0.0;
@@ -176,62 +178,69 @@ StageElements stageElements(const Plan &plan, int stage)
     const bool dora = mo.method == TrainingMethod::DoRA;
     StageElements e;
 
-    int layersHere = 0;
+    // The stage's layers come in two kinds: trained whole (full training, freezing's last
+    // layers) and the rest; each kind is accounted once and counted.
+    int layersHere = 0, wholeHere = 0;
     for (int layer = 0; layer < m.layers; ++layer) {
         if (stageOfLayer(plan, layer) != stage)
             continue;
         ++layersHere;
-        const bool wholeLayer = mo.method == TrainingMethod::Full ||
-                                (mo.method == TrainingMethod::Freeze &&
-                                 layer >= m.layers - mo.freeze.last_layers);
+        if (mo.method == TrainingMethod::Full ||
+            (mo.method == TrainingMethod::Freeze && layer >= m.layers - mo.freeze.last_layers))
+            ++wholeHere;
+    }
+    auto addLayers = [&](bool wholeLayer, double n) {
+        if (n <= 0)
+            return;
         auto trained = [&](ModelPart p) { return wholeLayer || partTrained(plan, p); };
         double layerTrainedElems = 0;
         // Norms and biases: replicated / split like their layers; never quantized.
         const double normElems = ls.norms;
         const double biasElems = ls.biases / t;
         if (trained(kPartNorms)) {
-            e.trainedDense += normElems;
+            e.trainedDense += n * normElems;
             layerTrainedElems += normElems;
         } else {
-            e.frozenDense += normElems;
+            e.frozenDense += n * normElems;
             if (qlora)
-                e.upcastFrozen += normElems;
+                e.upcastFrozen += n * normElems;
         }
         if (trained(kPartAttention)) { // the biases belong to attention and the dense FFN
-            e.trainedDense += biasElems;
+            e.trainedDense += n * biasElems;
             layerTrainedElems += biasElems;
         } else {
-            e.frozenDense += biasElems;
+            e.frozenDense += n * biasElems;
             if (qlora)
-                e.upcastFrozen += biasElems;
+                e.upcastFrozen += n * biasElems;
         }
         if (ls.router > 0) {
             if (trained(kPartExperts)) {
-                e.trainedDense += ls.router;
+                e.trainedDense += n * ls.router;
                 layerTrainedElems += ls.router;
             } else {
-                e.frozenDense += ls.router;
+                e.frozenDense += n * ls.router;
                 if (qlora) {
-                    e.quantizedDense += ls.router;
-                    e.quantizedBytes += ls.router * quantizedBytesPerElement(mo.qlora, double(m.hidden));
+                    e.quantizedDense += n * ls.router;
+                    e.quantizedBytes += n * ls.router * quantizedBytesPerElement(mo.qlora, double(m.hidden));
                 }
             }
         }
-        for (const Linear &l : ls.linears) {
+        for (int i = 0; i < ls.count; ++i) {
+            const Linear &l = ls.linears[size_t(i)];
             const double copies = l.expert ? ls.experts : 1.0;
             const double w = l.in * l.out / t; // per rank, per copy
             const ModelPart part = l.expert ? kPartExperts
                                             : (l.target <= kTargetO ? kPartAttention : kPartFfn);
             if (trained(part)) {
-                (l.expert ? e.trainedExpert : e.trainedDense) += w * copies;
+                (l.expert ? e.trainedExpert : e.trainedDense) += n * w * copies;
                 layerTrainedElems += w * copies;
             } else {
-                (l.expert ? e.frozenExpert : e.frozenDense) += w * copies;
+                (l.expert ? e.frozenExpert : e.frozenDense) += n * w * copies;
                 if (qlora) {
-                    (l.expert ? e.quantizedExpert : e.quantizedDense) += w * copies;
+                    (l.expert ? e.quantizedExpert : e.quantizedDense) += n * w * copies;
                     const double rowLength = l.columnParallel ? l.in : l.in / t;
                     (l.expert ? e.quantizedBytesExpert : e.quantizedBytes) +=
-                        w * copies * quantizedBytesPerElement(mo.qlora, rowLength);
+                        n * w * copies * quantizedBytesPerElement(mo.qlora, rowLength);
                     e.largestQuantized = std::max(e.largestQuantized, w);
                 }
             }
@@ -239,13 +248,15 @@ StageElements stageElements(const Plan &plan, int stage)
                 double a = l.columnParallel ? r * l.in + r * l.out / t : r * l.in / t + r * l.out;
                 if (dora)
                     a += l.columnParallel ? l.out / t : l.out;
-                (l.expert ? e.adapterExpert : e.adapterDense) += a * copies;
+                (l.expert ? e.adapterExpert : e.adapterDense) += n * a * copies;
                 layerTrainedElems += a * copies;
                 e.largestAdapted = std::max(e.largestAdapted, w);
             }
         }
-        e.trainedPerLayer += layerTrainedElems;
-    }
+        e.trainedPerLayer += n * layerTrainedElems;
+    };
+    addLayers(true, wholeHere);
+    addLayers(false, layersHere - wholeHere);
     if (layersHere > 0)
         e.trainedPerLayer /= layersHere;
 

@@ -175,6 +175,7 @@ struct LayerTraining
     bool inputRequiresGrad = true; ///< the layer's input needs a gradient (something below trains)
     bool norms = true, attention = true, ffn = true; ///< base weights trained
     uint8_t adapters = 0; ///< LoRA / DoRA targets adapted in this layer
+    bool operator==(const LayerTraining &) const = default;
 };
 
 LayerTraining fullyTrained() { return {}; }
@@ -523,11 +524,20 @@ Quantities computeQuantities(const Context &x, int stage)
         // Layers differ under freezing: the stage's mean, and its largest for the recompute
         // working set.
         double sum = 0;
+        // Neighbouring layers are mostly alike: each distinct kind is evaluated once.
+        LayerTraining previous;
+        double saved = 0, full = 0, sc = 0;
+        bool have = false;
         for (const LayerTraining &lt : layerTraining(x, stage)) {
-            double sc = 0;
-            sum += layerActivationBytes(x, false, &sc, lt);
+            if (!have || !(lt == previous)) {
+                saved = layerActivationBytes(x, false, &sc, lt);
+                full = layerActivationBytes(x, true, nullptr, lt);
+                previous = lt;
+                have = true;
+            }
+            sum += saved;
             scores = std::max(scores, sc);
-            qn.actLayerFull = std::max(qn.actLayerFull, layerActivationBytes(x, true, nullptr, lt));
+            qn.actLayerFull = std::max(qn.actLayerFull, full);
         }
         qn.actLayer = sum / std::max(1, L);
     }

@@ -69,6 +69,31 @@ void BM_FullEstimatePipeline8Stages(benchmark::State &state)
 }
 BENCHMARK(BM_FullEstimatePipeline8Stages);
 
+// The case under LoRA r16 on all linear layers, and QLoRA: the training method's per-layer
+// accounting on top of the memory engine.
+void BM_FullEstimateCaseLora8(benchmark::State &state)
+{
+    Plan plan = loadCase("hcie-ai-ddp.plan.json");
+    plan.training.method.method = TrainingMethod::LoRA;
+    plan.training.method.lora.rank = 16;
+    plan.training.method.lora.targets = kTargetAllLinear;
+    const Catalog &cat = Catalog::builtin();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(estimate(plan, cat));
+}
+BENCHMARK(BM_FullEstimateCaseLora8);
+
+void BM_FullEstimateCaseQlora8(benchmark::State &state)
+{
+    Plan plan = loadCase("hcie-ai-ddp.plan.json");
+    plan.training.method.method = TrainingMethod::QLoRA;
+    plan.training.method.lora.targets = kTargetAllLinear;
+    const Catalog &cat = Catalog::builtin();
+    for (auto _ : state)
+        benchmark::DoNotOptimize(estimate(plan, cat));
+}
+BENCHMARK(BM_FullEstimateCaseQlora8);
+
 } // namespace
 
 BENCHMARK_MAIN();
