@@ -71,28 +71,26 @@ BENCHMARK(BM_FullEstimatePipeline8Stages);
 
 // The case under LoRA r16 on all linear layers, and QLoRA: the training method's per-layer
 // accounting on top of the memory engine.
-void BM_FullEstimateCaseLora8(benchmark::State &state)
+Plan methodPlan(TrainingMethod method)
 {
     Plan plan = loadCase("hcie-ai-ddp.plan.json");
-    plan.training.method.method = TrainingMethod::LoRA;
+    plan.training.method.method = method;
     plan.training.method.lora.rank = 16;
     plan.training.method.lora.targets = kTargetAllLinear;
-    const Catalog &cat = Catalog::builtin();
-    for (auto _ : state)
-        benchmark::DoNotOptimize(estimate(plan, cat));
+    return plan;
 }
-BENCHMARK(BM_FullEstimateCaseLora8);
 
-void BM_FullEstimateCaseQlora8(benchmark::State &state)
+void BM_FullEstimateCaseMethod8(benchmark::State &state)
 {
-    Plan plan = loadCase("hcie-ai-ddp.plan.json");
-    plan.training.method.method = TrainingMethod::QLoRA;
-    plan.training.method.lora.targets = kTargetAllLinear;
+    const Plan plan = methodPlan(TrainingMethod(state.range(0)));
     const Catalog &cat = Catalog::builtin();
     for (auto _ : state)
         benchmark::DoNotOptimize(estimate(plan, cat));
 }
-BENCHMARK(BM_FullEstimateCaseQlora8);
+BENCHMARK(BM_FullEstimateCaseMethod8)
+    ->ArgName("method")
+    ->Arg(int(TrainingMethod::LoRA))
+    ->Arg(int(TrainingMethod::QLoRA));
 
 } // namespace
 
