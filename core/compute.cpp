@@ -296,8 +296,16 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         // hf_upcast: logits c, .float() c->4, log_softmax 4->4 (fwd); nll grad 4, log_softmax
         // backward 3 x 4, cast back 4->c (bwd). fused_fp32: logits.float() and the softmax in
         // place, the gradient written over it.
+        // Chunked (torchtune) moves the same bytes as hf_upcast, a chunk at a time. Fused linear
+        // (Liger): the chunk's logits written, read by the softmax, its gradient written in
+        // place and read by the two gradient GEMMs.
+        const LossHead head = plan.memory.loss != LossHead::Framework
+                                  ? plan.memory.loss
+                                  : (cp.hf_loss ? LossHead::HfUpcast : LossHead::FusedFp32);
         const double lossBytes =
-            cp.hf_loss ? (c + 4.0 + 8.0) + (4.0 + 12.0 + 4.0 + c) : (c + 4.0 + 8.0) + (8.0 + c);
+            head == LossHead::FusedLinear ? 4.0 * c
+            : head == LossHead::FusedFp32 ? (c + 4.0 + 8.0) + (8.0 + c)
+                                          : (c + 4.0 + 8.0) + (4.0 + 12.0 + 4.0 + c);
         const double finalNorm = (norm * 3.0) * hSp; // forward + backward
         out.head_s = 3.0 * headGemm + traffic(T * (lossBytes * V / t + finalNorm), 10);
     }

@@ -3,6 +3,9 @@
 #include "errors.h"
 #include "jsoninput.h"
 
+#include <algorithm>
+#include <cmath>
+
 namespace shardscope {
 
 FrameworkProfile frameworkFromJson(const nlohmann::json &j)
@@ -50,6 +53,20 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     r.number("recompute_host_factor", 0, 100, 1.0);
     f.raw = j;
     return f;
+}
+
+LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw)
+{
+    if (plan.memory.loss != LossHead::Framework)
+        return plan.memory.loss;
+    return fw.loss == "hf_upcast" ? LossHead::HfUpcast : LossHead::FusedFp32;
+}
+
+double fusedLinearChunkTokens(double tokens, double vocab, double hidden)
+{
+    const double factor = std::ceil(vocab / std::max(1.0, hidden));
+    const double chunk = std::ceil(tokens / std::max(1.0, factor));
+    return std::min(tokens, std::exp2(std::ceil(std::log2(std::max(1.0, chunk)))));
 }
 
 } // namespace shardscope

@@ -74,4 +74,11 @@ struct FrameworkProfile
 
 FrameworkProfile frameworkFromJson(const nlohmann::json &j); ///< throws PlanError
 
+/// The loss head the plan runs: `memory.loss`, else the profile's `loss`.
+LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw);
+
+/// Tokens per chunk of a fused linear cross entropy (Liger's
+/// LigerFusedLinearCrossEntropyFunction: next_power_of_2(ceil(tokens / ceil(vocab / hidden)))).
+double fusedLinearChunkTokens(double tokens, double vocab, double hidden);
+
 } // namespace shardscope

@@ -17,6 +17,7 @@
 
 #include "adapters.h"
 #include "catalog.h"
+#include "framework.h"
 #include "units.h"
 
 #include <algorithm>
@@ -549,7 +550,10 @@ Quantities computeQuantities(const Context &x, int stage)
         const bool headTrained =
             !partial || se.trainedHead - (normTrained ? double(x.pc.final_norm) : 0.0) > 0;
         const double normSaved = x.fw.norm == "upcast" ? (4.0 + (normTrained ? x.r : 0.0)) * hSp : x.r * hSp;
-        const double headInput = headTrained ? x.c * hSp : 0.0;
+        // The fused linear cross entropy has the head input's gradient already: no input saved.
+        const double headInput = headTrained && lossHeadOf(x.plan, x.fw) != LossHead::FusedLinear
+                                     ? x.c * hSp
+                                     : 0.0;
         const double normOutputAlive = x.r != x.c ? x.r * hSp : 0.0;
         qn.actFinal = (normSaved + headInput) * x.tokens;
         qn.actFinalForwardOnly = normOutputAlive * x.tokens;
@@ -576,13 +580,39 @@ Quantities computeQuantities(const Context &x, int stage)
     if (last) {
         const double vocab = double(mo.vocab) / t;
         const double n = x.tokens * vocab;
-        if (x.fw.loss == "hf_upcast") {
+        const double k = std::max(1, x.plan.memory.loss_chunks);
+        switch (lossHeadOf(x.plan, x.fw)) {
+        case LossHead::HfUpcast:
+        case LossHead::Framework: {
             const double upcast = x.c < 4.0 ? 4.0 : 0.0;
             qn.logitsForward = n * (x.c + upcast + 4.0);
             qn.logitsBackward = n * 12.0;
-        } else {
+            break;
+        }
+        case LossHead::FusedFp32:
             qn.logitsForward = n * (x.c + 4.0);
             qn.logitsBackward = n * (4.0 + x.c);
+            break;
+        case LossHead::Chunked:
+            // torchtune: the head's logits in chunks (compute dtype, all held until the loss
+            // returns); each chunk upcast to fp32 and its fp32 log-softmax saved, the upcast
+            // freed; backward frees the chunks' log-softmax one by one beside one chunk's
+            // gradients (nll grad, log-softmax grad, the cast back).
+            qn.logitsForward = n * (x.c + 4.0) + n / k * 4.0;
+            qn.logitsBackward = n * 4.0 + n / k * (8.0 + x.c);
+            break;
+        case LossHead::FusedLinear: {
+            // Liger: per chunk of tokens the logits (compute dtype), their gradient written in
+            // place; the head input's gradient (and the head weight's, when trained) computed in
+            // forward and held for backward. The full logits never exist.
+            const double chunk = fusedLinearChunkTokens(x.tokens, vocab, double(mo.hidden));
+            const double hSp = double(mo.hidden);
+            const bool headTrained = !partial || se.trainedHead > double(x.pc.final_norm);
+            const double held = x.tokens * hSp * x.c + (headTrained ? vocab * hSp * x.c : 0.0);
+            qn.logitsForward = chunk * vocab * x.c + held;
+            qn.logitsBackward = held;
+            break;
+        }
         }
     }
 
@@ -1093,15 +1123,38 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     if (rank.has_head) {
         const double n = x.tokens * double(plan.model.vocab) / x.tp;
         const double perLogit = (phase == Phase::Backward ? q.logitsBackward : q.logitsForward) / n;
-        Lg.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 tokens x %2 vocab x %3 B = %4"),
-                       {num(x.tokens, 0), num(double(plan.model.vocab) / x.tp, 0), num(perLogit, 0),
-                        gib(b[Component::LogitsAndLoss])});
-        if (fw.loss == "hf_upcast")
+        const LossHead head = lossHeadOf(plan, fw);
+        if (head == LossHead::FusedLinear) {
+            const double vocab = double(plan.model.vocab) / x.tp;
+            Lg.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                             "chunks of %1 tokens x %2 vocab x %3 B, and the "
+                                             "gradients of the head input (and of a trained head "
+                                             "weight) made in forward = %4"),
+                           {num(fusedLinearChunkTokens(x.tokens, vocab, double(plan.model.hidden)), 0),
+                            num(vocab, 0), num(x.c), gib(b[Component::LogitsAndLoss])});
+            Lg.assumptions.add(QT_TRANSLATE_NOOP(
+                "MemoryExplanation",
+                "Fused linear cross entropy (Liger, Cut Cross-Entropy): the head and the loss run "
+                "chunk by chunk and the full logits never exist."));
+        } else {
+            Lg.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 tokens x %2 vocab x %3 B = %4"),
+                           {num(x.tokens, 0), num(double(plan.model.vocab) / x.tp, 0),
+                            num(perLogit, head == LossHead::Chunked ? 2 : 0),
+                            gib(b[Component::LogitsAndLoss])});
+        }
+        if (head == LossHead::Chunked)
+            Lg.assumptions.add(QT_TRANSLATE_NOOP(
+                "MemoryExplanation",
+                "Chunked cross entropy (torchtune, %1 chunks): the logits in the compute dtype, "
+                "each chunk upcast to fp32 on its own; the chunks' fp32 log-softmax is kept for "
+                "backward."),
+                {num(plan.memory.loss_chunks)});
+        else if (head == LossHead::HfUpcast)
             Lg.assumptions.add(QT_TRANSLATE_NOOP(
                 "MemoryExplanation", "Hugging Face loss: logits in the compute dtype, an fp32 "
                                      "copy and the fp32 log-softmax at the end of forward; three "
                                      "fp32 vocab-sized tensors in the loss backward."));
-        else
+        else if (head == LossHead::FusedFp32)
             Lg.assumptions.add(QT_TRANSLATE_NOOP(
                 "MemoryExplanation", "Fused vocab-parallel cross entropy: fp32 logits turned "
                                      "into the softmax in place and reused as the gradient."));

@@ -52,6 +52,17 @@ std::string_view toString(Recompute r)
     return "none";
 }
 std::string_view toString(Attention a) { return a == Attention::Flash ? "flash" : "eager"; }
+std::string_view toString(LossHead l)
+{
+    switch (l) {
+    case LossHead::Framework: return "framework";
+    case LossHead::HfUpcast: return "hf_upcast";
+    case LossHead::FusedFp32: return "fused_fp32";
+    case LossHead::Chunked: return "chunked";
+    case LossHead::FusedLinear: return "fused_linear";
+    }
+    return "framework";
+}
 std::string_view toString(Optimizer o)
 {
     switch (o) {
@@ -389,6 +400,13 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
             "recompute", {Recompute::None, Recompute::Selective, Recompute::Full}, Recompute::None);
         mo.attention = r.choice<Attention>("attention", {Attention::Flash, Attention::Eager},
                                            Attention::Flash);
+        mo.loss = r.choice<LossHead>("loss",
+                                     {LossHead::Framework, LossHead::HfUpcast, LossHead::FusedFp32,
+                                      LossHead::Chunked, LossHead::FusedLinear},
+                                     LossHead::Framework);
+        mo.loss_chunks = int(r.integer("loss_chunks", 1, 1024, 8));
+        if (r.has("loss_chunks") && mo.loss != LossHead::Chunked)
+            throw PlanError("memory.loss_chunks", "needs memory.loss \"chunked\"");
         if (const json *o = r.get("offload")) {
             ObjectReader orr(*o, "memory.offload", &plan.warnings);
             mo.offload.optimizer = orr.boolean("optimizer", false);
@@ -663,6 +681,10 @@ nlohmann::json planToJson(const Plan &p)
                      {"params", p.memory.offload.params},
                      {"grads", p.memory.offload.grads},
                      {"activations", p.memory.offload.activations}}}};
+    if (p.memory.loss != LossHead::Framework)
+        j["memory"]["loss"] = toString(p.memory.loss);
+    if (p.memory.loss == LossHead::Chunked)
+        j["memory"]["loss_chunks"] = p.memory.loss_chunks;
     j["framework"] = p.framework;
     j["cluster"] = {{"device", p.cluster.device},
                     {"devices_per_node", p.cluster.devices_per_node},

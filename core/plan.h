@@ -55,11 +55,22 @@ struct Offload
     bool optimizer = false, params = false, grads = false, activations = false;
 };
 
+/// How the loss is computed from the last hidden states (`memory.loss`).
+enum class LossHead {
+    Framework,   ///< the framework profile's (`loss`: hf_upcast or fused_fp32)
+    HfUpcast,    ///< transformers ForCausalLMLoss: logits, an fp32 copy, fp32 log-softmax
+    FusedFp32,   ///< Megatron's vocab-parallel cross entropy: softmax in place as the gradient
+    Chunked,     ///< torchtune CEWithChunkedOutputLoss: the fp32 upcast done chunk by chunk
+    FusedLinear, ///< Liger / Cut Cross-Entropy: head and loss fused, the logits never whole
+};
+
 struct MemoryOptions
 {
     Recompute recompute = Recompute::None;
     Attention attention = Attention::Flash;
     Offload offload;
+    LossHead loss = LossHead::Framework;
+    int loss_chunks = 8; ///< chunked: torchtune's num_output_chunks
 };
 
 struct Cluster
@@ -126,6 +137,7 @@ std::string_view toString(Sharding s);
 std::string_view toString(PpSchedule s);
 std::string_view toString(Recompute r);
 std::string_view toString(Attention a);
+std::string_view toString(LossHead l);
 std::string_view toString(Optimizer o);
 std::string_view toString(OptimizerImpl o);
 std::string_view toString(FfnKind f);

@@ -77,6 +77,8 @@ inline const std::vector<PlanVariant> &planVariants()
         {"dora", R"({"training": {"method": "dora"}, "memory": {"recompute": "none"}})"},
         {"qlora", R"({"training": {"method": "qlora", "lora": {"targets": "all_linear"}}})"},
         {"freeze", R"({"training": {"method": "freeze", "freeze": {"last_layers": 4}}})"},
+        {"loss-chunked", R"({"memory": {"loss": "chunked", "loss_chunks": 16}})"},
+        {"loss-fused-linear", R"({"memory": {"loss": "fused_linear"}, "training": {"seq_len": 32768}})"},
     };
     return v;
 }

@@ -208,6 +208,38 @@ private slots:
         QVERIFY(el.step.compute_s > ef.step.compute_s * 0.5);
     }
 
+    // Loss heads at 4096 tokens and a 32000 vocabulary (n logits): Hugging Face n x 10 B at the
+    // end of forward and n x 12 B in its backward; torchtune's 8 chunks n x 6 + n/8 x 4 and
+    // n x 4 + n/8 x 10; Liger's fused linear cross entropy a chunk of logits (next power of two
+    // of 4096 / ceil(32000 / 4096) = 512 tokens) and the head input's gradient, never n.
+    void lossHeads()
+    {
+        const double n = 4096.0 * 32000;
+        const Estimate hf = estimate(plan("{}"), Catalog::builtin());
+        QCOMPARE(forward(hf)[Component::LogitsAndLoss], n * 10);
+        const Estimate chunked = estimate(plan(R"({"memory": {"loss": "chunked"}})"), Catalog::builtin());
+        QCOMPARE(forward(chunked)[Component::LogitsAndLoss], n * 6 + n / 8 * 4);
+        const auto &bwd = chunked.memory.ranks.front().phases[size_t(Phase::Backward)];
+        QVERIFY(bwd[Component::LogitsAndLoss] <= n * 4 + n / 8 * 10);
+        QCOMPARE(fusedLinearChunkTokens(4096, 32000, 4096), 512.0);
+        const Estimate fused = estimate(plan(R"({"memory": {"loss": "fused_linear"}})"), Catalog::builtin());
+        const double held = 4096.0 * 4096 * 2 + 32000.0 * 4096 * 2; // input and head-weight gradients
+        QCOMPARE(forward(fused)[Component::LogitsAndLoss], 512.0 * 32000 * 2 + held);
+        // Where the logits dominate (LoRA at 32K tokens: 11.7 GiB of them under Hugging Face's
+        // loss), the fused head takes them out of the peak.
+        const char *longLora = R"({"training": {"seq_len": 32768, "method": "lora"}})";
+        const char *longLoraFused =
+            R"({"training": {"seq_len": 32768, "method": "lora"}, "memory": {"loss": "fused_linear"}})";
+        QVERIFY(estimate(plan(longLoraFused), Catalog::builtin()).memory.peak_bytes <
+                estimate(plan(longLora), Catalog::builtin()).memory.peak_bytes - 9.0 * (1 << 30));
+        // Under LoRA the head is frozen: no head-weight gradient is made.
+        const Estimate fusedLora = estimate(plan(R"({"memory": {"loss": "fused_linear"}, "training": {"method": "lora"}})"),
+                                            Catalog::builtin());
+        QCOMPARE(forward(fusedLora)[Component::LogitsAndLoss], 512.0 * 32000 * 2 + 4096.0 * 4096 * 2);
+        QVERIFY_THROWS_EXCEPTION(PlanError, plan(R"({"memory": {"loss_chunks": 4}})"));
+        QCOMPARE(planToJson(plan(R"({"memory": {"loss": "chunked", "loss_chunks": 4}})"))["memory"]["loss_chunks"].get<int>(), 4);
+    }
+
     void refusals_data()
     {
         QTest::addColumn<QString>("patch");

@@ -795,6 +795,18 @@ The choice follows the traces, not the parameter count.</source>
         <source> A frozen linear keeps its weight, not its input, for backward; each adapter keeps its input (cast to the adapter dtype, or dropped with its mask) and its rank-wide intermediate; frozen layers below every trained one record nothing unless gradient checkpointing makes the embedding output require grad.</source>
         <translation> 冻结的线性层反向时只需要权重，不保存输入；每个适配器保存其输入（转换为适配器数据类型，或经 dropout 后连同掩码）以及秩宽度的中间结果；位于所有训练层之下的冻结层不记录任何张量，除非梯度检查点使嵌入输出需要梯度。</translation>
     </message>
+    <message>
+        <source>chunks of %1 tokens x %2 vocab x %3 B, and the gradients of the head input (and of a trained head weight) made in forward = %4</source>
+        <translation>每块 %1 个 token x %2 词表 x %3 B，以及在前向中求得的输出头输入梯度（和被训练的输出头权重梯度）= %4</translation>
+    </message>
+    <message>
+        <source>Fused linear cross entropy (Liger, Cut Cross-Entropy): the head and the loss run chunk by chunk and the full logits never exist.</source>
+        <translation>融合线性交叉熵（Liger、Cut Cross-Entropy）：输出头与损失逐块计算，完整的 logits 从不出现。</translation>
+    </message>
+    <message>
+        <source>Chunked cross entropy (torchtune, %1 chunks): the logits in the compute dtype, each chunk upcast to fp32 on its own; the chunks&apos; fp32 log-softmax is kept for backward.</source>
+        <translation>分块交叉熵（torchtune，%1 块）：logits 为计算精度，每块单独提升为 fp32；各块的 fp32 log-softmax 保留至反向。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
