@@ -77,6 +77,10 @@ constexpr uint8_t kOffloadSets[] = {0, 1, 1 | 2 | 4, 8};
 /// the memory engine places them at the optimizer step (ZeRO stages, offload switches).
 double stateBytes(const Plan &p, const FrameworkProfile &fw, const ComputeEstimate &ce)
 {
+    // Under LoRA, QLoRA or freezing most weights have no gradient or optimizer state: the bound
+    // below (every parameter trained) would prune layouts that fit. No bound then.
+    if (p.training.method.method != TrainingMethod::Full)
+        return 0.0;
     const Precision &pr = p.precision;
     const Offload &off = p.memory.offload;
     const double shardedAll = ce.optimizer_elements; // elements / (dp x cp) when sharded

@@ -7,6 +7,7 @@
 #include "core/estimate.h"
 #include "core/files.h"
 #include "core/plan.h"
+#include "core/search.h"
 #include "testdata.h"
 
 #include <QTest>
@@ -238,6 +239,32 @@ private slots:
         QCOMPARE(forward(fusedLora)[Component::LogitsAndLoss], 512.0 * 32000 * 2 + 4096.0 * 4096 * 2);
         QVERIFY_THROWS_EXCEPTION(PlanError, plan(R"({"memory": {"loss_chunks": 4}})"));
         QCOMPARE(planToJson(plan(R"({"memory": {"loss": "chunked", "loss_chunks": 4}})"))["memory"]["loss_chunks"].get<int>(), 4);
+    }
+
+    // The search keeps the method and finds the layouts that fit under it: LoRA lets the case
+    // (32K tokens on 8 x 910B) run under plain DDP, which full training cannot.
+    void searchUnderLora()
+    {
+        json j = json::parse(readTextFile(testing::casePath("hcie-ai-ddp").toStdString()));
+        j["training"]["method"] = "lora";
+        j["training"]["lora"] = {{"rank", 16}, {"targets", "all_linear"}};
+        SearchRequest req;
+        req.base = parsePlan(j, Catalog::builtin());
+        req.top = 100000;
+        const SearchOutcome out = searchLayouts(req, Catalog::builtin());
+        bool ddp = false;
+        for (const SearchResult &r : out.ranked)
+            ddp = ddp || (r.plan.parallel.dp == 8 && r.plan.parallel.sharding == Sharding::None &&
+                          !r.plan.memory.offload.optimizer &&
+                          r.plan.training.method.method == TrainingMethod::LoRA);
+        QVERIFY(ddp);
+        json full = json::parse(readTextFile(testing::casePath("hcie-ai-ddp").toStdString()));
+        SearchRequest reqFull;
+        reqFull.base = parsePlan(full, Catalog::builtin());
+        reqFull.top = 100000;
+        for (const SearchResult &r : searchLayouts(reqFull, Catalog::builtin()).ranked)
+            QVERIFY(!(r.plan.parallel.dp == 8 && r.plan.parallel.sharding == Sharding::None &&
+                      !r.plan.memory.offload.optimizer));
     }
 
     void refusals_data()
