@@ -189,6 +189,15 @@ StageElements stageElements(const Plan &plan, int stage)
             (mo.method == TrainingMethod::Freeze && layer >= m.layers - mo.freeze.last_layers))
             ++wholeHere;
     }
+    auto matrix = [&](double rows, double cols, double times, bool hidden) {
+        e.trainedMatrixEdges += times * (rows + cols);
+        if (hidden)
+            e.trainedHiddenMatrices += times * rows * cols;
+        if (rows * cols > e.largestTrainedMatrix) {
+            e.largestTrainedMatrix = rows * cols;
+            e.largestTrainedSquare = std::min(rows, cols) * std::min(rows, cols);
+        }
+    };
     auto addLayers = [&](bool wholeLayer, double n) {
         if (n <= 0)
             return;
@@ -199,6 +208,9 @@ StageElements stageElements(const Plan &plan, int stage)
         const double biasElems = ls.biases / t;
         if (trained(kPartNorms)) {
             e.trainedDense += n * normElems;
+            e.trainedVectors += n * normElems;
+            if (double(m.hidden) < 4096)
+                e.trainedSmallTensors += n * normElems;
             layerTrainedElems += normElems;
         } else {
             e.frozenDense += n * normElems;
@@ -207,6 +219,9 @@ StageElements stageElements(const Plan &plan, int stage)
         }
         if (trained(kPartAttention)) { // the biases belong to attention and the dense FFN
             e.trainedDense += n * biasElems;
+            e.trainedVectors += n * biasElems;
+            if (double(m.hidden) / t < 4096)
+                e.trainedSmallTensors += n * biasElems;
             layerTrainedElems += biasElems;
         } else {
             e.frozenDense += n * biasElems;
@@ -216,6 +231,7 @@ StageElements stageElements(const Plan &plan, int stage)
         if (ls.router > 0) {
             if (trained(kPartExperts)) {
                 e.trainedDense += n * ls.router;
+                matrix(double(m.moe.experts), double(m.hidden), n, true);
                 layerTrainedElems += ls.router;
             } else {
                 e.frozenDense += n * ls.router;
@@ -231,8 +247,11 @@ StageElements stageElements(const Plan &plan, int stage)
             const double w = l.in * l.out / t; // per rank, per copy
             const ModelPart part = l.expert ? kPartExperts
                                             : (l.target <= kTargetO ? kPartAttention : kPartFfn);
+            const double rows = l.columnParallel ? l.out / t : l.out;
+            const double cols = l.columnParallel ? l.in : l.in / t;
             if (trained(part)) {
                 (l.expert ? e.trainedExpert : e.trainedDense) += n * w * copies;
+                matrix(rows, cols, n * copies, true);
                 layerTrainedElems += w * copies;
             } else {
                 (l.expert ? e.frozenExpert : e.frozenDense) += n * w * copies;
@@ -246,8 +265,14 @@ StageElements stageElements(const Plan &plan, int stage)
             }
             if (mo.usesAdapters() && (mo.lora.targets & l.target)) {
                 double a = l.columnParallel ? r * l.in + r * l.out / t : r * l.in / t + r * l.out;
-                if (dora)
-                    a += l.columnParallel ? l.out / t : l.out;
+                matrix(r, cols, n * copies, true); // A
+                matrix(rows, r, n * copies, true); // B
+                if (dora) {
+                    a += rows;
+                    e.trainedVectors += n * copies * rows;
+                    if (rows < 4096)
+                        e.trainedSmallTensors += n * copies * rows;
+                }
                 (l.expert ? e.adapterExpert : e.adapterDense) += n * a * copies;
                 layerTrainedElems += a * copies;
                 e.largestAdapted = std::max(e.largestAdapted, w);
@@ -265,10 +290,22 @@ StageElements stageElements(const Plan &plan, int stage)
     const double vocabShard = double(m.vocab) * double(m.hidden) / t;
     const bool saveEmbedding = mo.usesAdapters() && (mo.lora.modules_to_save & kPartEmbedding);
     const bool saveHead = mo.usesAdapters() && (mo.lora.modules_to_save & kPartHead);
+    // Root modules: vocabulary tables are matrices (not Muon's: it leaves embedding and head to
+    // AdamW), the final norm a vector.
+    auto rootShape = [&](double elems) {
+        if (elems >= double(m.hidden) * 2)
+            matrix(elems / double(m.hidden), double(m.hidden), 1, false);
+        else {
+            e.trainedVectors += elems;
+            if (elems < 4096)
+                e.trainedSmallTensors += elems;
+        }
+    };
     auto root = [&](double elems, bool trainedHere, bool savedCopy, double &trainedSlot) {
         if (trainedHere) {
             e.trainedDense += elems;
             trainedSlot += elems;
+            rootShape(elems);
             return;
         }
         e.frozenDense += elems;
@@ -277,6 +314,7 @@ StageElements stageElements(const Plan &plan, int stage)
         if (savedCopy) { // PEFT ModulesToSaveWrapper: original frozen, a trained copy beside it
             e.trainedDense += elems;
             trainedSlot += elems;
+            rootShape(elems);
         }
     };
     const int pp = plan.parallel.pp;

@@ -104,6 +104,13 @@ struct StageElements
     /// Elements of the largest frozen linear weight that is quantized (dequantized whole for
     /// its matmuls) and of the largest adapted weight (DoRA's weight norm materialises it).
     double largestQuantized = 0, largestAdapted = 0;
+    // The trained tensors' structure, for optimizers that treat matrices apart (all per rank):
+    double trainedMatrixEdges = 0;   ///< sum of rows + cols over trained matrices (Adafactor)
+    double trainedVectors = 0;       ///< trained 1-D tensors (norms, biases, DoRA magnitudes)
+    double trainedSmallTensors = 0;  ///< elements of trained tensors under 4096 elements each
+    double trainedHiddenMatrices = 0; ///< elements of trained 2-D matrices inside the layers (Muon)
+    double largestTrainedMatrix = 0; ///< elements of the largest trained matrix
+    double largestTrainedSquare = 0; ///< min(rows, cols)^2 of the largest trained matrix
     double trained() const { return trainedDense + trainedExpert + adapterDense + adapterExpert; }
 };
 

@@ -40,6 +40,7 @@ HostMemory estimateHostMemory(const Plan &plan, const std::vector<RankMemory> &o
             h.pinned += std::max(0.0, kept[s].phases[size_t(f)][Component::Activations] -
                                           offloaded[s].phases[size_t(f)][Component::Activations]);
         }
+        h.pageable += offloaded[s].host_paged_bytes; // paged optimizer states
         out.ranks.push_back(h);
     }
 

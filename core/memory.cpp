@@ -18,6 +18,7 @@
 #include "adapters.h"
 #include "catalog.h"
 #include "framework.h"
+#include "optimizers.h"
 #include "units.h"
 
 #include <algorithm>
@@ -167,6 +168,7 @@ struct Quantities
     // transients
     double fwdTransient = 0, bwdTransient = 0;
     bool gradsInForward = false;
+    double pagedHost = 0; ///< paged optimizer states, host-backed
 };
 
 /// What of one decoder layer autograd trains, for what its operations save.
@@ -468,6 +470,17 @@ Quantities computeQuantities(const Context &x, int stage)
             else if (x.optImpl == OptimizerImpl::ForLoop)
                 qn.optTemp = 2.0 * std::min(double(x.pc.largest_tensor) / t, optElems) * workBytes;
         }
+    }
+
+    // --- optimizers with their own state structure (core/optimizers.cpp) ---------------------
+    if (structuredOptimizer(x.plan.precision) && !off.optimizer) {
+        const StageElements tensors = partial ? se : stageElements(x.plan, stage);
+        const double workBytes = x.masterSeparate ? x.bMaster : std::max(x.bState, x.bParams);
+        const OptimizerMemory om = optimizerMemory(x.plan.precision, tensors, workBytes);
+        const double split = optSharded ? x.shard : 1.0;
+        qn.states = om.states / split;
+        qn.pagedHost = om.hostStates / split;
+        qn.optTemp = om.temp;
     }
 
     // --- communication buffers ---------------------------------------------------------------
@@ -796,6 +809,7 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
             }
         }
         rm.peak_bytes = peak;
+        rm.host_paged_bytes = q.pagedHost;
         rm.reserve.context = dev.context_reserve_bytes;
         rm.reserve.communicators = communicatorsFor(x, stage);
         rm.reserve.comm_buffers = dev.comm_buffer_bytes_per_group * rm.reserve.communicators;
@@ -813,12 +827,21 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
     out.usable_bytes = std::max(0.0, dev.hbm_bytes - maxReserve);
     out.hbm_fits = fits;
     const Offload &off = plan.memory.offload;
-    if (off.optimizer || off.params || off.grads || off.activations) {
-        Plan kept = plan;
-        kept.memory.offload = Offload{};
+    bool paged = false;
+    for (const RankMemory &r : out.ranks)
+        paged = paged || r.host_paged_bytes > 0;
+    const bool offloads = off.optimizer || off.params || off.grads || off.activations;
+    if (offloads || paged) {
         const double capacity = plan.cluster.host_memory_bytes > 0 ? plan.cluster.host_memory_bytes
                                                                    : dev.host_memory_bytes;
-        out.host = estimateHostMemory(plan, out.ranks, estimateMemory(kept, catalog).ranks, capacity);
+        if (offloads) {
+            // What leaves the device: the difference with the same plan kept on it.
+            Plan kept = plan;
+            kept.memory.offload = Offload{};
+            out.host = estimateHostMemory(plan, out.ranks, estimateMemory(kept, catalog).ranks, capacity);
+        } else {
+            out.host = estimateHostMemory(plan, out.ranks, out.ranks, capacity);
+        }
     }
     out.fits = fits && out.host.fits;
     return out;
@@ -1057,7 +1080,45 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             "MemoryExplanation", "Replicated on every data-parallel rank (no sharding)."));
 
     // --- optimizer states ---------------------------------------------------------------------
-    if (optSh)
+    if (structuredOptimizer(pr) && !plan.memory.offload.optimizer) {
+        const StageElements t = partial ? se : stageElements(plan, rank.stage);
+        switch (pr.optimizer) {
+        case Optimizer::SGD:
+            O.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "0: SGD without momentum keeps no state"));
+            break;
+        case Optimizer::Adafactor:
+            O.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "a row and a column per matrix (%1) + %2 vector "
+                                            "elements, x %3 B = %4"),
+                          {elemsText(t.trainedMatrixEdges), elemsText(t.trainedVectors), num(x.bState),
+                           gib(q.states)});
+            break;
+        case Optimizer::AdamW8bit:
+            O.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "%1 x 2 states x (1 B + an fp32 absmax per 2048) = %2"),
+                          {count, gib(q.states)});
+            break;
+        case Optimizer::PagedAdamW:
+        case Optimizer::PagedAdamW8bit:
+            O.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "0 at the peak: %1 of paged states live in host-backed "
+                                            "memory and page in for the step"),
+                          {gib(rank.host_paged_bytes)});
+            break;
+        case Optimizer::Muon:
+            O.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "%1 matrix elements x 1 momentum + %2 others x 2 AdamW "
+                                            "states, x %3 B = %4"),
+                          {elemsText(std::min(elems, t.trainedHiddenMatrices)),
+                           elemsText(std::max(0.0, elems - t.trainedHiddenMatrices)), num(x.bState),
+                           gib(q.states)});
+            break;
+        default:
+            break;
+        }
+        if (optSh)
+            O.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", ", sharded over %1 (dp x cp)"), {shard});
+    } else if (optSh)
         O.formula.add(
             QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 states x %3 B / %4 (dp x cp) = %5"),
             {count, num(x.nStates), num(x.bState), shard, gib(q.states)});

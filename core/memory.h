@@ -75,6 +75,8 @@ struct RankMemory
     Phase peak_phase = Phase::Forward;
     double peak_bytes = 0;
     RuntimeReserve reserve;
+    /// A paged optimizer's states (bitsandbytes paged AdamW), in host-backed memory, bytes.
+    double host_paged_bytes = 0;
     const Breakdown &peak() const { return phases[size_t(peak_phase)]; }
 };
 

@@ -16,9 +16,14 @@ int optimizerStateCount(Optimizer o)
 {
     switch (o) {
     case Optimizer::AdamW:
-    case Optimizer::Adam: return 2;
+    case Optimizer::Adam:
+    case Optimizer::AdamW8bit:
+    case Optimizer::PagedAdamW:
+    case Optimizer::PagedAdamW8bit: return 2;
     case Optimizer::SGD:
-    case Optimizer::Lion: return 1;
+    case Optimizer::Lion:
+    case Optimizer::Adafactor:
+    case Optimizer::Muon: return 1;
     }
     return 2;
 }
@@ -70,6 +75,11 @@ std::string_view toString(Optimizer o)
     case Optimizer::Adam: return "adam";
     case Optimizer::SGD: return "sgd";
     case Optimizer::Lion: return "lion";
+    case Optimizer::Adafactor: return "adafactor";
+    case Optimizer::AdamW8bit: return "adamw8bit";
+    case Optimizer::PagedAdamW: return "paged_adamw";
+    case Optimizer::PagedAdamW8bit: return "paged_adamw8bit";
+    case Optimizer::Muon: return "muon";
     }
     return "adamw";
 }
@@ -359,8 +369,13 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         pr.master_weights = r.dtype("master_weights", {DType::FP32, DType::BF16, DType::None},
                                     pr.params == DType::FP32 ? DType::None : DType::FP32);
         pr.optimizer = r.choice<Optimizer>(
-            "optimizer", {Optimizer::AdamW, Optimizer::Adam, Optimizer::SGD, Optimizer::Lion},
+            "optimizer",
+            {Optimizer::AdamW, Optimizer::Adam, Optimizer::SGD, Optimizer::Lion, Optimizer::Adafactor,
+             Optimizer::AdamW8bit, Optimizer::PagedAdamW, Optimizer::PagedAdamW8bit, Optimizer::Muon},
             Optimizer::AdamW);
+        pr.momentum = r.boolean("momentum", true);
+        if (r.has("momentum") && pr.optimizer != Optimizer::SGD)
+            throw PlanError("precision.momentum", "applies to sgd only");
         pr.optimizer_state = r.dtype("optimizer_state",
                                      {DType::FP32, DType::BF16, DType::FP16, DType::INT8},
                                      DType::FP32);
@@ -663,6 +678,8 @@ nlohmann::json planToJson(const Plan &p)
                {"compute", toString(p.precision.compute)}};
     if (p.precision.optimizer_impl != OptimizerImpl::Default)
         pr["optimizer_impl"] = toString(p.precision.optimizer_impl);
+    if (!p.precision.momentum)
+        pr["momentum"] = false;
     j["precision"] = pr;
     j["parallel"] = {{"dp", p.parallel.dp},
                      {"tp", p.parallel.tp},

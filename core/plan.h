@@ -16,7 +16,7 @@ enum class Sharding { None, Optimizer, Grads, Full }; ///< DDP, ZeRO-1, ZeRO-2, 
 enum class PpSchedule { OneFOneB, Interleaved, GPipe };
 enum class Recompute { None, Selective, Full };
 enum class Attention { Flash, Eager };
-enum class Optimizer { AdamW, Adam, SGD, Lion };
+enum class Optimizer { AdamW, Adam, SGD, Lion, Adafactor, AdamW8bit, PagedAdamW, PagedAdamW8bit, Muon };
 enum class OptimizerImpl { Default, Foreach, Fused, ForLoop };
 
 struct Training
@@ -37,6 +37,7 @@ struct Precision
     DType optimizer_state = DType::FP32;
     DType compute = DType::BF16;
     OptimizerImpl optimizer_impl = OptimizerImpl::Default;
+    bool momentum = true; ///< SGD's momentum buffer (`precision.momentum`, sgd only)
 };
 
 struct Parallel
@@ -129,8 +130,9 @@ void validatePlan(const Plan &plan, const Catalog &catalog);
 /// Serializes to plan-format JSON (model written out in full, preset kept).
 nlohmann::json planToJson(const Plan &plan);
 
-/// State tensors the optimizer keeps per parameter: Adam/AdamW 2 (exp_avg, exp_avg_sq),
-/// SGD with momentum and Lion 1.
+/// State tensors the optimizer keeps per parameter: Adam/AdamW and their 8-bit and paged forms
+/// 2 (exp_avg, exp_avg_sq), SGD with momentum, Lion, Adafactor (factored) and Muon 1. The
+/// structured optimizers' bytes are in core/optimizers.h.
 int optimizerStateCount(Optimizer o);
 
 std::string_view toString(Sharding s);

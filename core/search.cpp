@@ -7,6 +7,8 @@
 // compact records of the fitting layouts, and builds full Plans only for the results.
 #include "search.h"
 
+#include "optimizers.h"
+
 #include "catalog.h"
 #include "comm.h"
 #include "compute.h"
@@ -90,7 +92,6 @@ double stateBytes(const Plan &p, const FrameworkProfile &fw, const ComputeEstima
     const double gBytes =
         fw.main_grad_dtype != DType::None ? bytesOf(fw.main_grad_dtype) : bytesOf(pr.grads);
     const bool master = pr.master_weights != DType::None && pr.master_weights != pr.params;
-    const int states = optimizerStateCount(pr.optimizer);
     double bytes = 0;
     if (!off.params)
         bytes += (sh == Sharding::Full ? sharded : all) * bytesOf(pr.params);
@@ -98,7 +99,7 @@ double stateBytes(const Plan &p, const FrameworkProfile &fw, const ComputeEstima
         bytes += (sh == Sharding::Full || sh == Sharding::Grads ? sharded : all) * gBytes;
     if (!off.optimizer)
         bytes += sharded * ((master ? bytesOf(pr.master_weights) : 0.0) +
-                            states * bytesOf(pr.optimizer_state));
+                            optimizerStateBytesPerElement(pr));
     return bytes;
 }
 

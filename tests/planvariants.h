@@ -77,6 +77,11 @@ inline const std::vector<PlanVariant> &planVariants()
         {"dora", R"({"training": {"method": "dora"}, "memory": {"recompute": "none"}})"},
         {"qlora", R"({"training": {"method": "qlora", "lora": {"targets": "all_linear"}}})"},
         {"freeze", R"({"training": {"method": "freeze", "freeze": {"last_layers": 4}}})"},
+        {"sgd-no-momentum", R"({"precision": {"optimizer": "sgd", "momentum": false}})"},
+        {"adafactor", R"({"precision": {"optimizer": "adafactor"}, "parallel": {"sharding": "optimizer"}})"},
+        {"adamw8bit", R"({"precision": {"optimizer": "adamw8bit"}})"},
+        {"paged-adamw", R"({"precision": {"optimizer": "paged_adamw"}})"},
+        {"muon", R"({"precision": {"optimizer": "muon"}})"},
         {"loss-chunked", R"({"memory": {"loss": "chunked", "loss_chunks": 16}})"},
         {"loss-fused-linear", R"({"memory": {"loss": "fused_linear"}, "training": {"seq_len": 32768}})"},
     };

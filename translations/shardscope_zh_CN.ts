@@ -807,6 +807,30 @@ The choice follows the traces, not the parameter count.</source>
         <source>Chunked cross entropy (torchtune, %1 chunks): the logits in the compute dtype, each chunk upcast to fp32 on its own; the chunks&apos; fp32 log-softmax is kept for backward.</source>
         <translation>分块交叉熵（torchtune，%1 块）：logits 为计算精度，每块单独提升为 fp32；各块的 fp32 log-softmax 保留至反向。</translation>
     </message>
+    <message>
+        <source>0: SGD without momentum keeps no state</source>
+        <translation>0：不带动量的 SGD 不保存状态</translation>
+    </message>
+    <message>
+        <source>a row and a column per matrix (%1) + %2 vector elements, x %3 B = %4</source>
+        <translation>每个矩阵一行一列（%1）+ %2 个向量元素，x %3 B = %4</translation>
+    </message>
+    <message>
+        <source>%1 x 2 states x (1 B + an fp32 absmax per 2048) = %2</source>
+        <translation>%1 x 2 个状态 x（1 B + 每 2048 个一个 fp32 absmax）= %2</translation>
+    </message>
+    <message>
+        <source>0 at the peak: %1 of paged states live in host-backed memory and page in for the step</source>
+        <translation>峰值时为 0：%1 的分页状态位于主机后备内存中，优化器步时按页调入</translation>
+    </message>
+    <message>
+        <source>%1 matrix elements x 1 momentum + %2 others x 2 AdamW states, x %3 B = %4</source>
+        <translation>%1 个矩阵元素 x 1 个动量 + %2 个其他元素 x 2 个 AdamW 状态，x %3 B = %4</translation>
+    </message>
+    <message>
+        <source>, sharded over %1 (dp x cp)</source>
+        <translation>，在 %1（dp x cp）上分片</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>

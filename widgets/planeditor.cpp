@@ -426,7 +426,9 @@ void PlanEditor::buildUi()
     dtypeRow(m_dtCompute, "dtypeCompute", tr("Compute"), false, &Precision::compute);
     m_optimizer = new QComboBox(content);
     m_optimizer->setObjectName(QStringLiteral("optimizer"));
-    for (Optimizer o : {Optimizer::AdamW, Optimizer::Adam, Optimizer::SGD, Optimizer::Lion})
+    for (Optimizer o : {Optimizer::AdamW, Optimizer::Adam, Optimizer::SGD, Optimizer::Lion,
+                        Optimizer::Adafactor, Optimizer::AdamW8bit, Optimizer::PagedAdamW,
+                        Optimizer::PagedAdamW8bit, Optimizer::Muon})
         m_optimizer->addItem(qs(toString(o)), int(o));
     precision->addRow(tr("Optimizer"), m_optimizer);
     connect(m_optimizer, &QComboBox::currentIndexChanged, this, [this](int index) {

@@ -5,6 +5,7 @@
 #include "core/estimate.h"
 #include "core/files.h"
 #include "core/jsoninput.h"
+#include "core/optimizers.h"
 #include "core/units.h"
 #include "shardscope_config.h"
 
@@ -183,7 +184,9 @@ std::string estimateTable(const Plan &plan)
     // The rough model-state accounting people do first (the case's worked answer), then the
     // engine's full accounting.
     const double P = double(pc.total);
-    const double nStates = optimizerStateCount(pr.optimizer);
+    // States per parameter in state-dtype units (8-bit, factored and paged optimizers: their
+    // device bytes, see core/optimizers.h).
+    const double nStates = optimizerStateBytesPerElement(pr) / bytesOf(pr.optimizer_state);
     const double master = (pr.master_weights != DType::None && pr.master_weights != pr.params)
                               ? bytesOf(pr.master_weights) : 0.0;
     const double perParam = bytesOf(pr.params) + bytesOf(pr.grads) + master +
