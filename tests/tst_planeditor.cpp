@@ -2,6 +2,7 @@
 #include "widgets/planeditor.h"
 
 #include "core/catalog.h"
+#include "core/estimate.h"
 #include "core/model.h"
 
 #include <QCheckBox>
@@ -101,6 +102,44 @@ private Q_SLOTS:
         QCOMPARE(m_doc->plan().parallel.tp, 1);
         QCOMPARE(child<QComboBox>("tp")->currentData().toInt(), 1);
         QCOMPARE(child<QSpinBox>("microBatch")->value(), 1);
+    }
+
+    // The training method, its options and the loss head: undoable edits; the options of another
+    // method are disabled; the trained count follows.
+    void trainingMethod()
+    {
+        auto *method = child<QComboBox>("method");
+        QVERIFY(!child<QSpinBox>("loraRank")->isEnabled());
+        QVERIFY(child<QLabel>("trainable")->text().contains(QStringLiteral("6,738,415,616 of 6,738,415,616")));
+        method->setCurrentIndex(indexOfData(method, int(TrainingMethod::LoRA)));
+        QVERIFY(m_doc->plan().training.method.method == TrainingMethod::LoRA);
+        QVERIFY(child<QSpinBox>("loraRank")->isEnabled());
+        QVERIFY(!child<QComboBox>("quant")->isEnabled());
+        QVERIFY2(child<QLabel>("trainable")->text().contains(QStringLiteral("4,194,304 of")),
+                 qPrintable(child<QLabel>("trainable")->text()));
+        const double fullPeak = [&] {
+            Plan p = m_doc->plan();
+            p.training.method.method = TrainingMethod::Full;
+            return estimate(p, Catalog::builtin()).memory.peak_bytes;
+        }();
+        QVERIFY(m_doc->estimate().memory.peak_bytes < fullPeak);
+        child<QSpinBox>("loraRank")->setValue(16);
+        auto *targets = child<QComboBox>("loraTargets");
+        targets->setCurrentIndex(indexOfData(targets, int(kTargetAllLinear)));
+        QVERIFY(child<QLabel>("trainable")->text().contains(QStringLiteral("39,976,960 of")));
+        method->setCurrentIndex(indexOfData(method, int(TrainingMethod::QLoRA)));
+        QVERIFY(child<QComboBox>("quant")->isEnabled());
+        method->setCurrentIndex(indexOfData(method, int(TrainingMethod::Freeze)));
+        QCOMPARE(m_doc->plan().training.method.freeze.last_layers, 1); // something to train
+        QVERIFY(child<QSpinBox>("freezeLayers")->isEnabled());
+        auto *loss = child<QComboBox>("lossHead");
+        loss->setCurrentIndex(indexOfData(loss, int(LossHead::FusedLinear)));
+        QVERIFY(m_doc->plan().memory.loss == LossHead::FusedLinear);
+        while (m_doc->undoStack()->canUndo())
+            m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan().training.method.method == TrainingMethod::Full);
+        QCOMPARE(method->currentData().toInt(), int(TrainingMethod::Full));
+        QVERIFY(m_doc->plan().memory.loss == LossHead::Framework);
     }
 
     void sequenceSliderSnapsToPowersOfTwo()

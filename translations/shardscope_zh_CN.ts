@@ -2660,6 +2660,130 @@ Not possible now:
         <source>Replace the dense FFN of every layer by routed experts (Mixtral style)</source>
         <translation>用路由专家替换每层的稠密 FFN（Mixtral 式）</translation>
     </message>
+    <message>
+        <source>Training method</source>
+        <translation>训练方式</translation>
+    </message>
+    <message>
+        <source>full training</source>
+        <translation>全量训练</translation>
+    </message>
+    <message>
+        <source>LoRA</source>
+        <translation>LoRA</translation>
+    </message>
+    <message>
+        <source>DoRA</source>
+        <translation>DoRA</translation>
+    </message>
+    <message>
+        <source>QLoRA (k-bit base)</source>
+        <translation>QLoRA（k 比特基座）</translation>
+    </message>
+    <message>
+        <source>freeze (train the last layers)</source>
+        <translation>冻结（只训练最后几层）</translation>
+    </message>
+    <message>
+        <source>Me&amp;thod</source>
+        <translation>方式(&amp;T)</translation>
+    </message>
+    <message>
+        <source>Change training method</source>
+        <translation>更改训练方式</translation>
+    </message>
+    <message>
+        <source>Adapter ran&amp;k</source>
+        <translation>适配器秩(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Set adapter rank</source>
+        <translation>设置适配器秩</translation>
+    </message>
+    <message>
+        <source>q, v (PEFT&apos;s default)</source>
+        <translation>q、v（PEFT 默认）</translation>
+    </message>
+    <message>
+        <source>q, k, v, o (attention)</source>
+        <translation>q、k、v、o（注意力）</translation>
+    </message>
+    <message>
+        <source>all linear layers</source>
+        <translation>所有线性层</translation>
+    </message>
+    <message>
+        <source>Adapted layers</source>
+        <translation>适配的层</translation>
+    </message>
+    <message>
+        <source>Set adapted layers</source>
+        <translation>设置适配的层</translation>
+    </message>
+    <message>
+        <source>NF4</source>
+        <translation>NF4</translation>
+    </message>
+    <message>
+        <source>FP4</source>
+        <translation>FP4</translation>
+    </message>
+    <message>
+        <source>int8 (LLM.int8())</source>
+        <translation>int8（LLM.int8()）</translation>
+    </message>
+    <message>
+        <source>Base &amp;quantization</source>
+        <translation>基座量化(&amp;Q)</translation>
+    </message>
+    <message>
+        <source>Set base quantization</source>
+        <translation>设置基座量化</translation>
+    </message>
+    <message>
+        <source>Trained last layers</source>
+        <translation>训练最后几层</translation>
+    </message>
+    <message>
+        <source>Set trained layers</source>
+        <translation>设置训练层数</translation>
+    </message>
+    <message>
+        <source>the framework&apos;s</source>
+        <translation>框架默认</translation>
+    </message>
+    <message>
+        <source>Hugging Face (fp32 logits)</source>
+        <translation>Hugging Face（fp32 logits）</translation>
+    </message>
+    <message>
+        <source>Megatron fused cross entropy</source>
+        <translation>Megatron 融合交叉熵</translation>
+    </message>
+    <message>
+        <source>chunked cross entropy (torchtune)</source>
+        <translation>分块交叉熵（torchtune）</translation>
+    </message>
+    <message>
+        <source>fused linear cross entropy (Liger)</source>
+        <translation>融合线性交叉熵（Liger）</translation>
+    </message>
+    <message>
+        <source>&amp;Loss head</source>
+        <translation>损失头(&amp;L)</translation>
+    </message>
+    <message>
+        <source>Change loss head</source>
+        <translation>更改损失头</translation>
+    </message>
+    <message>
+        <source>Trained</source>
+        <translation>训练参数</translation>
+    </message>
+    <message>
+        <source>%1 of %2 parameters (%3%)</source>
+        <translation>%2 个参数中的 %1 个（%3%）</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::RunnerPanel</name>

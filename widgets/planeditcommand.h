@@ -19,6 +19,7 @@ enum class EditId {
     SequenceLength,
     MicroBatch,
     GradAccum,
+    Method,
     Precision,
     Parallel,
     Memory,

@@ -3,6 +3,7 @@
 #include "plandocument.h"
 #include "qstrings.h"
 
+#include "core/adapters.h"
 #include "core/catalog.h"
 #include "core/model.h"
 #include "core/units.h"
@@ -407,6 +408,75 @@ void PlanEditor::buildUi()
         edit(tr("Set gradient accumulation"), EditId::GradAccum, [&](Plan &p) { p.training.grad_accum = v; });
     });
 
+    // ---- Training method ----
+    QFormLayout *method = group(tr("Training method"));
+    m_method = new QComboBox(content);
+    m_method->setObjectName(QStringLiteral("method"));
+    m_method->addItem(tr("full training"), int(TrainingMethod::Full));
+    m_method->addItem(tr("LoRA"), int(TrainingMethod::LoRA));
+    m_method->addItem(tr("DoRA"), int(TrainingMethod::DoRA));
+    m_method->addItem(tr("QLoRA (k-bit base)"), int(TrainingMethod::QLoRA));
+    m_method->addItem(tr("freeze (train the last layers)"), int(TrainingMethod::Freeze));
+    method->addRow(tr("Me&thod"), m_method);
+    connect(m_method, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto m = TrainingMethod(m_method->itemData(index).toInt());
+        edit(tr("Change training method"), EditId::Method, [&](Plan &p) {
+            p.training.method.method = m;
+            // Freezing needs something to train: the last layer unless already set.
+            if (m == TrainingMethod::Freeze && p.training.method.freeze.last_layers == 0 &&
+                p.training.method.freeze.parts == 0)
+                p.training.method.freeze.last_layers = 1;
+        });
+    });
+    m_loraRank = spin(content, 1, 4096);
+    m_loraRank->setObjectName(QStringLiteral("loraRank"));
+    method->addRow(tr("Adapter ran&k"), m_loraRank);
+    connect(m_loraRank, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(tr("Set adapter rank"), EditId::Method, [&](Plan &p) { p.training.method.lora.rank = v; });
+    });
+    m_loraTargets = new QComboBox(content);
+    m_loraTargets->setObjectName(QStringLiteral("loraTargets"));
+    m_loraTargets->addItem(tr("q, v (PEFT's default)"), int(kTargetQ | kTargetV));
+    m_loraTargets->addItem(tr("q, k, v, o (attention)"), int(kTargetQ | kTargetK | kTargetV | kTargetO));
+    m_loraTargets->addItem(tr("all linear layers"), int(kTargetAllLinear));
+    method->addRow(tr("Adapted layers"), m_loraTargets);
+    connect(m_loraTargets, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto t = uint8_t(m_loraTargets->itemData(index).toInt());
+        edit(tr("Set adapted layers"), EditId::Method, [&](Plan &p) { p.training.method.lora.targets = t; });
+    });
+    m_quant = new QComboBox(content);
+    m_quant->setObjectName(QStringLiteral("quant"));
+    m_quant->addItem(tr("NF4"), int(Quantization::NF4));
+    m_quant->addItem(tr("FP4"), int(Quantization::FP4));
+    m_quant->addItem(tr("int8 (LLM.int8())"), int(Quantization::INT8));
+    method->addRow(tr("Base &quantization"), m_quant);
+    connect(m_quant, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto q = Quantization(m_quant->itemData(index).toInt());
+        edit(tr("Set base quantization"), EditId::Method, [&](Plan &p) { p.training.method.qlora.quant = q; });
+    });
+    m_freezeLayers = spin(content, 0, 1024);
+    m_freezeLayers->setObjectName(QStringLiteral("freezeLayers"));
+    method->addRow(tr("Trained last layers"), m_freezeLayers);
+    connect(m_freezeLayers, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(tr("Set trained layers"), EditId::Method, [&](Plan &p) { p.training.method.freeze.last_layers = v; });
+    });
+    m_loss = new QComboBox(content);
+    m_loss->setObjectName(QStringLiteral("lossHead"));
+    m_loss->addItem(tr("the framework's"), int(LossHead::Framework));
+    m_loss->addItem(tr("Hugging Face (fp32 logits)"), int(LossHead::HfUpcast));
+    m_loss->addItem(tr("Megatron fused cross entropy"), int(LossHead::FusedFp32));
+    m_loss->addItem(tr("chunked cross entropy (torchtune)"), int(LossHead::Chunked));
+    m_loss->addItem(tr("fused linear cross entropy (Liger)"), int(LossHead::FusedLinear));
+    method->addRow(tr("&Loss head"), m_loss);
+    connect(m_loss, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto l = LossHead(m_loss->itemData(index).toInt());
+        edit(tr("Change loss head"), EditId::Method, [&](Plan &p) { p.memory.loss = l; });
+    });
+    m_trainable = new QLabel(content);
+    m_trainable->setObjectName(QStringLiteral("trainable"));
+    m_trainable->setWordWrap(true);
+    method->addRow(tr("Trained"), m_trainable);
+
     // ---- Precision ----
     QFormLayout *precision = group(tr("Precision"));
     auto dtypeRow = [&](QComboBox *&combo, const char *name, const QString &label, bool none,
@@ -652,6 +722,34 @@ void PlanEditor::refresh()
     setValue(m_microBatch, p.training.micro_batch);
     setValue(m_gradAccum, p.training.grad_accum);
 
+    {
+        const MethodOptions &mo = p.training.method;
+        selectData(m_method, int(mo.method));
+        setValue(m_loraRank, mo.lora.rank);
+        if (m_loraTargets->findData(int(mo.lora.targets)) < 0) {
+            // Targets a plan file named that the presets do not: shown as they are.
+            QStringList names;
+            for (int b = 0; b < 7; ++b)
+                if (mo.lora.targets & (1 << b))
+                    names << qs(std::string(targetName(LinearTarget(1 << b))));
+            const QSignalBlocker block(m_loraTargets);
+            m_loraTargets->addItem(names.join(QStringLiteral(", ")), int(mo.lora.targets));
+        }
+        selectData(m_loraTargets, int(mo.lora.targets));
+        selectData(m_quant, int(mo.qlora.quant));
+        m_freezeLayers->setMaximum(p.model.layers);
+        setValue(m_freezeLayers, mo.freeze.last_layers);
+        selectData(m_loss, int(p.memory.loss));
+        m_loraRank->setEnabled(mo.usesAdapters());
+        m_loraTargets->setEnabled(mo.usesAdapters());
+        m_quant->setEnabled(mo.method == TrainingMethod::QLoRA);
+        m_freezeLayers->setEnabled(mo.method == TrainingMethod::Freeze);
+        const double trained = double(trainableParameters(p));
+        m_trainable->setText(tr("%1 of %2 parameters (%3%)")
+                                 .arg(qs(formatCount((long long)trained)), qs(formatCount(countParameters(p.model).total)))
+                                 .arg(100.0 * trained / double(std::max<int64_t>(1, countParameters(p.model).total)), 0,
+                                      'f', trained < double(countParameters(p.model).total) ? 3 : 0));
+    }
     selectData(m_dtParams, int(p.precision.params));
     selectData(m_dtGrads, int(p.precision.grads));
     selectData(m_dtMaster, int(p.precision.master_weights));

@@ -67,6 +67,9 @@ private:
     QSpinBox *m_experts = nullptr, *m_topK = nullptr, *m_expertFfn = nullptr;
     QSlider *m_seqSlider = nullptr;
     QSpinBox *m_seqEntry = nullptr, *m_microBatch = nullptr, *m_gradAccum = nullptr;
+    QComboBox *m_method = nullptr, *m_loraTargets = nullptr, *m_quant = nullptr, *m_loss = nullptr;
+    QSpinBox *m_loraRank = nullptr, *m_freezeLayers = nullptr;
+    QLabel *m_trainable = nullptr;
     QComboBox *m_dtParams = nullptr, *m_dtGrads = nullptr, *m_dtMaster = nullptr,
               *m_dtOptimizer = nullptr, *m_dtCompute = nullptr, *m_optimizer = nullptr;
     QComboBox *m_tp = nullptr, *m_pp = nullptr, *m_cp = nullptr, *m_ep = nullptr;
