@@ -2,6 +2,7 @@
 
 #include "core/files.h"
 
+#include "core/adapters.h"
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
@@ -253,6 +254,7 @@ public:
         std::vector<std::pair<QString, QString>> summary{
             {tr("Model"), model},
             {tr("Tokens"), tokensText(plan)},
+            {tr("Training method"), methodText(plan)},
             {tr("Layout"), layoutText(plan)},
             {tr("Memory options"), memoryOptionsText(plan)},
             {tr("Precision"),
@@ -552,6 +554,29 @@ private:
             s += QStringLiteral("; ") + tr("schedule %1, %2 virtual stage(s)")
                                             .arg(qs(toString(p.pp_schedule)))
                                             .arg(p.virtual_stages);
+        return s;
+    }
+
+    static QString methodText(const Plan &plan)
+    {
+        const MethodOptions &mo = plan.training.method;
+        const int64_t total = countParameters(plan.model).total;
+        const int64_t trained = trainableParameters(plan);
+        QString s;
+        switch (mo.method) {
+        case TrainingMethod::Full: s = tr("full training"); break;
+        case TrainingMethod::LoRA: s = tr("LoRA rank %1").arg(mo.lora.rank); break;
+        case TrainingMethod::DoRA: s = tr("DoRA rank %1").arg(mo.lora.rank); break;
+        case TrainingMethod::QLoRA:
+            s = tr("QLoRA rank %1 over a %2 base").arg(mo.lora.rank).arg(qs(toString(mo.qlora.quant)));
+            break;
+        case TrainingMethod::Freeze: s = tr("freezing, the last %1 layers trained").arg(mo.freeze.last_layers); break;
+        }
+        if (mo.method != TrainingMethod::Full)
+            s += QStringLiteral("; ") + tr("%1 of %2 parameters trained")
+                                            .arg(qs(formatCount((long long)trained)), qs(formatCount(total)));
+        if (plan.memory.loss != LossHead::Framework)
+            s += QStringLiteral("; ") + tr("loss head %1").arg(qs(toString(plan.memory.loss)));
         return s;
     }
 

@@ -405,6 +405,22 @@ private Q_SLOTS:
         QCOMPARE(f.readAll(), before);
     }
 
+    // A fine-tuning plan's report names its method and trained count, and explains the
+    // frozen base and the adapters.
+    void trainingMethodInTheReport()
+    {
+        ReportPlan rp = loadCase(kCases.at(0));
+        rp.plan.training.method.method = TrainingMethod::LoRA;
+        rp.plan.training.method.lora.rank = 16;
+        rp.plan.training.method.lora.targets = kTargetAllLinear;
+        const QString out = path(QStringLiteral("lora.pdf"));
+        QVERIFY(writePdfReport(out, {rp}, Catalog::builtin(), m_options, nullptr));
+        const QString text = pdfText(out);
+        QVERIFY2(text.contains(QStringLiteral("LoRA rank 16; 39,976,960 of 6,738,415,616 parameters trained")),
+                 qPrintable(text.left(600)));
+        QVERIFY(text.contains(QStringLiteral("LoRA rank 16 on q, k, v, o, gate, up, down")));
+    }
+
     void writeFailureLeavesNoFile()
     {
         QString error;

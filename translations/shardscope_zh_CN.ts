@@ -1333,6 +1333,38 @@ The choice follows the traces, not the parameter count.</source>
         <comment>phase: what the collective carries</comment>
         <translation>%1：%2</translation>
     </message>
+    <message>
+        <source>Training method</source>
+        <translation>训练方式</translation>
+    </message>
+    <message>
+        <source>full training</source>
+        <translation>全量训练</translation>
+    </message>
+    <message>
+        <source>LoRA rank %1</source>
+        <translation>LoRA，秩 %1</translation>
+    </message>
+    <message>
+        <source>DoRA rank %1</source>
+        <translation>DoRA，秩 %1</translation>
+    </message>
+    <message>
+        <source>QLoRA rank %1 over a %2 base</source>
+        <translation>QLoRA，秩 %1，基座 %2</translation>
+    </message>
+    <message>
+        <source>freezing, the last %1 layers trained</source>
+        <translation>冻结训练，训练最后 %1 层</translation>
+    </message>
+    <message>
+        <source>%1 of %2 parameters trained</source>
+        <translation>%2 个参数中训练 %1 个</translation>
+    </message>
+    <message>
+        <source>loss head %1</source>
+        <translation>损失头 %1</translation>
+    </message>
 </context>
 <context>
     <name>ReportExport</name>
