@@ -212,7 +212,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         const GroupPlacement g = placeGroup(dpGroup, pa.tp, cl, dev.intra_node);
         const StageParams sp = stageParams(plan);
         const double baseGradBytes =
-            fw.main_grad_dtype != DType::None ? bytesOf(fw.main_grad_dtype) : bytesOf(pr.grads);
+            mainGradDtype(plan, fw) != DType::None ? bytesOf(mainGradDtype(plan, fw)) : bytesOf(pr.grads);
         // Adapters' gradients are in the adapter dtype (PEFT: fp32).
         const double gradBytes = baseGradBytes * (1.0 - sp.adapterShare) +
                                  adapterBytes(plan, fw) * sp.adapterShare;

@@ -55,6 +55,13 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     return f;
 }
 
+DType mainGradDtype(const Plan &plan, const FrameworkProfile &fw)
+{
+    if (fw.main_grad_dtype == DType::None)
+        return DType::None;
+    return plan.precision.main_grads != DType::None ? plan.precision.main_grads : fw.main_grad_dtype;
+}
+
 LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw)
 {
     if (plan.memory.loss != LossHead::Framework)

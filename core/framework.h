@@ -74,6 +74,10 @@ struct FrameworkProfile
 
 FrameworkProfile frameworkFromJson(const nlohmann::json &j); ///< throws PlanError
 
+/// The main-gradient buffer's dtype: `precision.main_grads`, else the profile's
+/// (DType::None: no such buffer, gradients in precision.grads).
+DType mainGradDtype(const Plan &plan, const FrameworkProfile &fw);
+
 /// The loss head the plan runs: `memory.loss`, else the profile's `loss`.
 LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw);
 

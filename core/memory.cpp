@@ -127,7 +127,7 @@ struct Context
         tokens = seqTokens * p.training.micro_batch;
         layersPerStage = p.model.layers / pp;
         bParams = bytesOf(p.precision.params);
-        bGrads = f.main_grad_dtype != DType::None ? bytesOf(f.main_grad_dtype)
+        bGrads = mainGradDtype(p, f) != DType::None ? bytesOf(mainGradDtype(p, f))
                                                    : bytesOf(p.precision.grads);
         masterSeparate = p.precision.master_weights != DType::None &&
                          p.precision.master_weights != p.precision.params;
@@ -1038,7 +1038,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         G.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation",
                               "A persistent gradient buffer (%1) accumulates in place."),
-            {id(toString(fw.main_grad_dtype != DType::None ? fw.main_grad_dtype : pr.grads))});
+            {id(toString(mainGradDtype(plan, fw) != DType::None ? mainGradDtype(plan, fw) : pr.grads))});
     else if (x.m > 1)
         G.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "Gradients are created in backward and freed by "

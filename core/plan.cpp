@@ -374,6 +374,7 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
              Optimizer::AdamW8bit, Optimizer::PagedAdamW, Optimizer::PagedAdamW8bit, Optimizer::Muon},
             Optimizer::AdamW);
         pr.momentum = r.boolean("momentum", true);
+        pr.main_grads = r.dtype("main_grads", {DType::FP32, DType::BF16}, DType::None);
         if (r.has("momentum") && pr.optimizer != Optimizer::SGD)
             throw PlanError("precision.momentum", "applies to sgd only");
         pr.optimizer_state = r.dtype("optimizer_state",
@@ -518,6 +519,11 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     }
     if (!catalog.framework(plan.framework))
         throw PlanError("framework", "unknown framework profile \"" + plan.framework + "\"");
+    if (plan.precision.main_grads != DType::None &&
+        catalog.framework(plan.framework)->main_grad_dtype == DType::None)
+        throw PlanError("precision.main_grads", "the " + plan.framework +
+                                                    " profile keeps no main-gradient buffer "
+                                                    "(gradients use precision.grads); use megatron");
     if (m.kv_heads > m.heads || m.heads % m.kv_heads != 0)
         throw PlanError("model.kv_heads", "must divide model.heads (" + s(m.heads) + ")");
     if (m.moe.enabled() && m.moe.top_k > m.moe.experts)
@@ -680,6 +686,8 @@ nlohmann::json planToJson(const Plan &p)
         pr["optimizer_impl"] = toString(p.precision.optimizer_impl);
     if (!p.precision.momentum)
         pr["momentum"] = false;
+    if (p.precision.main_grads != DType::None)
+        pr["main_grads"] = toString(p.precision.main_grads);
     j["precision"] = pr;
     j["parallel"] = {{"dp", p.parallel.dp},
                      {"tp", p.parallel.tp},

@@ -38,6 +38,10 @@ struct Precision
     DType compute = DType::BF16;
     OptimizerImpl optimizer_impl = OptimizerImpl::Default;
     bool momentum = true; ///< SGD's momentum buffer (`precision.momentum`, sgd only)
+    /// Dtype of the persistent main-gradient buffer of a framework that keeps one (Megatron's
+    /// main_grad; `precision.main_grads`, as --main-grads-dtype of Megatron-Core's
+    /// precision-aware optimizer and MindSpeed's O2 set it); DType::None: the profile's.
+    DType main_grads = DType::None;
 };
 
 struct Parallel

@@ -90,7 +90,7 @@ double stateBytes(const Plan &p, const FrameworkProfile &fw, const ComputeEstima
     const double sharded = p.parallel.sharding != Sharding::None ? shardedAll : all;
     const Sharding sh = p.parallel.sharding;
     const double gBytes =
-        fw.main_grad_dtype != DType::None ? bytesOf(fw.main_grad_dtype) : bytesOf(pr.grads);
+        mainGradDtype(p, fw) != DType::None ? bytesOf(mainGradDtype(p, fw)) : bytesOf(pr.grads);
     const bool master = pr.master_weights != DType::None && pr.master_weights != pr.params;
     double bytes = 0;
     if (!off.params)

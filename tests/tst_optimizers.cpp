@@ -102,6 +102,29 @@ private slots:
         QCOMPARE(step(estimate(plan("adamw8bit"), Catalog::builtin()))[Component::Transient], 0.0);
     }
 
+    // Megatron's precision-aware optimizer / MindSpeed O2: bf16 main gradients (and, with
+    // optimizer_state bf16, bf16 moments) halve what the fp32 main_grad buffer holds.
+    void bf16MainGradients()
+    {
+        json j = json::parse(readTextFile(testing::casePath("hcie-ai-fsdp").toStdString()));
+        j["framework"] = "megatron";
+        j["parallel"] = {{"dp", 8}, {"sharding", "optimizer"}};
+        const Plan fp32 = parsePlan(j, Catalog::builtin());
+        j["precision"]["main_grads"] = "bf16";
+        j["precision"]["optimizer_state"] = "bf16";
+        const Plan o2 = parsePlan(j, Catalog::builtin());
+        const Estimate ea = estimate(fp32, Catalog::builtin()), eb = estimate(o2, Catalog::builtin());
+        const Breakdown &a = step(ea);
+        const Breakdown &b = step(eb);
+        QCOMPARE(a[Component::Gradients], P * 4);
+        QCOMPARE(b[Component::Gradients], P * 2);
+        QCOMPARE(b[Component::OptimizerStates], a[Component::OptimizerStates] / 2);
+        QVERIFY(planToJson(o2)["precision"]["main_grads"] == "bf16");
+        // The pytorch profile keeps no main-gradient buffer to set.
+        j["framework"] = "pytorch";
+        QVERIFY_THROWS_EXCEPTION(PlanError, parsePlan(j, Catalog::builtin()));
+    }
+
     // Under LoRA the structured optimizers see the adapters' matrices: Adafactor factors each
     // A (8 x 4096) and B (4096 x 8).
     void structureOfTheAdapters()
