@@ -406,6 +406,11 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
              std::string(toString(p.optimizer_impl)) + ")";
     if (mo.moe.enabled())
         p.note += "; MoE layers are not built by the probe (dense FFN of the expert width)";
+    p.method = plan.training.method;
+    if (p.method.method != TrainingMethod::Full)
+        p.note += "; " + std::string(toString(p.method.method)) +
+                  (p.method.method == TrainingMethod::QLoRA ? " (not probed: needs bitsandbytes)"
+                                                            : " with plain-PyTorch adapters / frozen layers");
     return w;
 }
 
@@ -422,6 +427,8 @@ Plan probePlan(const Plan &plan, const MemoryProbe &probe)
     p.training.seq_len = probe.seq_len;
     p.training.micro_batch = probe.micro_batch;
     p.training.grad_accum = 1;
+    p.training.method = probe.method;
+    p.training.method.freeze.last_layers = std::min(probe.method.freeze.last_layers, p.model.layers);
     p.parallel = Parallel{};
     p.memory.recompute = probe.recompute;
     p.memory.attention = probe.attention;
@@ -564,6 +571,43 @@ Kernel kernelFromJson(const nlohmann::json &j)
     return k;
 }
 
+namespace {
+
+/// The probe's training method for the worker (its adapters' dtype is the pytorch profile's
+/// PEFT default, fp32, unless the plan names one).
+nlohmann::json probeMethodJson(const MemoryProbe &p)
+{
+    const MethodOptions &mo = p.method;
+    nlohmann::json j = {{"method", std::string(toString(mo.method))}};
+    if (mo.usesAdapters()) {
+        nlohmann::json targets = nlohmann::json::array();
+        for (int b = 0; b < 7; ++b)
+            if (mo.lora.targets & (1 << b))
+                targets.push_back(std::string(targetName(LinearTarget(1 << b))));
+        nlohmann::json save = nlohmann::json::array();
+        if (mo.lora.modules_to_save & kPartEmbedding)
+            save.push_back("embedding");
+        if (mo.lora.modules_to_save & kPartHead)
+            save.push_back("head");
+        j["rank"] = mo.lora.rank;
+        j["targets"] = targets;
+        j["dropout"] = mo.lora.dropout;
+        j["modules_to_save"] = save;
+        j["adapter_dtype"] = mo.lora.dtype != DType::None ? std::string(toString(mo.lora.dtype)) : "fp32";
+    }
+    if (mo.method == TrainingMethod::Freeze) {
+        nlohmann::json parts = nlohmann::json::array();
+        for (int b = 0; b < 6; ++b)
+            if (mo.freeze.parts & (1 << b))
+                parts.push_back(std::string(partName(ModelPart(1 << b))));
+        j["last_layers"] = std::min(mo.freeze.last_layers, std::max(1, p.layers));
+        j["parts"] = parts;
+    }
+    return j;
+}
+
+} // namespace
+
 nlohmann::json probeToJson(const MemoryProbe &p)
 {
     const auto &m = p.model;
@@ -584,6 +628,7 @@ nlohmann::json probeToJson(const MemoryProbe &p)
             {"attention", std::string(toString(p.attention))},
             {"optimizer_impl", std::string(toString(p.optimizer_impl))},
             {"scaled_down", p.scaled_down},
+            {"method", probeMethodJson(p)},
             {"note", p.note}};
 }
 

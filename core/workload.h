@@ -96,6 +96,9 @@ struct MemoryProbe
     Attention attention = Attention::Flash;
     OptimizerImpl optimizer_impl = OptimizerImpl::Foreach;
     bool scaled_down = false; ///< fewer layers or a shorter sequence than the plan
+    /// The plan's training method, run by the probe with plain-PyTorch adapters or frozen
+    /// layers (QLoRA is not probed); freezing's last layers are clamped to the probe's layers.
+    MethodOptions method;
     std::string note;
 };
 

@@ -563,6 +563,103 @@ def build_probe_model(p, device, attn):
     return Model()
 
 
+def apply_method(model, p, device, compute):
+    """Trains what the plan's training method trains (plain PyTorch, no PEFT): LoRA / DoRA
+    adapters on the targeted linears of every layer, the base frozen (PEFT's lora.Linear:
+    lora_A saves its input cast to the adapter dtype, lora_B saves A's output); modules_to_save
+    as a trained copy beside the frozen original; freezing trains the last layers and the named
+    parts. Under gradient checkpointing the embedding output is made to require grad
+    (transformers' enable_input_require_grads). Returns a note, or raises RuntimeError when the
+    method cannot be probed here."""
+    torch = device.torch
+    nn = torch.nn
+    m = p.get("method") or {}
+    kind = m.get("method", "full")
+    if kind == "full":
+        return ""
+    if kind == "qlora":
+        raise RuntimeError("QLoRA's k-bit base needs bitsandbytes, which the probe does not use")
+    for prm in model.parameters():
+        prm.requires_grad_(False)
+    names = {"q": ("self_attn", "q_proj"), "k": ("self_attn", "k_proj"), "v": ("self_attn", "v_proj"),
+             "o": ("self_attn", "o_proj"), "gate": ("mlp", "gate_proj"), "up": ("mlp", "up_proj"),
+             "down": ("mlp", "down_proj")}
+    if kind in ("lora", "dora"):
+        rank, dropout = int(m.get("rank", 8)), float(m.get("dropout", 0.0))
+        adtype = torch_dtype(torch, m.get("adapter_dtype", "fp32"))
+        dora = kind == "dora"
+
+        class LoraLinear(nn.Module):
+            def __init__(self, base):
+                super().__init__()
+                self.base = base
+                dev = base.weight.device
+                self.lora_A = nn.Linear(base.in_features, rank, bias=False, device=dev, dtype=adtype)
+                self.lora_B = nn.Linear(rank, base.out_features, bias=False, device=dev, dtype=adtype)
+                nn.init.zeros_(self.lora_B.weight)
+                self.drop = nn.Dropout(dropout) if dropout > 0 else nn.Identity()
+                if dora:
+                    self.magnitude = nn.Parameter(
+                        base.weight.detach().float().norm(dim=1).to(adtype))
+
+            def forward(self, x):
+                result = self.base(x)
+                lora = self.lora_B(self.lora_A(self.drop(x.to(adtype))))
+                if not dora:
+                    return result + lora.to(result.dtype)
+                w = self.base.weight + (self.lora_B.weight @ self.lora_A.weight).to(self.base.weight.dtype)
+                scale = (self.magnitude / w.float().norm(dim=1).detach()).to(result.dtype)
+                return result + (scale - 1) * result + scale * lora.to(result.dtype)
+
+        targets = set(m.get("targets", ["q", "v"]))
+        for layer in model.layers:
+            for t in targets:
+                part, name = names[t]
+                mod = getattr(layer, part)
+                if hasattr(mod, name):
+                    setattr(mod, name, LoraLinear(getattr(mod, name)))
+        import copy
+
+        for part in m.get("modules_to_save", []):
+            attr = "embed_tokens" if part == "embedding" else "lm_head"
+            original = getattr(model, attr)
+
+            class Saved(nn.Module):
+                def __init__(self, orig):
+                    super().__init__()
+                    self.original = orig
+                    self.trained = copy.deepcopy(orig)
+                    for q in self.trained.parameters():
+                        q.requires_grad_(True)
+
+                def forward(self, x):
+                    return self.trained(x)
+
+            setattr(model, attr, Saved(original))
+    elif kind == "freeze":
+        last = int(m.get("last_layers", 0))
+        parts = set(m.get("parts", []))
+        for i, layer in enumerate(model.layers):
+            whole = i >= len(model.layers) - last
+            for name, prm in layer.named_parameters():
+                norm = "layernorm" in name
+                attn = name.startswith("self_attn")
+                ffn = name.startswith("mlp")
+                if whole or (norm and "norms" in parts) or (attn and "attention" in parts) or (
+                        ffn and "ffn" in parts):
+                    prm.requires_grad_(True)
+        if "norms" in parts:
+            model.norm.weight.requires_grad_(True)
+        if "embedding" in parts:
+            model.embed_tokens.weight.requires_grad_(True)
+        if "head" in parts:
+            model.lm_head.weight.requires_grad_(True)
+    if p["recompute"] != "none":
+        model.embed_tokens.register_forward_hook(lambda _m, _i, out: out.requires_grad_(True))
+    trained = sum(q.numel() for q in model.parameters() if q.requires_grad)
+    return "%s: %d trainable parameters" % (kind, trained)
+
+
 def cpu_peak_step(torch, step):
     """Peak bytes allocated above the start of `step()` on the CPU, from the profiler's memory
     events (the CPU allocator keeps no peak statistic)."""
@@ -611,18 +708,23 @@ def run_probe(p, device, attn):
     if not amp:
         model = model.to(compute)
     model = model.to(device.dev)
+    try:
+        method_note = apply_method(model, p, device, compute)
+    except RuntimeError as e:
+        return {"status": "skipped", "message": str(e), "layers": int(p["layers"])}
     kwargs = {"lr": 1e-4}
+    trained = [q for q in model.parameters() if q.requires_grad]
     impl_opt = p.get("optimizer_impl", "foreach")
     if impl_opt == "fused":
         kwargs["fused"] = True
     else:
         kwargs["foreach"] = impl_opt == "foreach"
     try:
-        opt = torch.optim.AdamW(model.parameters(), **kwargs)
+        opt = torch.optim.AdamW(trained, **kwargs)
     except (TypeError, RuntimeError):
         kwargs.pop("fused", None)
         kwargs["foreach"] = True
-        opt = torch.optim.AdamW(model.parameters(), **kwargs)
+        opt = torch.optim.AdamW(trained, **kwargs)
     b, s = int(p["micro_batch"]), int(p["seq_len"])
     ids = torch.randint(0, int(p["vocab"]), (b, s), device=device.dev)
     labels = torch.randint(0, int(p["vocab"]), (b, s), device=device.dev)
@@ -656,6 +758,8 @@ def run_probe(p, device, attn):
         peak = sum(live.values()) + cpu_peak_step(torch, step)
         reserved = 0
         method = "parameters + optimizer states + the profiler's allocation peak over one step"
+    if method_note:
+        method += "; " + method_note
     step_s = time.perf_counter() - t0
     del model, opt
     gc.collect()
