@@ -1,5 +1,7 @@
 #include "lesson.h"
 
+#include "core/adapters.h"
+
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
@@ -153,6 +155,11 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
                              LessonFormula::qs(formatCount(pc.embedding)),
                              LessonFormula::qs(formatCount(pc.lm_head)),
                              LessonFormula::qs(formatCount(pc.final_norm)));
+    } else if (c.quantity == "trainable_parameters") {
+        kind = Count;
+        c.value = double(trainableParameters(plan));
+        c.formula = LessonFormula::tr("parameters that get gradients under %1 (as PEFT counts them)")
+                        .arg(LessonFormula::qs(std::string(toString(plan.training.method.method))));
     } else if (c.quantity == "seq_len") {
         kind = Count;
         c.value = double(plan.training.seq_len);

@@ -127,6 +127,26 @@ public:
                    "no layout fits 32K; here full sharding does."),
                 {}};
         }
+        if (id == "fine-tuning") {
+            return {
+                tr("Beyond the case: train fewer parameters instead"),
+                tr("Fine-tuning rarely needs every weight trained. LoRA keeps the 7B base frozen "
+                   "and trains rank-16 adapters on every linear layer: {trainable} parameters. "
+                   "Gradients, master weights and optimizer states exist only for those "
+                   "(optimizer states {states}); the frozen base stays in bf16 ({params}). Under "
+                   "plain DDP, the layout that failed, the fullest rank needs {need} of {hbm}, "
+                   "leaving {headroom}; full training in the same layout needs {need_full}.\n\n"
+                   "QLoRA stores the frozen linear weights in 4-bit NF4: the parameters shrink to "
+                   "{params_qlora} and the need to {need_qlora}.\n\n"
+                   "Like shortening the sequences, this changes the task, not just the layout: a "
+                   "low-rank update can learn less than a full one, and a 4-bit base computes "
+                   "with slightly different weights. Choose it for what the model must learn, "
+                   "not to avoid choosing a layout."),
+                tr("The case asks for full training. The engine counts the adapters as PEFT "
+                   "prints them, and what they leave untouched: the fp32 loss over a "
+                   "32,000-token vocabulary still takes {logits}, nearly as much as the frozen "
+                   "base.")};
+        }
         if (id == "tp8") {
             return {
                 tr("Question 2a: tensor parallelism over all eight NPUs"),

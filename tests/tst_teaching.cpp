@@ -1,6 +1,7 @@
 // Teaching mode: every number a step cites is the engine's for the step's plan (recomputed
 // here independently from the estimate), the text makes no claim the engine contradicts, and
 // the exercises' answers are checked against the engine.
+#include "core/adapters.h"
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
@@ -80,6 +81,8 @@ double expected(const nlohmann::json &cite, const Plan &plan)
                          b[Component::MasterWeights] + b[Component::OptimizerStates];
     if (q == "parameters")
         return double(countParameters(plan.model).total);
+    if (q == "trainable_parameters")
+        return double(trainableParameters(plan));
     if (q == "seq_len")
         return double(plan.training.seq_len);
     if (q == "vocab")
@@ -177,8 +180,9 @@ private Q_SLOTS:
         QCOMPARE(m_lesson.id, std::string("hcie-ai-32k"));
         QVERIFY(!m_lesson.title.isEmpty());
         const std::vector<std::string> ids{"scenario",     "ddp-state", "full-sharding",
-                                           "long-context", "shorten",   "tp8",
-                                           "fsdp-comm",    "hybrid",    "evidence"};
+                                           "long-context", "shorten",   "fine-tuning",
+                                           "tp8",          "fsdp-comm", "hybrid",
+                                           "evidence"};
         QCOMPARE(m_lesson.steps.size(), ids.size());
         for (size_t i = 0; i < ids.size(); ++i) {
             QCOMPARE(m_lesson.steps[i].id, ids[i]);
@@ -266,6 +270,13 @@ private Q_SLOTS:
         QVERIFY(cited("long-context", "need_offload") < cited("long-context", "need"));
         // 8K: less memory than 32K.
         QVERIFY(cited("shorten", "need") < cited("shorten", "need32"));
+        // LoRA fits where full training under the same DDP layout does not; QLoRA needs less.
+        QCOMPARE(cited("fine-tuning", "trainable"), 39976960.0);
+        QVERIFY(cited("fine-tuning", "need") < cited("fine-tuning", "hbm"));
+        QVERIFY(cited("fine-tuning", "need_full") > cited("fine-tuning", "hbm"));
+        QCOMPARE(cited("fine-tuning", "need_full"), cited("ddp-state", "need"));
+        QVERIFY(cited("fine-tuning", "need_qlora") < cited("fine-tuning", "need"));
+        QVERIFY(cited("fine-tuning", "params_qlora") < cited("fine-tuning", "params") / 2);
         QCOMPARE(cited("shorten", "need32"), cited("full-sharding", "need"));
         // TP 8's messages are a whole sequence's hidden states in bf16, not small ones.
         QCOMPARE(cited("tp8", "tp_bytes"), 32768.0 * 4096 * 2);

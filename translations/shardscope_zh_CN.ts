@@ -504,6 +504,30 @@ The choice follows the traces, not the parameter count.</source>
         <source>optimizer step</source>
         <translation>优化器步</translation>
     </message>
+    <message>
+        <source>parameters that get gradients under %1 (as PEFT counts them)</source>
+        <translation>在 %1 下获得梯度的参数（按 PEFT 的计数方式）</translation>
+    </message>
+    <message>
+        <source>Beyond the case: train fewer parameters instead</source>
+        <translation>案例之外：改为只训练更少的参数</translation>
+    </message>
+    <message>
+        <source>Fine-tuning rarely needs every weight trained. LoRA keeps the 7B base frozen and trains rank-16 adapters on every linear layer: {trainable} parameters. Gradients, master weights and optimizer states exist only for those (optimizer states {states}); the frozen base stays in bf16 ({params}). Under plain DDP, the layout that failed, the fullest rank needs {need} of {hbm}, leaving {headroom}; full training in the same layout needs {need_full}.
+
+QLoRA stores the frozen linear weights in 4-bit NF4: the parameters shrink to {params_qlora} and the need to {need_qlora}.
+
+Like shortening the sequences, this changes the task, not just the layout: a low-rank update can learn less than a full one, and a 4-bit base computes with slightly different weights. Choose it for what the model must learn, not to avoid choosing a layout.</source>
+        <translation>微调很少需要训练每一个权重。LoRA 冻结 7B 基座，在每个线性层上训练秩为 16 的适配器：共 {trainable} 个参数。梯度、主权重和优化器状态只为这些参数存在（优化器状态 {states}）；冻结的基座保持 bf16（{params}）。在原先失败的普通 DDP 布局下，最满的 rank 需要 {need}（共 {hbm}），余量 {headroom}；同一布局下全量训练需要 {need_full}。
+
+QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_qlora}，总需求降到 {need_qlora}。
+
+与截短序列一样，这改变的是任务，而不只是布局：低秩更新能学到的比全量更新少，4 比特基座用略有不同的权重计算。应根据模型必须学到什么来选择它，而不是为了回避布局的选择。</translation>
+    </message>
+    <message>
+        <source>The case asks for full training. The engine counts the adapters as PEFT prints them, and what they leave untouched: the fp32 loss over a 32,000-token vocabulary still takes {logits}, nearly as much as the frozen base.</source>
+        <translation>案例要求全量训练。引擎按 PEFT 的方式计数适配器，也计入它们未触及的部分：32,000 词表上的 fp32 损失仍占 {logits}，几乎与冻结的基座一样多。</translation>
+    </message>
 </context>
 <context>
     <name>MemoryExplanation</name>
