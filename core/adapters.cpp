@@ -191,8 +191,11 @@ StageElements stageElements(const Plan &plan, int stage)
     }
     auto matrix = [&](double rows, double cols, double times, bool hidden) {
         e.trainedMatrixEdges += times * (rows + cols);
-        if (hidden)
+        if (hidden) {
             e.trainedHiddenMatrices += times * rows * cols;
+            const double lo = std::min(rows, cols), hi = std::max(rows, cols);
+            e.newtonSchulzFlops += times * 5.0 * (2.0 * lo * lo * hi + 2.0 * lo * lo * lo + 2.0 * lo * lo * hi);
+        }
         if (rows * cols > e.largestTrainedMatrix) {
             e.largestTrainedMatrix = rows * cols;
             e.largestTrainedSquare = std::min(rows, cols) * std::min(rows, cols);

@@ -111,6 +111,9 @@ struct StageElements
     double trainedHiddenMatrices = 0; ///< elements of trained 2-D matrices inside the layers (Muon)
     double largestTrainedMatrix = 0; ///< elements of the largest trained matrix
     double largestTrainedSquare = 0; ///< min(rows, cols)^2 of the largest trained matrix
+    /// FLOPs of Muon's Newton-Schulz iteration over the trained layer matrices (5 steps of
+    /// A = X X^T, B = A A, X = B X, each in min(rows, cols)), per optimizer step.
+    double newtonSchulzFlops = 0;
     double trained() const { return trainedDense + trainedExpert + adapterDense + adapterExpert; }
 };
 

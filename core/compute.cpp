@@ -378,10 +378,45 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         }
         if (master)
             perElem += w + pBytes; // copy the updated master weights into the parameters
+        double extraOptimizer = 0; // beyond the HBM traffic: paging, Newton-Schulz matmuls
+        switch (pr.optimizer) {
+        case Optimizer::AdamW8bit:
+        case Optimizer::PagedAdamW8bit:
+            // bitsandbytes' fused 8-bit kernel: the parameter read and written, the gradient,
+            // two 1-byte states read and written.
+            perElem = 2.0 * w + 4.0 + gBytes;
+            break;
+        case Optimizer::Adafactor:
+            // transformers' for-loop step in fp32: the gradient cast, its square, the row and
+            // column means and their update, the update and its RMS, the parameter.
+            perElem = 2.0 * w + gBytes + 10.0 * 4.0;
+            break;
+        case Optimizer::Muon:
+            perElem = 2.0 * w + 2.0 * st + gBytes + 2.0 * 2.0; // momentum, and X in bf16
+            break;
+        case Optimizer::SGD:
+            if (!pr.momentum)
+                perElem = 2.0 * w + gBytes;
+            break;
+        default:
+            break;
+        }
+        if (pr.optimizer == Optimizer::PagedAdamW || pr.optimizer == Optimizer::PagedAdamW8bit) {
+            // Paged states travel to the device and back for the step when evicted.
+            const double stateBytes = pr.optimizer == Optimizer::PagedAdamW ? 2.0 * st : 2.0;
+            extraOptimizer += 2.0 * elems * stateBytes / cp.host_bandwidth;
+        }
+        if (pr.optimizer == Optimizer::Muon) {
+            // With sharded states the data-parallel ranks split the matrices between them
+            // (distributed Muon, as in Moonlight); unsharded every rank iterates on all.
+            const double split = pa.sharding != Sharding::None ? double(pa.dp) * pa.cp : 1.0;
+            extraOptimizer += stageElements(plan, 0).newtonSchulzFlops / gemmRate / split;
+        }
         // Offloaded, the same traffic runs on the host (CPU Adam) at host_optimizer_bandwidth.
-        out.optimizer_s = plan.memory.offload.optimizer
-                              ? elems * perElem / cp.host_optimizer_bandwidth
-                              : traffic(elems * perElem, 8);
+        out.optimizer_s = (plan.memory.offload.optimizer
+                               ? elems * perElem / cp.host_optimizer_bandwidth
+                               : traffic(elems * perElem, 8)) +
+                          extraOptimizer;
     }
     out.compute_s = m * out.microbatch_s + out.casts_s + out.optimizer_s;
 
@@ -396,7 +431,9 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     const double tokensPerStep = s * b * m;             // per data-parallel replica
     const double world = double(pa.tp) * pa.pp * pa.cp; // ranks sharing one replica
     const double modelFwd = tokensPerStep * (mo.layers * layerFwd + headFwd);
-    out.model_flops = 3.0 * modelFwd / world;
+    // Forward, the input gradients, and the weight gradients of what is trained (a frozen
+    // weight's gradient is never formed).
+    out.model_flops = (2.0 + trainedWeightShare) * modelFwd / world;
     double extra = 0;
     if (plan.memory.recompute == Recompute::Full)
         extra = tokensPerStep * mo.layers * layerFwd;

@@ -409,8 +409,10 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
     p.method = plan.training.method;
     if (p.method.method != TrainingMethod::Full)
         p.note += "; " + std::string(toString(p.method.method)) +
-                  (p.method.method == TrainingMethod::QLoRA ? " (not probed: needs bitsandbytes)"
-                                                            : " with plain-PyTorch adapters / frozen layers");
+                  (p.method.method == TrainingMethod::QLoRA
+                       ? " with bitsandbytes' k-bit layers (CUDA, when the worker's Python has "
+                         "bitsandbytes; else skipped)"
+                       : " with plain-PyTorch adapters / frozen layers");
     return w;
 }
 
@@ -595,6 +597,10 @@ nlohmann::json probeMethodJson(const MemoryProbe &p)
         j["modules_to_save"] = save;
         j["adapter_dtype"] = mo.lora.dtype != DType::None ? std::string(toString(mo.lora.dtype)) : "fp32";
     }
+    if (mo.method == TrainingMethod::QLoRA)
+        j["qlora"] = {{"quant", std::string(toString(mo.qlora.quant))},
+                      {"double_quant", mo.qlora.double_quant},
+                      {"block_size", mo.qlora.block_size}};
     if (mo.method == TrainingMethod::Freeze) {
         nlohmann::json parts = nlohmann::json::array();
         for (int b = 0; b < 6; ++b)

@@ -125,6 +125,23 @@ private slots:
         QVERIFY_THROWS_EXCEPTION(PlanError, parsePlan(j, Catalog::builtin()));
     }
 
+    // The step time follows the optimizer: 8-bit states move less than fp32 ones; paged states
+    // cross the host link; Muon's Newton-Schulz iteration costs matmul time (5 iterations of
+    // 4 lo^2 hi + 2 lo^3 FLOPs per matrix; 4096 x 4096 and 4096 x 11008 for Llama 2 7B).
+    void stepTime()
+    {
+        auto optimizerTime = [](const char *o) {
+            return estimate(plan(o), Catalog::builtin()).step.compute_s;
+        };
+        const double adamw = optimizerTime("adamw");
+        QVERIFY(optimizerTime("adamw8bit") < adamw);
+        QVERIFY(optimizerTime("paged_adamw") > adamw);
+        const double ns = 32.0 * 5 * (4 * (4.0 * 4096 * 4096 * 4096 + 2.0 * 4096 * 4096 * 4096) +
+                                      3 * (4.0 * 4096 * 4096 * 11008 + 2.0 * 4096 * 4096 * 4096));
+        QCOMPARE(stageElements(plan("muon"), 0).newtonSchulzFlops, ns);
+        QVERIFY(optimizerTime("muon") > adamw + 0.5 * ns / 989e12);
+    }
+
     // Under LoRA the structured optimizers see the adapters' matrices: Adafactor factors each
     // A (8 x 4096) and B (4096 x 8).
     void structureOfTheAdapters()

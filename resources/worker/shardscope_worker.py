@@ -563,6 +563,48 @@ def build_probe_model(p, device, attn):
     return Model()
 
 
+def quantize_base(model, q, names, device, compute):
+    """QLoRA's base (bitsandbytes Linear4bit / Linear8bitLt, as transformers' BitsAndBytesConfig
+    loads it): every decoder-layer linear stored k-bit and frozen; then, as PEFT's
+    prepare_model_for_kbit_training does, the remaining 16-bit parameters cast to fp32. Needs
+    bitsandbytes and a CUDA device. Written against bitsandbytes' documented API; not run on a
+    GPU yet."""
+    torch = device.torch
+    try:
+        import bitsandbytes as bnb
+    except ImportError as e:
+        raise RuntimeError("QLoRA's k-bit base needs bitsandbytes, which %s cannot import (%s)"
+                           % (sys.executable, e))
+    if device.kind != "cuda":
+        raise RuntimeError("bitsandbytes' k-bit layers run on CUDA devices; this probe runs on %s"
+                           % device.kind)
+    quant = q.get("quant", "nf4")
+    double_quant = bool(q.get("double_quant", True))
+    block = int(q.get("block_size", 64))
+    for layer in model.layers:
+        for part, name in names.values():
+            mod = getattr(layer, part)
+            old = getattr(mod, name, None)
+            if old is None:
+                continue
+            weight = old.weight.data.to("cpu")
+            if quant == "int8":
+                new = bnb.nn.Linear8bitLt(old.in_features, old.out_features, bias=False,
+                                          has_fp16_weights=False, threshold=6.0)
+                new.weight = bnb.nn.Int8Params(weight, requires_grad=False, has_fp16_weights=False)
+            else:
+                new = bnb.nn.Linear4bit(old.in_features, old.out_features, bias=False,
+                                        compute_dtype=compute, compress_statistics=double_quant,
+                                        quant_type=quant)
+                new.weight = bnb.nn.Params4bit(weight, requires_grad=False, blocksize=block,
+                                               compress_statistics=double_quant, quant_type=quant)
+            setattr(mod, name, new.to(device.dev))  # quantizes on the move to the GPU
+            del old
+    for prm in model.parameters():
+        if prm.dtype in (torch.float16, torch.bfloat16):
+            prm.data = prm.data.float()
+
+
 def apply_method(model, p, device, compute):
     """Trains what the plan's training method trains (plain PyTorch, no PEFT): LoRA / DoRA
     adapters on the targeted linears of every layer, the base frozen (PEFT's lora.Linear:
@@ -577,14 +619,14 @@ def apply_method(model, p, device, compute):
     kind = m.get("method", "full")
     if kind == "full":
         return ""
-    if kind == "qlora":
-        raise RuntimeError("QLoRA's k-bit base needs bitsandbytes, which the probe does not use")
     for prm in model.parameters():
         prm.requires_grad_(False)
     names = {"q": ("self_attn", "q_proj"), "k": ("self_attn", "k_proj"), "v": ("self_attn", "v_proj"),
              "o": ("self_attn", "o_proj"), "gate": ("mlp", "gate_proj"), "up": ("mlp", "up_proj"),
              "down": ("mlp", "down_proj")}
-    if kind in ("lora", "dora"):
+    if kind == "qlora":
+        quantize_base(model, m.get("qlora") or {}, names, device, compute)
+    if kind in ("lora", "dora", "qlora"):
         rank, dropout = int(m.get("rank", 8)), float(m.get("dropout", 0.0))
         adtype = torch_dtype(torch, m.get("adapter_dtype", "fp32"))
         dora = kind == "dora"
@@ -607,6 +649,7 @@ def apply_method(model, p, device, compute):
                 lora = self.lora_B(self.lora_A(self.drop(x.to(adtype))))
                 if not dora:
                     return result + lora.to(result.dtype)
+                # DoRA on a k-bit base is not built by the probe (dora is not a qlora option).
                 w = self.base.weight + (self.lora_B.weight @ self.lora_A.weight).to(self.base.weight.dtype)
                 scale = (self.magnitude / w.float().norm(dim=1).detach()).to(result.dtype)
                 return result + (scale - 1) * result + scale * lora.to(result.dtype)
