@@ -472,6 +472,12 @@ Quantities computeQuantities(const Context &x, int stage)
         }
     }
 
+    // --- MindSpeed reuse-fp32-param: the bf16 parameters share the fp32 master's memory ------
+    if (x.plan.precision.reuse_fp32_param && !off.params) {
+        const double reusable = partial ? se.trainedDense + se.trainedExpert : total;
+        qn.params = std::max(0.0, qn.params - reusable * 2.0 / (optSharded ? x.shard : 1.0));
+    }
+
     // --- optimizers with their own state structure (core/optimizers.cpp) ---------------------
     if (structuredOptimizer(x.plan.precision) && !off.optimizer) {
         const StageElements tensors = partial ? se : stageElements(x.plan, stage);
@@ -1015,6 +1021,11 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "Layer weights split by tp = %1; norms replicated. "),
                           {tp});
+    if (pr.reuse_fp32_param)
+        P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "reuse-fp32-param: the bf16 parameters live in the fp32 "
+                                            "master copy's memory, 2 B per parameter less (/ dp "
+                                            "with the distributed optimizer). "));
     if (q.computeCopies > 0)
         P.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "torch.autocast caches compute-dtype copies of the weights for "

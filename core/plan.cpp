@@ -375,6 +375,7 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
             Optimizer::AdamW);
         pr.momentum = r.boolean("momentum", true);
         pr.main_grads = r.dtype("main_grads", {DType::FP32, DType::BF16}, DType::None);
+        pr.reuse_fp32_param = r.boolean("reuse_fp32_param", false);
         if (r.has("momentum") && pr.optimizer != Optimizer::SGD)
             throw PlanError("precision.momentum", "applies to sgd only");
         pr.optimizer_state = r.dtype("optimizer_state",
@@ -519,6 +520,16 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     }
     if (!catalog.framework(plan.framework))
         throw PlanError("framework", "unknown framework profile \"" + plan.framework + "\"");
+    if (plan.precision.reuse_fp32_param) {
+        const Precision &pr = plan.precision;
+        if (plan.framework != "megatron")
+            throw PlanError("precision.reuse_fp32_param", "is MindSpeed's (framework megatron)");
+        if (pr.params != DType::BF16 || pr.master_weights != DType::FP32)
+            throw PlanError("precision.reuse_fp32_param",
+                            "needs bf16 parameters with an fp32 master copy");
+        if (plan.parallel.sharding == Sharding::Full)
+            throw PlanError("precision.reuse_fp32_param", "does not work with full sharding (ZeRO-3)");
+    }
     if (plan.precision.main_grads != DType::None &&
         catalog.framework(plan.framework)->main_grad_dtype == DType::None)
         throw PlanError("precision.main_grads", "the " + plan.framework +
@@ -688,6 +699,8 @@ nlohmann::json planToJson(const Plan &p)
         pr["momentum"] = false;
     if (p.precision.main_grads != DType::None)
         pr["main_grads"] = toString(p.precision.main_grads);
+    if (p.precision.reuse_fp32_param)
+        pr["reuse_fp32_param"] = true;
     j["precision"] = pr;
     j["parallel"] = {{"dp", p.parallel.dp},
                      {"tp", p.parallel.tp},

@@ -42,6 +42,9 @@ struct Precision
     /// main_grad; `precision.main_grads`, as --main-grads-dtype of Megatron-Core's
     /// precision-aware optimizer and MindSpeed's O2 set it); DType::None: the profile's.
     DType main_grads = DType::None;
+    /// MindSpeed's --reuse-fp32-param: the bf16 parameters live in the fp32 master copy's memory
+    /// (FP32 = BF16 + residual), saving 2 B per parameter, / dp under the distributed optimizer.
+    bool reuse_fp32_param = false;
 };
 
 struct Parallel

@@ -82,6 +82,8 @@ inline const std::vector<PlanVariant> &planVariants()
         {"adamw8bit", R"({"precision": {"optimizer": "adamw8bit"}})"},
         {"paged-adamw", R"({"precision": {"optimizer": "paged_adamw"}})"},
         {"muon", R"({"precision": {"optimizer": "muon"}})"},
+        {"megatron-o2-reuse", R"({"framework": "megatron", "parallel": {"sharding": "optimizer"},
+             "precision": {"main_grads": "bf16", "optimizer_state": "bf16", "reuse_fp32_param": true}})"},
         {"loss-chunked", R"({"memory": {"loss": "chunked", "loss_chunks": 16}})"},
         {"loss-fused-linear", R"({"memory": {"loss": "fused_linear"}, "training": {"seq_len": 32768}})"},
     };

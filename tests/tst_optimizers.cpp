@@ -142,6 +142,26 @@ private slots:
         QVERIFY(optimizerTime("muon") > adamw + 0.5 * ns / 989e12);
     }
 
+    // MindSpeed's reuse-fp32-param: 2 B per parameter less, / dp with the distributed optimizer
+    // (MindSpeed's feature documentation).
+    void reuseFp32Param()
+    {
+        json j = json::parse(readTextFile(testing::casePath("hcie-ai-fsdp").toStdString()));
+        j["framework"] = "megatron";
+        j["parallel"] = {{"dp", 8}, {"sharding", "optimizer"}};
+        const Estimate before = estimate(parsePlan(j, Catalog::builtin()), Catalog::builtin());
+        j["precision"]["reuse_fp32_param"] = true;
+        const Plan p = parsePlan(j, Catalog::builtin());
+        const Estimate after = estimate(p, Catalog::builtin());
+        QCOMPARE(step(after)[Component::Parameters], step(before)[Component::Parameters] - P * 2 / 8);
+        QVERIFY(planToJson(p)["precision"]["reuse_fp32_param"] == true);
+        j["parallel"]["sharding"] = "full";
+        QVERIFY_THROWS_EXCEPTION(PlanError, parsePlan(j, Catalog::builtin()));
+        j["parallel"]["sharding"] = "optimizer";
+        j["framework"] = "pytorch";
+        QVERIFY_THROWS_EXCEPTION(PlanError, parsePlan(j, Catalog::builtin()));
+    }
+
     // Under LoRA the structured optimizers see the adapters' matrices: Adafactor factors each
     // A (8 x 4096) and B (4096 x 8).
     void structureOfTheAdapters()

@@ -855,6 +855,10 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source>, sharded over %1 (dp x cp)</source>
         <translation>，在 %1（dp x cp）上分片</translation>
     </message>
+    <message>
+        <source>reuse-fp32-param: the bf16 parameters live in the fp32 master copy&apos;s memory, 2 B per parameter less (/ dp with the distributed optimizer). </source>
+        <translation>reuse-fp32-param：bf16 参数存放在 fp32 主副本的内存中，每个参数少 2 B（使用分布式优化器时再除以 dp）。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
