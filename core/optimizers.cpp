@@ -46,7 +46,7 @@ OptimizerMemory optimizerMemory(const Precision &pr, const StageElements &e, dou
         }
         break;
     case Optimizer::Adafactor:
-        m.states = (e.trainedMatrixEdges + e.trainedVectors) * s;
+        m.states = (e.trainedMatrixEdges + e.trainedVectors + (pr.first_moment ? elements : 0.0)) * s;
         m.temp = 4.0 * std::max(e.largestTrainedMatrix, 1.0) * 4.0;
         break;
     case Optimizer::AdamW8bit:

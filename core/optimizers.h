@@ -22,8 +22,9 @@ bool structuredOptimizer(const Precision &pr);
 /// The optimizer's memory for the trained tensors of one rank (`e`: their elements and
 /// structure), `workBytes` being the dtype the step computes in (master weights, else params):
 ///  - SGD without momentum (precision.momentum false): no state;
-///  - Adafactor (Shazeer & Stern 2018; transformers' Adafactor, beta1 off): a row and a column
-///    vector per matrix, a full second moment per vector, in the state dtype; its for-loop step
+///  - Adafactor (Shazeer & Stern 2018; transformers' Adafactor): a row and a column vector per
+///    matrix, a full second moment per vector, and with precision.first_moment (beta1 set) a
+///    full first moment, in the state dtype; its for-loop step
 ///    works in fp32 on one tensor at a time (the parameter, its gradient, the update and the
 ///    squared-gradient approximation: 4 copies of the largest);
 ///  - adamw8bit (bitsandbytes AdamW8bit, block-wise): two 1-byte states with an fp32 absmax per

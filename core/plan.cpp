@@ -376,6 +376,9 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         pr.momentum = r.boolean("momentum", true);
         pr.main_grads = r.dtype("main_grads", {DType::FP32, DType::BF16}, DType::None);
         pr.reuse_fp32_param = r.boolean("reuse_fp32_param", false);
+        pr.first_moment = r.boolean("first_moment", false);
+        if (r.has("first_moment") && pr.optimizer != Optimizer::Adafactor)
+            throw PlanError("precision.first_moment", "applies to adafactor only");
         if (r.has("momentum") && pr.optimizer != Optimizer::SGD)
             throw PlanError("precision.momentum", "applies to sgd only");
         pr.optimizer_state = r.dtype("optimizer_state",
@@ -701,6 +704,8 @@ nlohmann::json planToJson(const Plan &p)
         pr["main_grads"] = toString(p.precision.main_grads);
     if (p.precision.reuse_fp32_param)
         pr["reuse_fp32_param"] = true;
+    if (p.precision.first_moment)
+        pr["first_moment"] = true;
     j["precision"] = pr;
     j["parallel"] = {{"dp", p.parallel.dp},
                      {"tp", p.parallel.tp},

@@ -38,6 +38,9 @@ struct Precision
     DType compute = DType::BF16;
     OptimizerImpl optimizer_impl = OptimizerImpl::Default;
     bool momentum = true; ///< SGD's momentum buffer (`precision.momentum`, sgd only)
+    /// Adafactor's first moment (`precision.first_moment`, adafactor only: transformers'
+    /// Adafactor with beta1 set keeps a full exp_avg).
+    bool first_moment = false;
     /// Dtype of the persistent main-gradient buffer of a framework that keeps one (Megatron's
     /// main_grad; `precision.main_grads`, as --main-grads-dtype of Megatron-Core's
     /// precision-aware optimizer and MindSpeed's O2 set it); DType::None: the profile's.

@@ -68,6 +68,21 @@ private slots:
                  qPrintable(QString::number(step(e)[Component::OptimizerStates], 'f', 0)));
     }
 
+    void adafactorFirstMoment()
+    {
+        json j = json::parse(readTextFile(testing::casePath("hcie-ai-fsdp").toStdString()));
+        j["training"] = {{"seq_len", 4096}};
+        j["parallel"] = {{"dp", 1}};
+        j["cluster"] = {{"device", "h200"}, {"devices_per_node", 1}, {"nodes", 1}};
+        j["precision"]["optimizer"] = "adafactor";
+        const double without = step(estimate(parsePlan(j, Catalog::builtin()), Catalog::builtin()))[Component::OptimizerStates];
+        j["precision"]["first_moment"] = true;
+        const double with = step(estimate(parsePlan(j, Catalog::builtin()), Catalog::builtin()))[Component::OptimizerStates];
+        QCOMPARE(with - without, P * 4);
+        j["precision"]["optimizer"] = "adamw";
+        QVERIFY_THROWS_EXCEPTION(PlanError, parsePlan(j, Catalog::builtin()));
+    }
+
     void sgdWithoutMomentum()
     {
         json j = json::parse(readTextFile(testing::casePath("hcie-ai-fsdp").toStdString()));

@@ -127,11 +127,18 @@ private Q_SLOTS:
         auto *targets = child<QComboBox>("loraTargets");
         targets->setCurrentIndex(indexOfData(targets, int(kTargetAllLinear)));
         QVERIFY(child<QLabel>("trainable")->text().contains(QStringLiteral("39,976,960 of")));
+        child<QCheckBox>("savedModule_head")->setChecked(true);
+        QVERIFY(m_doc->plan().training.method.lora.modules_to_save == kPartHead);
+        QVERIFY(child<QLabel>("trainable")->text().contains(QStringLiteral("171,048,960 of")));
         method->setCurrentIndex(indexOfData(method, int(TrainingMethod::QLoRA)));
         QVERIFY(child<QComboBox>("quant")->isEnabled());
         method->setCurrentIndex(indexOfData(method, int(TrainingMethod::Freeze)));
         QCOMPARE(m_doc->plan().training.method.freeze.last_layers, 1); // something to train
         QVERIFY(child<QSpinBox>("freezeLayers")->isEnabled());
+        QVERIFY(!child<QCheckBox>("freezePart_experts")->isEnabled()); // a dense model
+        child<QCheckBox>("freezePart_norms")->setChecked(true);
+        QCOMPARE(int(m_doc->plan().training.method.freeze.parts), int(kPartNorms));
+        QVERIFY(!child<QCheckBox>("savedModule_head")->isEnabled());
         auto *loss = child<QComboBox>("lossHead");
         loss->setCurrentIndex(indexOfData(loss, int(LossHead::FusedLinear)));
         QVERIFY(m_doc->plan().memory.loss == LossHead::FusedLinear);

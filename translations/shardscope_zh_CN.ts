@@ -2844,6 +2844,42 @@ Not possible now:
         <source>%1 of %2 parameters (%3%)</source>
         <translation>%2 个参数中的 %1 个（%3%）</translation>
     </message>
+    <message>
+        <source>Set trained parts</source>
+        <translation>设置训练的部分</translation>
+    </message>
+    <message>
+        <source>Trained parts</source>
+        <translation>训练的部分</translation>
+    </message>
+    <message>
+        <source>embedding</source>
+        <translation>嵌入层</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>输出头</translation>
+    </message>
+    <message>
+        <source>norms</source>
+        <translation>归一化层</translation>
+    </message>
+    <message>
+        <source>attention</source>
+        <translation>注意力</translation>
+    </message>
+    <message>
+        <source>FFN</source>
+        <translation>FFN</translation>
+    </message>
+    <message>
+        <source>experts</source>
+        <translation>专家</translation>
+    </message>
+    <message>
+        <source>Fully trained</source>
+        <translation>完整训练</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::RunnerPanel</name>

@@ -11,6 +11,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -460,6 +461,35 @@ void PlanEditor::buildUi()
     connect(m_freezeLayers, &QSpinBox::valueChanged, this, [this](int v) {
         edit(tr("Set trained layers"), EditId::Method, [&](Plan &p) { p.training.method.freeze.last_layers = v; });
     });
+    // Part check boxes: freezing's trained parts, LoRA's fully trained copies.
+    auto partBoxes = [&](const QString &label, const char *prefix,
+                         std::initializer_list<std::pair<uint8_t, QString>> parts,
+                         QList<QPair<QCheckBox *, uint8_t>> &boxes, bool freeze) {
+        auto *row = new QWidget(content);
+        auto *layout = new QHBoxLayout(row);
+        layout->setContentsMargins(0, 0, 0, 0);
+        for (const auto &[bit, text] : parts) {
+            auto *box = new QCheckBox(text, row);
+            box->setObjectName(QString::fromLatin1(prefix) + QString::fromStdString(std::string(partName(ModelPart(bit)))));
+            layout->addWidget(box);
+            boxes.append({box, bit});
+            connect(box, &QCheckBox::toggled, this, [this, bit = bit, freeze](bool on) {
+                edit(tr("Set trained parts"), EditId::Method, [&](Plan &p) {
+                    uint8_t &bits = freeze ? p.training.method.freeze.parts
+                                           : p.training.method.lora.modules_to_save;
+                    bits = on ? uint8_t(bits | bit) : uint8_t(bits & ~bit);
+                });
+            });
+        }
+        layout->addStretch(1);
+        method->addRow(label, row);
+    };
+    partBoxes(tr("Trained parts"), "freezePart_",
+              {{kPartEmbedding, tr("embedding")}, {kPartHead, tr("head")}, {kPartNorms, tr("norms")},
+               {kPartAttention, tr("attention")}, {kPartFfn, tr("FFN")}, {kPartExperts, tr("experts")}},
+              m_freezeParts, true);
+    partBoxes(tr("Fully trained"), "savedModule_",
+              {{kPartEmbedding, tr("embedding")}, {kPartHead, tr("head")}}, m_savedModules, false);
     m_loss = new QComboBox(content);
     m_loss->setObjectName(QStringLiteral("lossHead"));
     m_loss->addItem(tr("the framework's"), int(LossHead::Framework));
@@ -744,6 +774,16 @@ void PlanEditor::refresh()
         m_loraTargets->setEnabled(mo.usesAdapters());
         m_quant->setEnabled(mo.method == TrainingMethod::QLoRA);
         m_freezeLayers->setEnabled(mo.method == TrainingMethod::Freeze);
+        for (const auto &[box, bit] : m_freezeParts) {
+            setChecked(box, (mo.freeze.parts & bit) != 0);
+            box->setEnabled(mo.method == TrainingMethod::Freeze &&
+                            (bit != kPartExperts || p.model.moe.enabled()) &&
+                            (bit != kPartFfn || !p.model.moe.enabled()));
+        }
+        for (const auto &[box, bit] : m_savedModules) {
+            setChecked(box, (mo.lora.modules_to_save & bit) != 0);
+            box->setEnabled(mo.usesAdapters());
+        }
         const double trained = double(trainableParameters(p));
         m_trainable->setText(tr("%1 of %2 parameters (%3%)")
                                  .arg(qs(formatCount((long long)trained)), qs(formatCount(countParameters(p.model).total)))

@@ -70,6 +70,8 @@ private:
     QComboBox *m_method = nullptr, *m_loraTargets = nullptr, *m_quant = nullptr, *m_loss = nullptr;
     QSpinBox *m_loraRank = nullptr, *m_freezeLayers = nullptr;
     QLabel *m_trainable = nullptr;
+    /// Freezing's trained parts and LoRA's modules_to_save, one box per part (bit).
+    QList<QPair<QCheckBox *, uint8_t>> m_freezeParts, m_savedModules;
     QComboBox *m_dtParams = nullptr, *m_dtGrads = nullptr, *m_dtMaster = nullptr,
               *m_dtOptimizer = nullptr, *m_dtCompute = nullptr, *m_optimizer = nullptr;
     QComboBox *m_tp = nullptr, *m_pp = nullptr, *m_cp = nullptr, *m_ep = nullptr;
