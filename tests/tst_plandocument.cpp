@@ -1,5 +1,7 @@
 #include "widgets/autosave.h"
 #include "widgets/plandocument.h"
+#include "widgets/settingsstore.h"
+#include "widgets/settingvalue.h"
 
 #include "core/catalog.h"
 #include "testdata.h"
@@ -85,6 +87,36 @@ private Q_SLOTS:
         QVERIFY(copy.open(QIODevice::ReadOnly));
         QCOMPARE(copy.readAll(), first);
         autosave.finish();
+    }
+
+    // The settings store: a write that fails (an injected file size limit) is reported and
+    // leaves the previous settings whole; what was written reads back.
+    void failedSettingsWriteKeepsThePreviousSettings()
+    {
+        useSettingsStore();
+        const SettingValue<QStringList> recent(QStringLiteral("test/recent"));
+        const QStringList before{QStringLiteral("/a.plan.json"), QStringLiteral("/b.plan.json")};
+        QVERIFY(recent.set(before));
+        QCOMPARE(recent.get(), before);
+        const QString file = QSettings().fileName();
+        auto bytes = [&file] {
+            QFile f(file);
+            return f.open(QIODevice::ReadOnly) ? f.readAll() : QByteArray();
+        };
+        const QByteArray stored = bytes();
+        QVERIFY(!stored.isEmpty());
+        {
+            testing::FileSizeLimit limit(64);
+            QVERIFY(limit.active());
+            QStringList big;
+            for (int i = 0; i < 200; ++i)
+                big << QStringLiteral("/a/long/path/to/a/plan/file/number/%1.plan.json").arg(i);
+            QVERIFY(!recent.set(big));
+        }
+        // The file on disk is the previous one, byte for byte.
+        QCOMPARE(bytes(), stored);
+        recent.set(before);
+        recent.remove();
     }
 
     void validEditIsUndoable()
