@@ -2841,10 +2841,6 @@ Not possible now:
         <translation>训练参数</translation>
     </message>
     <message>
-        <source>%1 of %2 parameters (%3%)</source>
-        <translation>%2 个参数中的 %1 个（%3%）</translation>
-    </message>
-    <message>
         <source>Set trained parts</source>
         <translation>设置训练的部分</translation>
     </message>
@@ -2879,6 +2875,10 @@ Not possible now:
     <message>
         <source>Fully trained</source>
         <translation>完整训练</translation>
+    </message>
+    <message>
+        <source>%1 of %2 (%3%)</source>
+        <translation>%2 中的 %1（%3%）</translation>
     </message>
 </context>
 <context>

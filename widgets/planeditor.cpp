@@ -11,7 +11,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QFormLayout>
-#include <QHBoxLayout>
+#include <QGridLayout>
 #include <QGroupBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -465,13 +465,16 @@ void PlanEditor::buildUi()
     auto partBoxes = [&](const QString &label, const char *prefix,
                          std::initializer_list<std::pair<uint8_t, QString>> parts,
                          QList<QPair<QCheckBox *, uint8_t>> &boxes, bool freeze) {
+        // Two to a row, so that the narrow Plan panel shows them all.
         auto *row = new QWidget(content);
-        auto *layout = new QHBoxLayout(row);
+        auto *layout = new QGridLayout(row);
         layout->setContentsMargins(0, 0, 0, 0);
+        int index = 0;
         for (const auto &[bit, text] : parts) {
             auto *box = new QCheckBox(text, row);
             box->setObjectName(QString::fromLatin1(prefix) + QString::fromStdString(std::string(partName(ModelPart(bit)))));
-            layout->addWidget(box);
+            layout->addWidget(box, index / 2, index % 2);
+            ++index;
             boxes.append({box, bit});
             connect(box, &QCheckBox::toggled, this, [this, bit = bit, freeze](bool on) {
                 edit(tr("Set trained parts"), EditId::Method, [&](Plan &p) {
@@ -481,7 +484,6 @@ void PlanEditor::buildUi()
                 });
             });
         }
-        layout->addStretch(1);
         method->addRow(label, row);
     };
     partBoxes(tr("Trained parts"), "freezePart_",
@@ -785,7 +787,7 @@ void PlanEditor::refresh()
             box->setEnabled(mo.usesAdapters());
         }
         const double trained = double(trainableParameters(p));
-        m_trainable->setText(tr("%1 of %2 parameters (%3%)")
+        m_trainable->setText(tr("%1 of %2 (%3%)")
                                  .arg(qs(formatCount((long long)trained)), qs(formatCount(countParameters(p.model).total)))
                                  .arg(100.0 * trained / double(std::max<int64_t>(1, countParameters(p.model).total)), 0,
                                       'f', trained < double(countParameters(p.model).total) ? 3 : 0));
