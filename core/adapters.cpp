@@ -70,6 +70,24 @@ std::string_view partName(ModelPart p)
     return "";
 }
 
+std::vector<std::string> targetNames(uint8_t targets)
+{
+    std::vector<std::string> out;
+    for (int b = 0; b < 7; ++b)
+        if (targets & (1 << b))
+            out.emplace_back(targetName(LinearTarget(1 << b)));
+    return out;
+}
+
+std::vector<std::string> partNames(uint8_t parts)
+{
+    std::vector<std::string> out;
+    for (int b = 0; b < 6; ++b)
+        if (parts & (1 << b))
+            out.emplace_back(partName(ModelPart(1 << b)));
+    return out;
+}
+
 double quantizedBytesPerElement(const QloraOptions &q, double rowLength)
 {
     if (q.quant == Quantization::INT8)
@@ -155,16 +173,6 @@ double adapterBytes(const Plan &plan, const FrameworkProfile &fw)
     const DType d = plan.training.method.lora.dtype != DType::None ? plan.training.method.lora.dtype
                                                                     : fw.adapter_dtype;
     return bytesOf(d == DType::None ? plan.precision.compute : d);
-}
-
-bool layerTrained(const Plan &plan, int layer)
-{
-    const MethodOptions &mo = plan.training.method;
-    if (mo.method == TrainingMethod::Full || mo.usesAdapters())
-        return true;
-    if (layer >= plan.model.layers - mo.freeze.last_layers)
-        return true;
-    return (mo.freeze.parts & (kPartNorms | kPartAttention | kPartFfn | kPartExperts)) != 0;
 }
 
 StageElements stageElements(const Plan &plan, int stage)

@@ -6,7 +6,9 @@
 #include "dtype.h"
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace shardscope {
 
@@ -77,6 +79,9 @@ std::string_view toString(Quantization q);
 std::string_view targetName(LinearTarget t);
 /// "embedding", "head", "norms", "attention", "ffn", "experts" for one bit.
 std::string_view partName(ModelPart p);
+/// The names of the set bits, lowest first ("q", "v"; "embedding", "head").
+std::vector<std::string> targetNames(uint8_t targets);
+std::vector<std::string> partNames(uint8_t parts);
 
 /// Bytes per element of a bitsandbytes-quantized weight, constants included: NF4 / FP4 pack two
 /// elements per byte and keep one absmax per `block_size` elements, fp32, or with double
@@ -127,7 +132,5 @@ int64_t trainableParameters(const Plan &plan);
 /// framework profile's `adapter_dtype` ("compute": the plan's compute dtype).
 double adapterBytes(const Plan &plan, const FrameworkProfile &fw);
 
-/// Whether decoder layer `layer` (0-based) holds trainable parameters.
-bool layerTrained(const Plan &plan, int layer);
 
 } // namespace shardscope

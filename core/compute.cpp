@@ -173,9 +173,12 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     // their three backward GEMMs each); QLoRA dequantizes every k-bit weight for its forward
     // matmul and again for its input gradient (read the packed weight, write compute dtype).
     const MethodOptions &method = plan.training.method;
+    // What the first stage trains and stores, read once: by the backward's GEMMs, the optimizer's
+    // elements and Muon's Newton-Schulz work.
+    const bool needElements = method.method != TrainingMethod::Full || pr.optimizer == Optimizer::Muon;
+    const StageElements se = needElements ? stageElements(plan, 0) : StageElements{};
     double trainedWeightShare = 1.0, adapterGemm = 0.0, dequantF = 0.0;
     if (method.method != TrainingMethod::Full) {
-        const StageElements se = stageElements(plan, 0);
         const double weights = (se.trainedDense + se.frozenDense + se.trainedExpert + se.frozenExpert);
         trainedWeightShare = weights > 0 ? std::min(1.0, (se.trained() - se.adapterDense - se.adapterExpert) /
                                                              weights)
@@ -340,7 +343,6 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         out.optimizer_elements = pa.sharding != Sharding::None ? shardedAll : out.params_on_rank;
         if (method.method != TrainingMethod::Full) {
             // The optimizer steps over what is trained only.
-            const StageElements se = stageElements(plan, 0);
             const double trained = se.trainedDense + se.adapterDense;
             const double trainedExperts = se.trainedExpert + se.adapterExpert;
             out.optimizer_elements = pa.sharding != Sharding::None
@@ -410,7 +412,7 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
             // With sharded states the data-parallel ranks split the matrices between them
             // (distributed Muon, as in Moonlight); unsharded every rank iterates on all.
             const double split = pa.sharding != Sharding::None ? double(pa.dp) * pa.cp : 1.0;
-            extraOptimizer += stageElements(plan, 0).newtonSchulzFlops / gemmRate / split;
+            extraOptimizer += se.newtonSchulzFlops / gemmRate / split;
         }
         // Offloaded, the same traffic runs on the host (CPU Adam) at host_optimizer_bandwidth.
         out.optimizer_s = (plan.memory.offload.optimizer

@@ -867,9 +867,8 @@ std::string id(std::string_view s) { return std::string(s); }
 std::string targetList(uint8_t targets)
 {
     std::string out;
-    for (int b = 0; b < 7; ++b)
-        if (targets & (1 << b))
-            out += (out.empty() ? "" : ", ") + std::string(targetName(LinearTarget(1 << b)));
+    for (const std::string &n : targetNames(targets))
+        out += (out.empty() ? "" : ", ") + n;
     return out;
 }
 

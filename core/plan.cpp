@@ -658,23 +658,13 @@ nlohmann::json planToJson(const Plan &p)
     if (const MethodOptions &mo = p.training.method; mo.method != TrainingMethod::Full) {
         json &t = j["training"];
         t["method"] = toString(mo.method);
-        auto names = [](uint8_t bits, auto nameOf, uint8_t all, const char *allName) {
-            if (all && bits == all)
-                return json(allName);
-            json a = json::array();
-            for (int b = 0; b < 8; ++b)
-                if (bits & (1 << b))
-                    a.push_back(std::string(nameOf(uint8_t(1 << b))));
-            return a;
-        };
         if (mo.usesAdapters()) {
             json l = {{"rank", mo.lora.rank},
-                      {"targets", names(mo.lora.targets, [](uint8_t b) { return targetName(LinearTarget(b)); },
-                                        kTargetAllLinear, "all_linear")},
+                      {"targets", mo.lora.targets == kTargetAllLinear ? json("all_linear")
+                                                                      : json(targetNames(mo.lora.targets))},
                       {"dropout", mo.lora.dropout}};
             if (mo.lora.modules_to_save)
-                l["modules_to_save"] =
-                    names(mo.lora.modules_to_save, [](uint8_t b) { return partName(ModelPart(b)); }, 0, "");
+                l["modules_to_save"] = partNames(mo.lora.modules_to_save);
             if (mo.lora.dtype != DType::None)
                 l["dtype"] = toString(mo.lora.dtype);
             t["lora"] = l;
@@ -686,7 +676,7 @@ nlohmann::json planToJson(const Plan &p)
         if (mo.method == TrainingMethod::Freeze) {
             json f = {{"last_layers", mo.freeze.last_layers}};
             if (mo.freeze.parts)
-                f["parts"] = names(mo.freeze.parts, [](uint8_t b) { return partName(ModelPart(b)); }, 0, "");
+                f["parts"] = partNames(mo.freeze.parts);
             t["freeze"] = f;
         }
     }

@@ -582,19 +582,10 @@ nlohmann::json probeMethodJson(const MemoryProbe &p)
     const MethodOptions &mo = p.method;
     nlohmann::json j = {{"method", std::string(toString(mo.method))}};
     if (mo.usesAdapters()) {
-        nlohmann::json targets = nlohmann::json::array();
-        for (int b = 0; b < 7; ++b)
-            if (mo.lora.targets & (1 << b))
-                targets.push_back(std::string(targetName(LinearTarget(1 << b))));
-        nlohmann::json save = nlohmann::json::array();
-        if (mo.lora.modules_to_save & kPartEmbedding)
-            save.push_back("embedding");
-        if (mo.lora.modules_to_save & kPartHead)
-            save.push_back("head");
         j["rank"] = mo.lora.rank;
-        j["targets"] = targets;
+        j["targets"] = targetNames(mo.lora.targets);
         j["dropout"] = mo.lora.dropout;
-        j["modules_to_save"] = save;
+        j["modules_to_save"] = partNames(mo.lora.modules_to_save);
         j["adapter_dtype"] = mo.lora.dtype != DType::None ? std::string(toString(mo.lora.dtype)) : "fp32";
     }
     if (mo.method == TrainingMethod::QLoRA)
@@ -602,12 +593,8 @@ nlohmann::json probeMethodJson(const MemoryProbe &p)
                       {"double_quant", mo.qlora.double_quant},
                       {"block_size", mo.qlora.block_size}};
     if (mo.method == TrainingMethod::Freeze) {
-        nlohmann::json parts = nlohmann::json::array();
-        for (int b = 0; b < 6; ++b)
-            if (mo.freeze.parts & (1 << b))
-                parts.push_back(std::string(partName(ModelPart(1 << b))));
         j["last_layers"] = std::min(mo.freeze.last_layers, std::max(1, p.layers));
-        j["parts"] = parts;
+        j["parts"] = partNames(mo.freeze.parts);
     }
     return j;
 }

@@ -761,9 +761,8 @@ void PlanEditor::refresh()
         if (m_loraTargets->findData(int(mo.lora.targets)) < 0) {
             // Targets a plan file named that the presets do not: shown as they are.
             QStringList names;
-            for (int b = 0; b < 7; ++b)
-                if (mo.lora.targets & (1 << b))
-                    names << qs(std::string(targetName(LinearTarget(1 << b))));
+            for (const std::string &t : targetNames(mo.lora.targets))
+                names << qs(t);
             const QSignalBlocker block(m_loraTargets);
             m_loraTargets->addItem(names.join(QStringLiteral(", ")), int(mo.lora.targets));
         }

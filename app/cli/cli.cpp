@@ -153,9 +153,8 @@ std::string estimateTable(const Plan &plan)
         o << "Method:  " << toString(mo.method);
         if (mo.usesAdapters()) {
             o << " rank " << mo.lora.rank << " on";
-            for (int b = 0; b < 7; ++b)
-                if (mo.lora.targets & (1 << b))
-                    o << " " << targetName(LinearTarget(1 << b));
+            for (const std::string &t : targetNames(mo.lora.targets))
+                o << " " << t;
             if (mo.lora.dropout > 0)
                 o << ", dropout " << formatFixed(mo.lora.dropout, 2);
         }
