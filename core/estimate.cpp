@@ -13,6 +13,7 @@ Estimate estimate(const Plan &plan, const Catalog &catalog)
 {
     Estimate e;
     e.memory = estimateMemory(plan, catalog);
+    replayAllocator(plan, catalog, e.memory);
     const DeviceProfile &dev = *catalog.device(plan.cluster.device);
     const FrameworkProfile &fw = *catalog.framework(plan.framework);
     const ComputeProfile cp = computeProfile(dev, fw, plan.precision.compute);
@@ -90,6 +91,14 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
                          {"layers", r.layers},
                          {"peak_bytes", r.peak_bytes},
                          {"peak_phase", std::string(phaseKey(r.peak_phase))},
+                         {"first_step_peak_bytes", r.first_step_peak_bytes},
+                         {"reserved_bytes", r.reserved_bytes},
+                         {"oom", r.oom ? json{{"tensor", r.oom_tensor},
+                                              {"layer", r.oom_layer >= 0 ? json(r.oom_layer) : json(nullptr)},
+                                              {"phase", std::string(phaseKey(r.oom_phase))},
+                                              {"step", r.oom_step},
+                                              {"request_bytes", r.oom_request_bytes}}
+                                       : json(nullptr)},
                          {"components", comps},
                          {"phase_peaks", phases},
                          {"runtime_reserved_bytes", r.reserve.total()},

@@ -19,10 +19,13 @@
 #include "catalog.h"
 #include "framework.h"
 #include "optimizers.h"
+#include "allocator.h"
+#include "timeline.h"
 #include "units.h"
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -156,6 +159,9 @@ struct Quantities
     double rootGradsEnd = 0;   ///< FSDP: the root's unsharded gradients and reduce-scatter input
     double ddpBuckets = 0, fsdpForward = 0, fsdpBackward = 0, rootGathered = 0, p2p = 0,
            reduceBucket = 0;
+    double fsdpLayerBytes = 0;    ///< one gathered layer (compute dtype; QLoRA: k-bit storage)
+    double fsdpLayerTrained = 0;  ///< trained elements of one layer (unsharded gradients)
+    double fsdpRootTrained = 0;   ///< trained elements of the root module
     // activations, per micro-batch
     double actLayer = 0;     ///< saved by one layer (after recompute policy)
     double actLayerFull = 0; ///< one layer without recompute (the recompute working set)
@@ -506,6 +512,9 @@ Quantities computeQuantities(const Context &x, int stage)
         // Unsharded gradients exist only for what is trained.
         const double layerTrained = partial ? se.trainedPerLayer : qn.layerParams;
         const double rootTrained = partial ? se.trainedEmbedding + se.trainedHead : qn.rootParams;
+        qn.fsdpLayerBytes = layerBytes;
+        qn.fsdpLayerTrained = layerTrained;
+        qn.fsdpRootTrained = rootTrained;
         const int prefetch = std::max(0, x.fw.fsdp_prefetch_layers);
         if (pa.reshard_after_forward) {
             qn.fsdpForward = (1 + prefetch) * layerBytes;
@@ -675,90 +684,245 @@ Quantities computeQuantities(const Context &x, int stage)
     return qn;
 }
 
+/// Relative sizes of one layer's stored parameter tensors on this rank (q, k, v, o, the FFN's,
+/// norms, router, experts stacked per weight), and of the root's (embedding, final norm, head).
+void parameterTensorShares(const Context &x, int stage, std::vector<double> &layer, std::vector<double> &root)
+{
+    const auto &mo = x.plan.model;
+    const double t = x.tp;
+    const double qd = double(mo.qDim()), kvd = double(mo.kvDim());
+    const double attn = double(x.pc.attention_per_layer) / t;
+    const double qShare = qd / (2.0 * qd + 2.0 * kvd);
+    const double kvShare = kvd / (2.0 * qd + 2.0 * kvd);
+    layer = {attn * qShare, attn * kvShare, attn * kvShare, attn * qShare};
+    const int ffnTensors = mo.ffn == FfnKind::GELU ? 2 : 3;
+    if (x.pc.dense_ffn_per_layer > 0)
+        for (int i = 0; i < ffnTensors; ++i)
+            layer.push_back(double(x.pc.dense_ffn_per_layer) / t / ffnTensors);
+    if (mo.moe.enabled()) {
+        const double experts = double(mo.moe.experts) / x.ep * double(x.pc.expert_per_layer) / t;
+        for (int i = 0; i < ffnTensors; ++i)
+            layer.push_back(experts / ffnTensors);
+        layer.push_back(double(x.pc.router_per_layer));
+    }
+    layer.push_back(double(x.pc.norms_per_layer) / 2.0);
+    layer.push_back(double(x.pc.norms_per_layer) / 2.0);
+    root.clear();
+    if (stage == 0)
+        root.push_back(double(x.pc.embedding) / t);
+    if (stage == x.pp - 1) {
+        root.push_back(double(x.pc.final_norm));
+        if (!mo.tied_embeddings)
+            root.push_back(double(x.pc.lm_head) / t);
+        else if (x.pp > 1)
+            root.push_back(double(x.pc.embedding) / t);
+    }
+}
+
+/// `total` split in pieces of the given relative sizes, exactly.
+std::vector<double> splitExactly(double total, std::initializer_list<double> parts)
+{
+    std::vector<double> out;
+    double sum = 0;
+    for (double p : parts)
+        sum += p;
+    double used = 0;
+    for (double p : parts) {
+        out.push_back(sum > 0 ? total * p / sum : 0.0);
+        used += out.back();
+    }
+    if (!out.empty())
+        out.back() += total - used;
+    return out;
+}
+
+/// The step of one kind of rank as the timeline generator needs it.
+StepShape stepShape(const Context &x, const Quantities &q, int stage)
+{
+    const auto &pa = x.plan.parallel;
+    const auto &mo = x.plan.model;
+    StepShape s;
+    s.stage = stage;
+    s.pp = x.pp;
+    s.first = stage == 0;
+    s.last = stage == x.pp - 1;
+    s.chunks = x.v;
+    s.layers = std::max(1, x.layersPerStage / x.v);
+    s.microbatches = x.m;
+    s.interleaved = x.v > 1;
+    if (x.pp == 1)
+        s.warmup = 0;
+    else if (pa.pp_schedule == PpSchedule::GPipe)
+        s.warmup = x.m;
+    else if (pa.pp_schedule == PpSchedule::Interleaved)
+        s.warmup = (x.pp - stage - 1) * 2 + (x.v - 1) * x.pp;
+    else
+        s.warmup = x.pp - stage - 1;
+
+    // Stored parameters, scaled so that every layer and the root add up to what the rank holds.
+    std::vector<double> layer, root;
+    parameterTensorShares(x, stage, layer, root);
+    double elements = 0;
+    for (double e : layer)
+        elements += e * x.layersPerStage;
+    for (double e : root)
+        elements += e;
+    const double perElement = elements > 0 ? q.params / elements : 0.0;
+    for (double &e : layer)
+        e *= perElement;
+    for (double &e : root)
+        e *= perElement;
+    s.layerParamTensors = std::move(layer);
+    s.rootParamTensors = std::move(root);
+    s.master = q.master;
+    s.states = q.states;
+    s.persistentGrads = !x.fw.grads_set_to_none;
+    s.grads = q.grads;
+    s.gradsPerLayer = q.gradsPerLayer;
+    s.gradsHead = q.gradsHead;
+    s.gradsEmbedding = q.gradsEmbedding;
+    s.ddpBuckets = q.ddpBuckets;
+    s.reduceBucket = q.reduceBucket;
+    s.p2p = q.p2p;
+
+    if (q.computeCopies > 0) {
+        s.castHead = q.headMatmulParams * x.c;
+        s.castPerLayer = std::max(0.0, q.computeCopies - s.castHead) / std::max(1, x.layersPerStage);
+        s.castsRedoneInBackward = x.plan.memory.recompute == Recompute::Full;
+    }
+
+    s.actLayer = q.actLayer;
+    switch (x.plan.memory.recompute) {
+    case Recompute::Full: s.recomputeSet = q.actLayerFull; break;
+    case Recompute::Selective: s.recomputeSet = std::max(0.0, q.actLayerFull - q.actLayer); break;
+    case Recompute::None: s.recomputeSet = 0; break;
+    }
+    s.bwdWork = std::max(0.0, q.bwdTransient - s.recomputeSet);
+    s.fwdWork = q.fwdTransient;
+    s.actFinal = q.actFinal;
+    s.normOutput = q.actFinalForwardOnly;
+    s.offloadActivations = x.plan.memory.offload.activations;
+    s.hiddenTensor = x.tokens * double(mo.hidden) / (pa.sp ? x.tp : 1.0) * x.c;
+
+
+    if (s.last) {
+        const double n = x.tokens * double(mo.vocab) / x.tp;
+        const double c = x.c;
+        const double k = std::max(1, x.plan.memory.loss_chunks);
+        switch (lossHeadOf(x.plan, x.fw)) {
+        case LossHead::HfUpcast:
+        case LossHead::Framework:
+            s.logitsForward = c < 4.0 ? splitExactly(q.logitsForward, {c, 4.0, 4.0})
+                                      : splitExactly(q.logitsForward, {c, 4.0});
+            s.logitsBackward = splitExactly(q.logitsBackward, {4.0, 4.0, 4.0});
+            break;
+        case LossHead::FusedFp32:
+            s.logitsForward = splitExactly(q.logitsForward, {c, 4.0});
+            s.logitsBackward = splitExactly(q.logitsBackward, {4.0, c});
+            break;
+        case LossHead::Chunked:
+            s.logitsForward = splitExactly(q.logitsForward, {n * c, n * 4.0, n / k * 4.0});
+            s.logitsBackward = splitExactly(q.logitsBackward, {n * 4.0, n / k * (8.0 + c)});
+            break;
+        case LossHead::FusedLinear: {
+            const double chunk = q.logitsForward - q.logitsBackward;
+            s.logitsForward = {q.logitsBackward, chunk};
+            s.logitsBackward = {q.logitsBackward};
+            break;
+        }
+        }
+    }
+
+    s.fsdp = x.fsdp;
+    if (x.fsdp) {
+        s.reshardAfterForward = pa.reshard_after_forward;
+        s.rootStaysGathered = x.fw.fsdp_root_stays_gathered;
+        s.prefetch = std::max(0, x.fw.fsdp_prefetch_layers);
+        s.gatheredLayer = q.fsdpLayerBytes;
+        s.layerUnshardedGrad = q.fsdpLayerTrained * x.c;
+        s.layerReduceScatter = q.fsdpLayerTrained * x.bGrads;
+        s.rootGathered = q.rootParams * x.c;
+        s.rootUnshardedGrad = q.fsdpRootTrained * x.c;
+        s.rootReduceScatter = q.fsdpRootTrained * x.bGrads;
+        s.rootHeadUnshardedGrad = q.rootGradsHead;
+    }
+
+    s.optTemp = q.optTemp;
+    s.optTempPerTensor = x.optImpl == OptimizerImpl::Foreach && !structuredOptimizer(x.plan.precision);
+    return s;
+}
+
+/// The tensors a layer's groups are made of (for the recorder; the peaks need only totals).
+void tensorParts(const Context &x, StepShape &s)
+{
+    const auto &pa = x.plan.parallel;
+    const auto &mo = x.plan.model;
+    {
+        // The tensors a layer's groups are made of (bytes per token on this rank; scaled to each
+        // group's total by the recorder): norms' fp32 input and output, the projections'
+        // inputs, q/k/v after RoPE, the attention output and log-sum-exp, the FFN's
+        // intermediates; eager attention's score matrices; the backward's gradients.
+        const double hSp = double(mo.hidden) / (pa.sp ? x.tp : 1.0);
+        const double qd = double(mo.qDim()) / x.tp, kvd = double(mo.kvDim()) / x.tp;
+        const double heads = double(mo.heads) / x.tp;
+        const double f = double(mo.moe.enabled() ? mo.moe.expert_ffn_hidden * mo.moe.top_k : mo.ffn_hidden) / x.tp;
+        const double c = x.c, r = x.r;
+        const double norm = x.fw.norm == "upcast" ? 4.0 : r;
+        std::vector<double> layer = {norm * hSp, r * hSp, c * hSp, c * qd, c * kvd, c * kvd, c * qd, 4.0 * heads,
+                                     norm * hSp, r * hSp, c * hSp, c * f, c * f, c * f, c * f};
+        std::vector<double> scores;
+        if (x.plan.memory.attention == Attention::Eager)
+            scores = {4.0 * heads * x.seqTokens, c * heads * x.seqTokens};
+        std::vector<double> withScores = layer;
+        withScores.insert(withScores.end(), scores.begin(), scores.end());
+        for (double &v : withScores)
+            v *= x.tokens;
+        for (double &v : layer)
+            v *= x.tokens;
+        for (double &v : scores)
+            v *= x.tokens;
+        switch (x.plan.memory.recompute) {
+        case Recompute::Full:
+            s.savedParts = {1.0}; // the checkpointed layer input
+            s.recomputeParts = layer;
+            break;
+        case Recompute::Selective:
+            s.savedParts = layer;
+            s.recomputeParts = scores;
+            break;
+        case Recompute::None:
+            s.savedParts = withScores;
+            break;
+        }
+        s.bwdParts = {c * f, c * f, c * f, c * hSp, c * hSp, 4.0 * qd};
+        s.bwdParts.insert(s.bwdParts.end(), scores.begin(), scores.end());
+        for (size_t i = 0; i < 6; ++i)
+            s.bwdParts[i] *= x.tokens;
+        s.headParts = {norm * x.tokens * hSp, r * x.tokens * hSp, c * x.tokens * hSp};
+    }
+    for (double left = s.ddpBuckets; left > 0 && s.bucketParts.size() < 4096; left -= 25.0 * 1024 * 1024)
+        s.bucketParts.push_back(std::min(left, 25.0 * 1024 * 1024));
+}
+
+/// The phase peaks of a step, from the timeline.
 struct RankEval
 {
     std::array<Breakdown, kPhaseCount> phases;
+    double firstStepPeak = 0;
 };
 
-RankEval arrange(const Context &x, const Quantities &q, int stage)
+RankEval evaluate(const StepShape &s)
 {
+    PeakTracker tracker;
+    emitSetup(s, tracker);
+    emitStep(s, tracker, true);
+    emitStep(s, tracker, false);
     RankEval e;
-    const bool last = stage == x.pp - 1;
-    const int L = x.layersPerStage;
-    const double gradsHeld = q.gradsInForward ? q.grads : 0.0; // before this backward
-
-    Breakdown states;
-    states[Component::Parameters] = q.params + q.computeCopies;
-    states[Component::MasterWeights] = q.master;
-    states[Component::OptimizerStates] = q.states;
-
-    // Forward: the end of forward of the newest micro-batch (the loss, on the last stage).
-    {
-        Breakdown b = states;
-        b[Component::Gradients] = gradsHeld;
-        b[Component::Activations] = q.actTotal + q.actFinal + q.actFinalForwardOnly;
-        b[Component::LogitsAndLoss] = q.logitsForward;
-        b[Component::CommunicationBuffers] =
-            q.ddpBuckets + q.fsdpForward + q.rootGathered + q.p2p + q.reduceBucket;
-        b[Component::Transient] = q.fwdTransient;
-        e.phases[size_t(Phase::Forward)] = b;
-    }
-    // Backward: the largest of three moments (memory changes linearly in between):
-    //  (a) the loss backward (last stage): every activation held, the loss' fp32 gradients;
-    //  (b) the topmost layer's backward: activations held, head gradients allocated;
-    //  (c) the bottom layer's backward: activations freed, gradients allocated.
-    {
-        Breakdown base = states;
-        base[Component::Parameters] = q.params + q.computeCopiesBackward;
-        base[Component::CommunicationBuffers] =
-            q.ddpBuckets + q.fsdpBackward + q.rootGathered + q.p2p + q.reduceBucket;
-
-        Breakdown a = base;
-        a[Component::Gradients] = gradsHeld;
-        a[Component::Activations] = q.actTotal + q.actFinal;
-        a[Component::LogitsAndLoss] = q.logitsBackward;
-
-        Breakdown b = base;
-        b[Component::Gradients] = std::max(gradsHeld, q.gradsHead + q.gradsPerLayer);
-        b[Component::Activations] = q.actTotal;
-        b[Component::Transient] = q.bwdTransient;
-
-        Breakdown c = base;
-        const double own = q.actLayer * L;
-        c[Component::Activations] = std::max(0.0, q.actTotal - own) + q.actLayer;
-        c[Component::Gradients] = std::max(gradsHeld, q.grads - q.gradsEmbedding);
-        // Autocast's weight copies are released layer by layer as backward proceeds.
-        c[Component::Parameters] = q.params + q.computeCopiesBackward / std::max(1, L);
-        c[Component::Transient] = q.bwdTransient;
-
-        b[Component::CommunicationBuffers] += q.rootGradsHead;
-        c[Component::CommunicationBuffers] += q.rootGradsHead;
-
-        // (d) FSDP: backward done, the root's unsharded gradients meet its reduce-scatter input.
-        Breakdown d = base;
-        d[Component::Gradients] = std::max(gradsHeld, q.grads - q.gradsEmbedding - q.gradsHead);
-        d[Component::CommunicationBuffers] =
-            q.ddpBuckets + q.rootGathered + q.rootGradsEnd + q.p2p + q.reduceBucket;
-        d[Component::Parameters] = q.params;
-
-        Breakdown best = b;
-        if (last && a.total() > best.total())
-            best = a;
-        if (c.total() > best.total())
-            best = c;
-        if (q.rootGradsEnd > 0 && d.total() > best.total())
-            best = d;
-        e.phases[size_t(Phase::Backward)] = best;
-    }
-    // Optimizer step: every gradient, the optimizer's temporaries; gathered buffers released.
-    {
-        Breakdown &b = e.phases[size_t(Phase::OptimizerStep)];
-        b[Component::Parameters] = q.params;
-        b[Component::Gradients] = q.grads;
-        b[Component::MasterWeights] = q.master;
-        b[Component::OptimizerStates] = q.states;
-        b[Component::CommunicationBuffers] = q.ddpBuckets + q.p2p;
-        b[Component::Transient] = q.optTemp;
+    for (int p = 0; p < kPhaseCount; ++p) {
+        const PeakTracker::Peak &pk = tracker.peak(StepPart::SteadyStep, Phase(p));
+        if (pk.total >= 0)
+            e.phases[size_t(p)] = pk.at;
+        e.firstStepPeak = std::max(e.firstStepPeak, tracker.peak(StepPart::FirstStep, Phase(p)).total);
     }
     return e;
 }
@@ -796,7 +960,7 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
     bool fits = true;
     for (int stage = 0; stage < x.pp; ++stage) {
         const Quantities q = computeQuantities(x, stage);
-        const RankEval e = arrange(x, q, stage);
+        const RankEval e = evaluate(stepShape(x, q, stage));
         RankMemory rm;
         rm.stage = stage;
         // Megatron rank order: tp fastest, then cp, dp, pp.
@@ -815,11 +979,11 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
             }
         }
         rm.peak_bytes = peak;
+        rm.first_step_peak_bytes = e.firstStepPeak;
         rm.host_paged_bytes = q.pagedHost;
         rm.reserve.context = dev.context_reserve_bytes;
         rm.reserve.communicators = communicatorsFor(x, stage);
         rm.reserve.comm_buffers = dev.comm_buffer_bytes_per_group * rm.reserve.communicators;
-        rm.reserve.allocator = fw.allocator_overhead_fraction * peak;
         maxReserve = std::max(maxReserve, rm.reserve.total());
         if (peak + rm.reserve.total() > dev.hbm_bytes)
             fits = false;
@@ -829,7 +993,7 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
         }
         out.ranks.push_back(rm);
     }
-    // A reserve beyond the whole HBM (a huge model's allocator share) leaves nothing usable.
+    // A reserve beyond the whole HBM (an odd device profile) leaves nothing usable.
     out.usable_bytes = std::max(0.0, dev.hbm_bytes - maxReserve);
     out.hbm_fits = fits;
     const Offload &off = plan.memory.offload;
@@ -851,6 +1015,78 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
     }
     out.fits = fits && out.host.fits;
     return out;
+}
+
+void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly)
+{
+    const DeviceProfile &dev = *catalog.device(plan.cluster.device);
+    const AllocatorRules rules = dev.vendor == "huawei" ? AllocatorRules::Npu : AllocatorRules::Cuda;
+    const AllocatorConfig &config = plan.memory.allocator;
+    bool fits = true;
+    std::vector<size_t> order(m.ranks.size());
+    for (size_t i = 0; i < order.size(); ++i)
+        order[i] = i;
+    if (verdictOnly)
+        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+            return m.ranks[a].peak_bytes > m.ranks[b].peak_bytes;
+        });
+    for (size_t i : order) {
+        RankMemory &r = m.ranks[i];
+        const StepTimeline t = memoryTimeline(plan, catalog, r.stage);
+        const double capacity = std::max(0.0, dev.hbm_bytes - r.reserve.context - r.reserve.comm_buffers);
+        const DualReplay rp = replayOnDevice(t, rules, config, capacity, false, verdictOnly);
+        r.reserved_bytes = rp.room.peak_reserved;
+        r.oom = rp.device.oom;
+        double reserved = rp.device.peak_reserved;
+        if (r.oom) {
+            const TimelineTensor &tt = t.tensors[size_t(t.events[size_t(rp.device.oom_event)].tensor)];
+            r.oom_tensor = std::string(tensorKindKey(tt.kind));
+            r.oom_layer = tt.layer;
+            r.oom_phase = tt.phase;
+            r.oom_step = std::string(stepPartKey(tt.part));
+            r.oom_request_bytes = tt.bytes;
+            // What the step needs: everything the allocator reserved on a device with room.
+            reserved = std::max(rp.room.first_step_reserved, rp.room.peak_reserved);
+        }
+        r.reserve.allocator = std::max(0.0, reserved - r.peak_bytes);
+        fits = fits && !r.oom;
+        if (verdictOnly && r.oom)
+            break;
+    }
+    double maxReserve = 0;
+    for (const RankMemory &r : m.ranks)
+        maxReserve = std::max(maxReserve, r.reserve.total());
+    m.usable_bytes = std::max(0.0, dev.hbm_bytes - maxReserve);
+    m.hbm_fits = fits;
+    m.fits = fits && m.host.fits;
+    m.replayed = true;
+}
+
+StepTimeline memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, int steadyLimit)
+{
+    const DeviceProfile &dev = *catalog.device(plan.cluster.device);
+    const FrameworkProfile &fw = *catalog.framework(plan.framework);
+    const Context x(plan, dev, fw);
+    const int s = std::clamp(stage, 0, x.pp - 1);
+    StepShape shape = stepShape(x, computeQuantities(x, s), s);
+    tensorParts(x, shape);
+    StepTimeline t;
+    t.stage = s;
+    TimelineRecorder rec(t, steadyLimit);
+    emitSetup(shape, rec);
+    emitStep(shape, rec, true);
+    emitStep(shape, rec, false);
+    // What the recorder left out: alike steady micro-batches (whole periods under interleaving).
+    const int units = std::max(1, shape.microbatches * shape.chunks);
+    const int steady = units - std::clamp(shape.warmup, 0, units);
+    if (!shape.interleaved) {
+        t.omitted_microbatches = std::max(0, steady - 1 - steadyLimit);
+    } else {
+        const int period = std::max(1, shape.pp) * shape.chunks;
+        const int periods = std::max(0, steady - period) / period;
+        t.omitted_microbatches = std::max(0, periods - steadyLimit) * period / shape.chunks;
+    }
+    return t;
 }
 
 } // namespace shardscope

@@ -58,7 +58,7 @@ struct RuntimeReserve
     double context = 0;        ///< driver / runtime context and workspaces
     double comm_buffers = 0;   ///< collective library buffers (per communicator)
     int communicators = 0;
-    double allocator = 0;      ///< allocator overhead beyond allocated bytes
+    double allocator = 0;      ///< reserved beyond the allocated peak (the replay's; 0 before)
     double total() const { return context + comm_buffers + allocator; }
 };
 
@@ -74,6 +74,17 @@ struct RankMemory
     std::array<Breakdown, kPhaseCount> phases{}; ///< composition at each phase's peak
     Phase peak_phase = Phase::Forward;
     double peak_bytes = 0;
+    /// Peak allocated in the first step (the optimizer states come into being in its step).
+    double first_step_peak_bytes = 0;
+    /// The caching allocator replayed over the timeline (core/allocator.h); set by
+    /// replayAllocator(), 0 before.
+    double reserved_bytes = 0; ///< peak reserved on a device with room (max_memory_reserved)
+    bool oom = false;          ///< the replay on this device ran out of memory
+    std::string oom_tensor;    ///< the kind it was allocating then (tensorKindKey: "logits")
+    int oom_layer = -1;        ///< its layer on the stage, -1 for none
+    Phase oom_phase = Phase::Forward;
+    std::string oom_step;      ///< "setup", "first_step" or "steady_step"
+    double oom_request_bytes = 0;
     RuntimeReserve reserve;
     /// A paged optimizer's states (bitsandbytes paged AdamW), in host-backed memory, bytes.
     double host_paged_bytes = 0;
@@ -84,7 +95,10 @@ struct MemoryEstimate
 {
     double hbm_bytes = 0;
     double usable_bytes = 0; ///< hbm minus the largest runtime reserve, never below 0
-    bool hbm_fits = false;   ///< every rank's peak + runtime reserve <= hbm
+    /// Before the replay: every rank's allocated peak + context + collective buffers <= hbm (a
+    /// bound: the allocator needs more). After replayAllocator(): no rank runs out of memory.
+    bool hbm_fits = false;
+    bool replayed = false;   ///< replayAllocator() has set reserved_bytes and the verdict
     bool fits = false;       ///< hbm_fits and the offloaded bytes fit the host (host.fits)
     HostMemory host;         ///< host memory of what the plan offloads
     int peak_rank = 0;
@@ -94,6 +108,20 @@ struct MemoryEstimate
 
 /// Per-rank peak memory of one steady-state training step. `plan` must be validated.
 MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog);
+
+/// Replays the caching allocator (core/allocator.h) over every rank kind's timeline: sets each
+/// rank's reserved_bytes, the allocator's share of its runtime reserve and whether it runs out of
+/// memory on the device (HBM minus context and collective buffers), then hbm_fits and fits.
+/// `verdictOnly`: stop at the first rank that runs out (fullest ranks first; the search's check),
+/// leaving the other ranks' figures unset.
+void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &memory,
+                     bool verdictOnly = false);
+
+struct StepTimeline;
+/// Every allocation and free of the rank kind at `stage` (core/timeline.h): the model build, the
+/// first step and a steady step. Alike steady micro-batches beyond `steadyLimit` are left out
+/// (they change no peak; StepTimeline::omitted_microbatches counts them).
+StepTimeline memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, int steadyLimit = 3);
 
 /// The formula (with the plan's numbers) and the assumptions behind one component, as phrases
 /// the interface translates (context kTextContext); english() gives the English text.

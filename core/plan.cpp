@@ -427,6 +427,22 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         mo.loss_chunks = int(r.integer("loss_chunks", 1, 1024, 8));
         if (r.has("loss_chunks") && mo.loss != LossHead::Chunked)
             throw PlanError("memory.loss_chunks", "needs memory.loss \"chunked\"");
+        if (const json *a = r.get("allocator")) {
+            ObjectReader ar(*a, "memory.allocator", &plan.warnings);
+            AllocatorConfig &ac = mo.allocator;
+            ac.expandable_segments = ar.boolean("expandable_segments", false);
+            ac.max_split_size_mb = ar.number("max_split_size_mb", 0, 1.0e9, 0.0);
+            if (ac.max_split_size_mb != 0 && ac.max_split_size_mb <= 20)
+                throw PlanError("memory.allocator.max_split_size_mb",
+                                "must be above 20 (MiB), as the allocator requires, or 0 for no limit");
+            ac.garbage_collection_threshold = ar.number("garbage_collection_threshold", 0, 1, 0.0);
+            if (ac.garbage_collection_threshold >= 1)
+                throw PlanError("memory.allocator.garbage_collection_threshold",
+                                "must be below 1 (a fraction of the usable memory), or 0 for off");
+            json u = ar.unknown();
+            if (!u.empty())
+                plan.unknown["memory"]["allocator"] = u;
+        }
         if (const json *o = r.get("offload")) {
             ObjectReader orr(*o, "memory.offload", &plan.warnings);
             mo.offload.optimizer = orr.boolean("optimizer", false);
@@ -523,6 +539,14 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     }
     if (!catalog.framework(plan.framework))
         throw PlanError("framework", "unknown framework profile \"" + plan.framework + "\"");
+    {
+        const AllocatorConfig &ac = plan.memory.allocator;
+        if (ac.expandable_segments && (ac.max_split_size_mb > 0 || ac.garbage_collection_threshold > 0) &&
+            catalog.device(plan.cluster.device)->vendor == "huawei")
+            throw PlanError("memory.allocator.expandable_segments",
+                            "torch_npu refuses expandable segments together with max_split_size_mb "
+                            "or garbage_collection_threshold (PYTORCH_NPU_ALLOC_CONF)");
+    }
     if (plan.precision.reuse_fp32_param) {
         const Precision &pr = plan.precision;
         if (plan.framework != "megatron")
@@ -718,6 +742,16 @@ nlohmann::json planToJson(const Plan &p)
         j["memory"]["loss"] = toString(p.memory.loss);
     if (p.memory.loss == LossHead::Chunked)
         j["memory"]["loss_chunks"] = p.memory.loss_chunks;
+    if (!(p.memory.allocator == AllocatorConfig{})) {
+        json a = json::object();
+        if (p.memory.allocator.expandable_segments)
+            a["expandable_segments"] = true;
+        if (p.memory.allocator.max_split_size_mb > 0)
+            a["max_split_size_mb"] = p.memory.allocator.max_split_size_mb;
+        if (p.memory.allocator.garbage_collection_threshold > 0)
+            a["garbage_collection_threshold"] = p.memory.allocator.garbage_collection_threshold;
+        j["memory"]["allocator"] = a;
+    }
     j["framework"] = p.framework;
     j["cluster"] = {{"device", p.cluster.device},
                     {"devices_per_node", p.cluster.devices_per_node},

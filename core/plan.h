@@ -1,5 +1,6 @@
 #pragma once
 
+#include "allocator.h"
 #include "adapters.h"
 #include "dtype.h"
 #include "model.h"
@@ -82,6 +83,7 @@ struct MemoryOptions
     Offload offload;
     LossHead loss = LossHead::Framework;
     int loss_chunks = 8; ///< chunked: torchtune's num_output_chunks
+    AllocatorConfig allocator; ///< PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF
 };
 
 struct Cluster

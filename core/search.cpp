@@ -326,10 +326,32 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             return fitting[a].step.step_s < fitting[b].step.step_s;
         return a < b; // equal layouts: the first enumerated represents them
     });
+    // The bound above counts allocated memory; the allocator reserves more. A layout is returned
+    // only when the caching allocator replayed over its timeline does not run out of memory.
+    std::vector<signed char> replayed(fitting.size(), -1); // -1 not yet, 0 runs out, 1 fits
+    auto verified = [&](uint32_t i) {
+        if (replayed[i] < 0) {
+            Plan p = request.base;
+            apply(p, fitting[i].layout);
+            MemoryEstimate me = estimateMemory(p, catalog);
+            replayAllocator(p, catalog, me, true);
+            replayed[i] = me.hbm_fits ? 1 : 0;
+            ++out.replayed;
+            if (me.hbm_fits) {
+                double required = 0;
+                for (const RankMemory &r : me.ranks)
+                    required = std::max(required, r.peak_bytes + r.reserve.total());
+                fitting[i].required = required;
+            } else {
+                ++out.rejected_by_allocator;
+            }
+        }
+        return replayed[i] == 1;
+    };
     std::vector<char> onFront(fitting.size(), 0);
     double best = INFINITY;
     for (uint32_t i : order) {
-        if (fitting[i].step.step_s < best) {
+        if (fitting[i].step.step_s < best && verified(i)) {
             best = fitting[i].step.step_s;
             onFront[i] = 1;
             out.pareto.push_back(toResult(fitting[i], true));
@@ -340,17 +362,24 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     std::vector<uint32_t> rank(fitting.size());
     for (uint32_t i = 0; i < rank.size(); ++i)
         rank[i] = i;
-    const size_t keep = std::min(top, rank.size());
-    std::partial_sort(rank.begin(), rank.begin() + long(keep), rank.end(),
-                      [&](uint32_t a, uint32_t b) {
-                          if (fitting[a].step.step_s != fitting[b].step.step_s)
-                              return fitting[a].step.step_s < fitting[b].step.step_s;
-                          if (fitting[a].required != fitting[b].required)
-                              return fitting[a].required < fitting[b].required;
-                          return a < b;
-                      });
-    for (size_t i = 0; i < keep; ++i)
-        out.ranked.push_back(toResult(fitting[rank[i]], onFront[rank[i]]));
+    auto faster = [&](uint32_t a, uint32_t b) {
+        if (fitting[a].step.step_s != fitting[b].step.step_s)
+            return fitting[a].step.step_s < fitting[b].step.step_s;
+        if (fitting[a].required != fitting[b].required)
+            return fitting[a].required < fitting[b].required;
+        return a < b;
+    };
+    // Sort the head of the ranking in windows, replaying down it until `top` layouts hold.
+    size_t sorted = 0;
+    for (size_t next = 0; next < rank.size() && out.ranked.size() < top; ++next) {
+        if (next == sorted) {
+            const size_t window = std::min(rank.size(), sorted + std::max<size_t>(top, 16));
+            std::partial_sort(rank.begin() + long(sorted), rank.begin() + long(window), rank.end(), faster);
+            sorted = window;
+        }
+        if (verified(rank[next]))
+            out.ranked.push_back(toResult(fitting[rank[next]], onFront[rank[next]]));
+    }
 
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return out;

@@ -49,7 +49,9 @@ struct SearchOutcome
     std::vector<SearchResult> ranked; ///< fitting layouts, fastest first (at most `top`)
     std::vector<SearchResult> pareto; ///< memory/time Pareto front of all fitting layouts
     uint64_t evaluated = 0;           ///< layouts evaluated (enumerated and checked)
-    uint64_t fitting = 0;
+    uint64_t fitting = 0;             ///< within the bound: allocated peak + reserve <= HBM
+    uint64_t replayed = 0;            ///< layouts the allocator was replayed on
+    uint64_t rejected_by_allocator = 0; ///< of those, ran out of memory (fragmentation)
     double seconds = 0;               ///< wall time of the search
     bool cancelled = false;
 };

@@ -151,7 +151,7 @@ private Q_SLOTS:
     void valueTicksFitThePlotHeight()
     {
         PlanDocument doc(Catalog::builtin());
-        QVERIFY(doc.apply(casePlan("hcie-ai-ddp"), QStringLiteral("load")));
+        QVERIFY(doc.apply(casePlan("hcie-ai-fsdp"), QStringLiteral("load")));
         MemoryPanel panel(&doc);
         MemoryChartView *chart = panel.chartView();
         const auto *axisY = qobject_cast<QValueAxis *>(chart->chart()->axes(Qt::Vertical).constFirst());

@@ -1,0 +1,609 @@
+// The caching allocator model (see allocator.h). Rules, as read in PyTorch's
+// c10/cuda/CUDACachingAllocator.cpp (2.6 to 2.11; main of 2025) and torch_npu's
+// NPUCachingAllocator.cpp (v2.1 to v2.6 branches), no code copied:
+//  - round_size: requests below 512 B take 512 B, others round up to a multiple of 512 B
+//    (roundup_power2_divisions off, the default). torch_npu adds 32 B to every request first
+//    (AddPadSize; 0 only on SoCs newer than the 910B), so a 1 MiB request lands in the large pool.
+//  - Pools: requests of at most 1 MiB (kSmallSize) come from the small pool, others from the
+//    large one; a block never moves between pools or streams.
+//  - get_allocation_size: a miss reserves a 2 MiB segment (kSmallBuffer) for the small pool, a
+//    20 MiB one (kLargeBuffer) for requests under 10 MiB (kMinLargeAlloc), else the request
+//    rounded up to 2 MiB (kRoundLarge).
+//  - get_free_block: the smallest free block of the pool and stream that is large enough; with
+//    max_split_size, a request below it never takes a block at or above it, and a request at or
+//    above it never takes a block 20 MiB (kLargeBuffer) larger than itself.
+//  - should_split: small pool, or expandable segments: when 512 B or more remain; large pool:
+//    when the request is below max_split_size and more than 1 MiB remains.
+//  - free_block: a freed block merges with free neighbours of its segment.
+//  - Out of memory (the device refuses the segment): release_available_cached_blocks (only with
+//    max_split_size: the smallest free oversize segment that covers the request, else oversize
+//    segments largest first), retry; release_cached_blocks (every free whole segment; free pages
+//    of expandable segments), retry; then OutOfMemoryError.
+//  - garbage_collection_threshold: before reserving a new segment, when reserved exceeds the
+//    threshold times the allowed memory, free whole large-pool segments not reused for at least
+//    the average age, until reserved is back under the threshold (PyTorch does this only when a
+//    per-process memory fraction is set; the model takes the device's usable bytes as that
+//    allowance).
+//  - expandable_segments: one growing segment per stream and pool, mapped in 2 MiB (small) or
+//    20 MiB (large) pages; a miss maps just the pages the request needs beyond a free block at
+//    the end of the mapped range; freeing unmaps nothing until the cache is released.
+#include "allocator.h"
+
+#include "timeline.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+namespace shardscope {
+
+namespace {
+
+constexpr uint64_t kMiB = 1024ull * 1024ull;
+constexpr uint64_t kMinBlockSize = 512;
+constexpr uint64_t kSmallSize = 1 * kMiB;
+constexpr uint64_t kSmallBuffer = 2 * kMiB;
+constexpr uint64_t kMinLargeAlloc = 10 * kMiB;
+constexpr uint64_t kLargeBuffer = 20 * kMiB;
+constexpr uint64_t kRoundLarge = 2 * kMiB;
+constexpr uint64_t kNpuPad = 32;
+
+uint64_t roundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
+
+uint64_t toBytes(double b)
+{
+    if (!(b > 0))
+        return 0;
+    if (b >= 9.0e18)
+        return uint64_t(9.0e18);
+    return uint64_t(std::ceil(b));
+}
+
+} // namespace
+
+namespace {
+template <class Set, class K> void eraseKey(Set &set, const K &key)
+{
+    const auto it = set.find(key);
+    if (it != set.end())
+        set.erase(it);
+}
+} // namespace
+
+
+CachingAllocator::CachingAllocator(AllocatorRules rules, const AllocatorConfig &config, double capacity,
+                                   double allowed)
+    : rules_(rules), config_(config),
+      capacity_(std::isfinite(capacity) ? toBytes(capacity) : std::numeric_limits<uint64_t>::max()),
+      allowed_(allowed > 0 && std::isfinite(allowed) ? toBytes(allowed) : capacity_)
+{
+    blocks_.reserve(1024);
+}
+
+void CachingAllocator::setCapacity(double capacity)
+{
+    capacity_ = std::isfinite(capacity) ? toBytes(capacity) : std::numeric_limits<uint64_t>::max();
+}
+
+double CachingAllocator::missBytes(double bytes, int stream) const
+{
+    const uint64_t size = roundSize(toBytes(bytes));
+    const bool small = size <= kSmallSize;
+    if (lookupFree(small, stream, size) >= 0)
+        return 0;
+    if (!config_.expandable_segments)
+        return double(allocationSize(size));
+    const uint64_t page = small ? kSmallBuffer : kLargeBuffer;
+    for (const Segment &s : segments_) {
+        if (s.live && s.expandable && s.small == small && s.stream == stream) {
+            const Block &t = blocks_[size_t(s.last)];
+            const uint64_t have = t.allocated ? 0 : t.size;
+            return double(roundUp(size - std::min(size, have), page));
+        }
+    }
+    return double(roundUp(size, page));
+}
+
+uint64_t CachingAllocator::roundSize(uint64_t bytes) const
+{
+    if (rules_ == AllocatorRules::Npu)
+        bytes += kNpuPad;
+    if (bytes < kMinBlockSize)
+        return kMinBlockSize;
+    return roundUp(bytes, kMinBlockSize);
+}
+
+uint64_t CachingAllocator::allocationSize(uint64_t rounded)
+{
+    if (rounded <= kSmallSize)
+        return kSmallBuffer;
+    if (rounded < kMinLargeAlloc)
+        return kLargeBuffer;
+    return roundUp(rounded, kRoundLarge);
+}
+
+uint64_t CachingAllocator::maxSplit() const
+{
+    if (config_.max_split_size_mb <= 0)
+        return std::numeric_limits<uint64_t>::max();
+    return uint64_t(config_.max_split_size_mb * double(kMiB));
+}
+
+int CachingAllocator::segments() const
+{
+    int n = 0;
+    for (const Segment &s : segments_)
+        n += s.live && s.size > 0 ? 1 : 0;
+    return n;
+}
+
+CachingAllocator::Key CachingAllocator::keyOf(int b) const
+{
+    const Block &k = blocks_[size_t(b)];
+    return {k.stream, k.size, k.addr, b};
+}
+
+int CachingAllocator::findFree(bool small, int stream, uint64_t size)
+{
+    ++lookups_;
+    return lookupFree(small, stream, size);
+}
+
+int CachingAllocator::lookupFree(bool small, int stream, uint64_t size) const
+{
+    const Pool &p = small ? small_ : large_;
+    const auto it = p.lower_bound(Key{stream, size, 0, -1});
+    if (it == p.end() || it->stream != stream)
+        return -1;
+    const uint64_t ms = maxSplit();
+    if (size < ms && it->size >= ms)
+        return -1;
+    if (size >= ms && it->size >= size + kLargeBuffer)
+        return -1;
+    return it->block;
+}
+
+bool CachingAllocator::reserve(uint64_t bytes)
+{
+    if (bytes > capacity_ || reserved_ > capacity_ - bytes)
+        return false;
+    reserved_ += bytes;
+    peakReserved_ = std::max(peakReserved_, reserved_);
+    return true;
+}
+
+int CachingAllocator::newSegment(bool small, int stream, uint64_t size)
+{
+    if (!reserve(size))
+        return -1;
+    // A segment's addresses never overlap another's: give each its own range.
+    static constexpr uint64_t kSpan = 1ull << 44;
+    Segment seg;
+    seg.size = size;
+    seg.stream = stream;
+    seg.small = small;
+    segments_.push_back(seg);
+    const int si = int(segments_.size()) - 1;
+    int b;
+    if (!freeIds_.empty()) {
+        b = freeIds_.back();
+        freeIds_.pop_back();
+    } else {
+        blocks_.emplace_back();
+        b = int(blocks_.size()) - 1;
+    }
+    Block &k = blocks_[size_t(b)];
+    k = Block{};
+    k.addr = uint64_t(si) * kSpan;
+    k.size = size;
+    k.segment = si;
+    k.stream = stream;
+    k.small = small;
+    segments_[size_t(si)].last = b;
+    return b;
+}
+
+int CachingAllocator::expand(bool small, int stream, uint64_t size)
+{
+    const uint64_t page = small ? kSmallBuffer : kLargeBuffer;
+    int si = -1;
+    for (size_t i = 0; i < segments_.size(); ++i) {
+        const Segment &s = segments_[i];
+        if (s.live && s.expandable && s.small == small && s.stream == stream) {
+            si = int(i);
+            break;
+        }
+    }
+    if (si < 0) {
+        const int b = newSegment(small, stream, roundUp(size, page));
+        if (b >= 0)
+            segments_[size_t(blocks_[size_t(b)].segment)].expandable = true;
+        return b;
+    }
+    // Map what the request needs beyond the free block at the end of the mapped range.
+    Segment &seg = segments_[size_t(si)];
+    const int tail = seg.last;
+    const bool tailFree = tail >= 0 && !blocks_[size_t(tail)].allocated;
+    const uint64_t have = tailFree ? blocks_[size_t(tail)].size : 0;
+    const uint64_t more = roundUp(size - std::min(size, have), page);
+    if (!reserve(more))
+        return -1;
+    seg.size += more;
+    if (tailFree) {
+        eraseKey(pool(small), keyOf(tail));
+        blocks_[size_t(tail)].size += more;
+        return tail;
+    }
+    int b;
+    if (!freeIds_.empty()) {
+        b = freeIds_.back();
+        freeIds_.pop_back();
+    } else {
+        blocks_.emplace_back();
+        b = int(blocks_.size()) - 1;
+    }
+    const Block &t = blocks_[size_t(tail)];
+    Block k;
+    k.addr = t.addr + t.size;
+    k.size = more;
+    k.segment = si;
+    k.stream = stream;
+    k.small = small;
+    k.prev = tail;
+    blocks_[size_t(b)] = k;
+    blocks_[size_t(tail)].next = b;
+    seg.last = b;
+    return b;
+}
+
+int CachingAllocator::take(int b, uint64_t size)
+{
+    Block &k = blocks_[size_t(b)];
+    const uint64_t remaining = k.size - size;
+    const bool expandable = segments_[size_t(k.segment)].expandable;
+    const bool split = (k.small || expandable) ? remaining >= kMinBlockSize
+                                               : (size < maxSplit() && remaining > kSmallSize);
+    if (split) {
+        int r;
+        if (!freeIds_.empty()) {
+            r = freeIds_.back();
+            freeIds_.pop_back();
+        } else {
+            blocks_.emplace_back();
+            r = int(blocks_.size()) - 1;
+        }
+        Block &blk = blocks_[size_t(b)]; // emplace_back may have moved the vector
+        Block rest;
+        rest.addr = blk.addr + size;
+        rest.size = remaining;
+        rest.segment = blk.segment;
+        rest.stream = blk.stream;
+        rest.small = blk.small;
+        rest.prev = b;
+        rest.next = blk.next;
+        rest.freedAt = lookups_;
+        if (blk.next >= 0)
+            blocks_[size_t(blk.next)].prev = r;
+        blk.next = r;
+        blk.size = size;
+        blocks_[size_t(r)] = rest;
+        Segment &seg = segments_[size_t(rest.segment)];
+        if (seg.last == b)
+            seg.last = r;
+        pool(rest.small).insert(keyOf(r));
+    }
+    Block &blk = blocks_[size_t(b)];
+    blk.allocated = true;
+    allocated_ += blk.size;
+    return b;
+}
+
+void CachingAllocator::releaseSegment(int si)
+{
+    Segment &seg = segments_[size_t(si)];
+    const int b = seg.last;
+    eraseKey(pool(seg.small), keyOf(b));
+    reserved_ -= seg.size;
+    seg.size = 0;
+    seg.live = false;
+    freeIds_.push_back(b);
+}
+
+bool CachingAllocator::releaseAvailable(bool small, int stream, uint64_t size)
+{
+    const uint64_t ms = maxSplit();
+    if (ms == std::numeric_limits<uint64_t>::max() || small)
+        return false;
+    Pool &p = pool(false);
+    const uint64_t key = std::max(size, ms);
+    // The smallest oversize segment that covers the request, else oversize ones largest first.
+    auto it = p.lower_bound(Key{stream, key, 0, -1});
+    if (it != p.end() && it->stream == stream) {
+        const Block &k = blocks_[size_t(it->block)];
+        if (k.prev < 0 && k.next < 0 && !segments_[size_t(k.segment)].expandable) {
+            releaseSegment(k.segment);
+            return true;
+        }
+    }
+    uint64_t freed = 0;
+    std::vector<int> victims;
+    for (auto r = p.rbegin(); r != p.rend() && freed < key; ++r) {
+        if (r->stream != stream || r->size < ms)
+            continue;
+        const Block &k = blocks_[size_t(r->block)];
+        if (k.prev < 0 && k.next < 0 && !segments_[size_t(k.segment)].expandable) {
+            victims.push_back(k.segment);
+            freed += k.size;
+        }
+    }
+    for (int s : victims)
+        releaseSegment(s);
+    return freed >= key;
+}
+
+void CachingAllocator::releaseAll()
+{
+    for (size_t si = 0; si < segments_.size(); ++si) {
+        Segment &seg = segments_[si];
+        if (!seg.live)
+            continue;
+        if (seg.expandable) {
+            // Unmap the free pages at the end of the mapped range.
+            const int tail = seg.last;
+            Block &t = blocks_[size_t(tail)];
+            if (t.allocated)
+                continue;
+            const uint64_t page = seg.small ? kSmallBuffer : kLargeBuffer;
+            const uint64_t unmap = t.size / page * page;
+            if (unmap == 0)
+                continue;
+            eraseKey(pool(seg.small), keyOf(tail));
+            reserved_ -= unmap;
+            seg.size -= unmap;
+            t.size -= unmap;
+            if (t.size == 0) {
+                if (t.prev >= 0) {
+                    blocks_[size_t(t.prev)].next = -1;
+                    seg.last = t.prev;
+                    freeIds_.push_back(tail);
+                } else {
+                    seg.live = false;
+                    freeIds_.push_back(tail);
+                }
+            } else {
+                pool(seg.small).insert(keyOf(tail));
+            }
+            continue;
+        }
+        const Block &k = blocks_[size_t(seg.last)];
+        if (!k.allocated && k.prev < 0 && k.next < 0)
+            releaseSegment(int(si));
+    }
+}
+
+void CachingAllocator::collectGarbage()
+{
+    if (config_.garbage_collection_threshold <= 0 || allowed_ == std::numeric_limits<uint64_t>::max())
+        return;
+    const uint64_t threshold = uint64_t(config_.garbage_collection_threshold * double(allowed_));
+    if (reserved_ <= threshold)
+        return;
+    const uint64_t target = reserved_ - threshold;
+    uint64_t freed = 0;
+    while (freed < target) {
+        // Free whole large-pool segments at least as old (unused) as the average.
+        double sum = 0;
+        int n = 0;
+        for (const Key &key : large_) {
+            const Block &k = blocks_[size_t(key.block)];
+            if (k.prev < 0 && k.next < 0 && !segments_[size_t(k.segment)].expandable) {
+                sum += double(lookups_ - k.freedAt);
+                ++n;
+            }
+        }
+        if (n == 0)
+            return;
+        const double average = sum / n;
+        std::vector<int> victims;
+        for (const Key &key : large_) {
+            const Block &k = blocks_[size_t(key.block)];
+            if (k.prev < 0 && k.next < 0 && !segments_[size_t(k.segment)].expandable &&
+                double(lookups_ - k.freedAt) >= average) {
+                victims.push_back(k.segment);
+                freed += k.size;
+                if (freed >= target)
+                    break;
+            }
+        }
+        if (victims.empty())
+            return;
+        for (int s : victims)
+            releaseSegment(s);
+    }
+}
+
+int CachingAllocator::malloc(double bytes, int stream)
+{
+    const uint64_t size = roundSize(toBytes(bytes));
+    const bool small = size <= kSmallSize;
+    int b = findFree(small, stream, size);
+    if (b >= 0) {
+        eraseKey(pool(small), keyOf(b));
+        return take(b, size);
+    }
+    collectGarbage();
+    auto reserveNew = [&]() {
+        return config_.expandable_segments ? expand(small, stream, size)
+                                           : newSegment(small, stream, allocationSize(size));
+    };
+    b = reserveNew();
+    if (b < 0 && releaseAvailable(small, stream, size))
+        b = reserveNew();
+    if (b < 0) {
+        releaseAll();
+        b = reserveNew();
+        if (b >= 0)
+            ++retries_;
+    }
+    if (b < 0)
+        return -1;
+    return take(b, size);
+}
+
+void CachingAllocator::free(int b)
+{
+    if (b < 0 || size_t(b) >= blocks_.size() || !blocks_[size_t(b)].allocated)
+        return;
+    Block &k = blocks_[size_t(b)];
+    k.allocated = false;
+    allocated_ -= k.size;
+    Pool &p = pool(k.small);
+    Segment &seg = segments_[size_t(k.segment)];
+    // Merge with free neighbours.
+    auto mergeNext = [&](int left, int right) {
+        Block &l = blocks_[size_t(left)];
+        Block &r = blocks_[size_t(right)];
+        eraseKey(p, keyOf(right));
+        l.size += r.size;
+        l.next = r.next;
+        if (r.next >= 0)
+            blocks_[size_t(r.next)].prev = left;
+        if (seg.last == right)
+            seg.last = left;
+        freeIds_.push_back(right);
+    };
+    int cur = b;
+    const int next = blocks_[size_t(cur)].next;
+    if (next >= 0 && !blocks_[size_t(next)].allocated)
+        mergeNext(cur, next);
+    const int prev = blocks_[size_t(cur)].prev;
+    if (prev >= 0 && !blocks_[size_t(prev)].allocated) {
+        eraseKey(p, keyOf(prev));
+        mergeNext(prev, cur);
+        cur = prev;
+    }
+    blocks_[size_t(cur)].freedAt = lookups_;
+    p.insert(keyOf(cur));
+}
+
+namespace {
+
+/// One allocator following the timeline.
+struct Follower
+{
+    CachingAllocator alloc;
+    std::vector<int> block;
+    ReplayResult result;
+    bool keepCurve = false;
+    bool stopped = false;
+    double steadyAllocated = 0;
+
+    void step(const StepTimeline &t, size_t e, StepPart part)
+    {
+        if (stopped)
+            return;
+        const TimelineEvent &ev = t.events[e];
+        const TimelineTensor &tt = t.tensors[size_t(ev.tensor)];
+        if (ev.alloc) {
+            const int b = alloc.malloc(tt.bytes, int(streamOf(tt.kind)));
+            if (b < 0) {
+                result.oom = true;
+                result.oom_event = int(e);
+                stopped = true;
+                return;
+            }
+            block[size_t(ev.tensor)] = b;
+        } else {
+            alloc.free(block[size_t(ev.tensor)]);
+            block[size_t(ev.tensor)] = -1;
+        }
+        if (part == StepPart::SteadyStep)
+            steadyAllocated = std::max(steadyAllocated, alloc.allocatedBytes());
+        if (keepCurve)
+            result.reserved.push_back(float(alloc.reservedBytes()));
+    }
+    void enterSteady()
+    {
+        if (stopped)
+            return;
+        result.first_step_reserved = alloc.peakReservedBytes();
+        alloc.resetPeak(); // torch.cuda.reset_peak_memory_stats() before the step
+    }
+    void finish(StepPart part)
+    {
+        if (part != StepPart::SteadyStep || (stopped && result.first_step_reserved == 0))
+            result.first_step_reserved = alloc.peakReservedBytes();
+        result.peak_reserved = part == StepPart::SteadyStep && !result.oom ? alloc.peakReservedBytes() : 0.0;
+        result.peak_allocated = steadyAllocated;
+        result.retries = alloc.retries();
+    }
+};
+
+DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorConfig &config,
+                  double roomCapacity, double deviceCapacity, bool keepCurve, bool stopAtOom = false)
+{
+    const bool dual = std::isfinite(deviceCapacity);
+    const double allowed = dual ? deviceCapacity : roomCapacity;
+    Follower room{CachingAllocator(rules, config, roomCapacity, allowed), std::vector<int>(t.tensors.size(), -1)};
+    room.keepCurve = keepCurve;
+    if (keepCurve)
+        room.result.reserved.reserve(t.events.size());
+    std::optional<Follower> device;
+    size_t mark = 0;
+    StepPart part = StepPart::Setup;
+    for (size_t e = 0; e < t.events.size(); ++e) {
+        while (mark < t.marks.size() && size_t(t.marks[mark].event) <= e) {
+            const StepPart next = t.marks[mark].part;
+            if (next != part && next == StepPart::SteadyStep) {
+                room.enterSteady();
+                if (device)
+                    device->enterSteady();
+            }
+            part = next;
+            ++mark;
+        }
+        const TimelineEvent &ev = t.events[e];
+        if (dual && !device && ev.alloc) {
+            const TimelineTensor &tt = t.tensors[size_t(ev.tensor)];
+            if (room.alloc.reservedBytes() + room.alloc.missBytes(tt.bytes, int(streamOf(tt.kind))) > deviceCapacity) {
+                device = room; // the same state, from here on against the device's capacity
+                device->alloc.setCapacity(deviceCapacity);
+                device->keepCurve = false;
+            }
+        }
+        room.step(t, e, part);
+        if (device)
+            device->step(t, e, part);
+        if (room.stopped || (stopAtOom && device && device->stopped))
+            break;
+    }
+    room.finish(part);
+    DualReplay out;
+    out.room = std::move(room.result);
+    if (device) {
+        device->finish(part);
+        out.device = std::move(device->result);
+        out.device.reserved.clear();
+    } else {
+        out.device = out.room;
+        out.device.reserved.clear();
+    }
+    return out;
+}
+
+} // namespace
+
+ReplayResult replayTimeline(const StepTimeline &t, AllocatorRules rules, const AllocatorConfig &config,
+                            double capacity, bool keepCurve)
+{
+    return replay(t, rules, config, capacity, std::numeric_limits<double>::infinity(), keepCurve).room;
+}
+
+DualReplay replayOnDevice(const StepTimeline &t, AllocatorRules rules, const AllocatorConfig &config,
+                          double capacity, bool keepCurve, bool stopAtOom)
+{
+    return replay(t, rules, config, std::numeric_limits<double>::infinity(), capacity, keepCurve, stopAtOom);
+}
+
+} // namespace shardscope

@@ -1,0 +1,610 @@
+// The step as a timeline of allocations (see timeline.h).
+//
+// The schedule follows what the frameworks run:
+//  - Pipeline schedules: 1F1B warms up with (pp - stage - 1) forwards, alternates one forward
+//    and one backward, and drains; GPipe runs every forward first; Megatron's interleaved 1F1B
+//    warms up with (pp - stage - 1) * 2 + (virtual - 1) * pp model chunks, forward chunk
+//    (k / pp) % virtual, backward chunk virtual - 1 - (k / pp) % virtual.
+//  - FSDP2 (torch.distributed.fsdp.fully_shard, _fsdp_param_group.py / _fsdp_collectives.py as
+//    of torch 2.6-2.9): forward all-gathers a layer into a flat buffer on the all-gather stream,
+//    copies it out into the unsharded parameters, and keeps the flat buffer until the next
+//    layer's all-gather has been waited on (all_gather_state), so a layer runs beside its own
+//    flat buffer and the previous one is freed; the root module's post-forward frees the last
+//    flat buffer after the root's own forward (head and loss included). The root is not
+//    resharded after forward (post_forward_mesh_info is None for the root). Backward: the root's
+//    pre-backward prefetches the last layer; each layer's pre-backward copies out (the flat
+//    buffer freed at once) and prefetches the next layer below; post-backward takes the
+//    unsharded gradients, reshards (frees the unsharded parameters) *before* the reduce-scatter
+//    input exists, waits for and frees the previous layer's reduce-scatter input, allocates its
+//    own (reduce dtype), copies in and frees the unsharded gradients; its reduce-scatter input
+//    stays alive (reduce_scatter_state) through the next layer's backward. The root's gradients
+//    stay unsharded until the final callback reduces them.
+//  - Hugging Face / PyTorch: gradients are set to None by zero_grad and come into being in the
+//    first backward of a step; autocast's weight cache lives until forward returns, autograd
+//    holding what backward needs; the optimizer states are created by the first step().
+#include "timeline.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace shardscope {
+
+namespace {
+
+struct KindInfo
+{
+    std::string_view key, label;
+    Component component;
+    Stream stream;
+};
+
+constexpr KindInfo kKinds[kTensorKindCount] = {
+    {"parameter", "Parameter", Component::Parameters, Stream::Compute},
+    {"master_weight", "Master weight", Component::MasterWeights, Stream::Compute},
+    {"optimizer_state", "Optimizer state", Component::OptimizerStates, Stream::Compute},
+    {"gradient", "Gradient", Component::Gradients, Stream::Compute},
+    {"gradient_buffer", "Gradient buffer", Component::Gradients, Stream::Compute},
+    {"compute_copy", "Autocast weight copy", Component::Parameters, Stream::Compute},
+    {"saved_activations", "Saved activations", Component::Activations, Stream::Compute},
+    {"head_activations", "Final norm and head inputs", Component::Activations, Stream::Compute},
+    {"norm_output", "Final norm output", Component::Activations, Stream::Compute},
+    {"logits", "Logits and loss", Component::LogitsAndLoss, Stream::Compute},
+    {"loss_gradients", "Loss gradients", Component::LogitsAndLoss, Stream::Compute},
+    {"forward_working_set", "Forward working set", Component::Transient, Stream::Compute},
+    {"recomputed_layer", "Recomputed layer", Component::Transient, Stream::Compute},
+    {"backward_working_set", "Backward working set", Component::Transient, Stream::Compute},
+    {"all_gather_buffer", "All-gather buffer", Component::CommunicationBuffers, Stream::AllGather},
+    {"gathered_layer", "Gathered layer", Component::CommunicationBuffers, Stream::Compute},
+    {"gathered_root", "Gathered root module", Component::CommunicationBuffers, Stream::Compute},
+    {"unsharded_gradients", "Unsharded gradients", Component::CommunicationBuffers, Stream::Compute},
+    {"reduce_scatter_input", "Reduce-scatter input", Component::CommunicationBuffers, Stream::Compute},
+    {"ddp_bucket", "DDP bucket", Component::CommunicationBuffers, Stream::Compute},
+    {"reduce_bucket", "Reduce bucket", Component::CommunicationBuffers, Stream::Compute},
+    {"pipeline_buffer", "Pipeline send/recv buffer", Component::CommunicationBuffers, Stream::Compute},
+    {"optimizer_temporary", "Optimizer temporary", Component::Transient, Stream::Compute},
+};
+
+constexpr int kHead = -2;     ///< layer index of the head's tensors
+constexpr int kRootRest = -3; ///< layer index of the root's other gradients
+
+} // namespace
+
+std::string_view tensorKindKey(TensorKind k) { return kKinds[size_t(k)].key; }
+std::string_view tensorKindLabel(TensorKind k) { return kKinds[size_t(k)].label; }
+Component componentOf(TensorKind k) { return kKinds[size_t(k)].component; }
+Stream streamOf(TensorKind k) { return kKinds[size_t(k)].stream; }
+
+std::string_view stepPartKey(StepPart p)
+{
+    switch (p) {
+    case StepPart::Setup: return "setup";
+    case StepPart::FirstStep: return "first_step";
+    case StepPart::SteadyStep: return "steady_step";
+    case StepPart::Count: break;
+    }
+    return "";
+}
+
+// --- the generator -----------------------------------------------------------------------------
+
+namespace {
+
+class Emitter
+{
+public:
+    Emitter(const StepShape &shape, StepSink &sink) : s(shape), k(sink) {}
+
+    void setup()
+    {
+        k.part(StepPart::Setup);
+        k.phase(Phase::Forward);
+        const int layers = s.layers * s.chunks;
+        k.repeat(layers, [&](int i) {
+            for (size_t j = 0; j < s.layerParamTensors.size(); ++j)
+                alloc({TensorKind::Parameter, -1, i, int(j)}, s.layerParamTensors[j]);
+        });
+        for (size_t j = 0; j < s.rootParamTensors.size(); ++j)
+            alloc({TensorKind::Parameter, -1, kHead, int(j)}, s.rootParamTensors[j]);
+        // Megatron / DeepSpeed build their fp32 master copies with the optimizer.
+        perTensor(TensorKind::MasterWeight, s.master, true);
+        if (s.persistentGrads)
+            alloc({TensorKind::PersistentGradients}, s.grads);
+        alloc({TensorKind::DdpBucket}, s.ddpBuckets, &s.bucketParts);
+        alloc({TensorKind::PipelineBuffer}, s.p2p);
+    }
+
+    void step(bool firstStep)
+    {
+        k.part(firstStep ? StepPart::FirstStep : StepPart::SteadyStep);
+        k.phase(Phase::Forward);
+        alloc({TensorKind::ReduceBucket}, s.reduceBucket);
+        const int units = std::max(1, s.microbatches * s.chunks);
+        const int warm = std::clamp(s.warmup, 0, units);
+        const int steadyPairs = units - warm;
+        // The root stays gathered per micro-batch when forward and backward alternate; across
+        // the step when several forwards run first.
+        rootPerUnit = warm == 0;
+        if (s.fsdp && s.rootStaysGathered && !rootPerUnit)
+            alloc({TensorKind::GatheredRoot}, s.rootGathered);
+
+        if (s.interleaved) {
+            // Each model chunk's first backward makes that chunk's gradients.
+            std::vector<bool> seen(size_t(std::max(1, s.chunks)), false);
+            auto back = [&](int b) {
+                const int c = bwdChunk(b);
+                backward(unitOf(b), c, !seen[size_t(c)]);
+                seen[size_t(c)] = true;
+            };
+            int f = 0, b = 0;
+            for (int i = 0; i < warm; ++i, ++f)
+                forward(unitOf(f), fwdChunk(f));
+            // The steady pairs repeat their chunk pattern every pp x chunks pairs; the first
+            // period makes every chunk's gradients, later whole periods are alike.
+            const int period = std::max(1, s.pp) * std::max(1, s.chunks);
+            const int first = std::min(steadyPairs, period);
+            for (int i = 0; i < first; ++i, ++f, ++b) {
+                forward(unitOf(f), fwdChunk(f));
+                back(b);
+            }
+            const int periods = (steadyPairs - first) / period;
+            const int shown = std::min(periods, k.steadyRepeatLimit());
+            const int f0 = f, b0 = b;
+            k.repeat(shown, [&](int j) {
+                for (int q = 0; q < period; ++q) {
+                    const int fi = f0 + j * period + q, bi = b0 + j * period + q;
+                    forward(unitOf(fi), fwdChunk(fi));
+                    backward(unitOf(bi), bwdChunk(bi), false);
+                }
+            });
+            f += shown * period;
+            b += shown * period;
+            for (int i = first + periods * period; i < steadyPairs; ++i, ++f, ++b) {
+                forward(unitOf(f), fwdChunk(f));
+                back(b);
+            }
+            for (int i = 0; i < warm; ++i, ++b)
+                back(b);
+        } else {
+            // Alike micro-batches: warm-up forwards, then forward / backward pairs (the first
+            // backward makes the gradients), then the drain.
+            k.repeat(warm, [&](int i) { forward(i, 0); });
+            int done = 0; // backwards emitted
+            if (steadyPairs > 0) {
+                forward(warm, 0);
+                backward(0, 0, true);
+                const int more = std::min(steadyPairs - 1, k.steadyRepeatLimit());
+                k.repeat(more, [&](int j) {
+                    forward(warm + 1 + j, 0);
+                    backward(1 + j, 0, false);
+                });
+                done = 1 + more;
+                if (warm > 0)
+                    k.repeat(warm, [&](int j) { backward(done + j, 0, false); });
+            } else if (warm > 0) {
+                backward(0, 0, true);
+                k.repeat(warm - 1, [&](int j) { backward(1 + j, 0, false); });
+            }
+        }
+        if (s.fsdp && s.rootStaysGathered && !rootPerUnit)
+            free({TensorKind::GatheredRoot}, s.rootGathered);
+
+        free({TensorKind::ReduceBucket}, s.reduceBucket); // the reduction is done
+        k.phase(Phase::OptimizerStep);
+        if (firstStep)
+            perTensor(TensorKind::OptimizerState, s.states, true);
+        if (s.optTempPerTensor) {
+            perTensor(TensorKind::OptimizerTemporary, s.optTemp, true);
+            perTensor(TensorKind::OptimizerTemporary, s.optTemp, false);
+        } else {
+            alloc({TensorKind::OptimizerTemporary}, s.optTemp);
+            free({TensorKind::OptimizerTemporary}, s.optTemp);
+        }
+        // zero_grad(set_to_none=True)
+        if (!s.persistentGrads)
+            gradients(false);
+    }
+
+private:
+    const StepShape &s;
+    StepSink &k;
+    bool rootPerUnit = true;
+
+    void alloc(const TensorRef &t, double bytes, const std::vector<double> *parts = nullptr)
+    {
+        if (bytes > 0)
+            k.alloc(t, bytes, parts && !parts->empty() ? parts : nullptr);
+    }
+    void free(const TensorRef &t, double bytes)
+    {
+        if (bytes > 0)
+            k.free(t, bytes);
+    }
+
+    int fwdChunk(int f) const { return (f / std::max(1, s.pp)) % s.chunks; }
+    /// The micro-batch of the f-th forward (b-th backward): groups of pp micro-batches run
+    /// through every chunk before the next group starts.
+    int unitOf(int k) const
+    {
+        const int pp = std::max(1, s.pp);
+        return (k / (pp * s.chunks)) * pp + k % pp;
+    }
+    int bwdChunk(int b) const { return s.chunks - 1 - (b / std::max(1, s.pp)) % s.chunks; }
+    bool hasHead(int chunk) const { return s.last && chunk == s.chunks - 1; }
+    bool hasEmbedding(int chunk) const { return s.first && chunk == 0; }
+
+    double paramTotal() const
+    {
+        double layer = 0, root = 0;
+        for (double b : s.layerParamTensors)
+            layer += b;
+        for (double b : s.rootParamTensors)
+            root += b;
+        return layer * s.layers * s.chunks + root;
+    }
+
+    /// `total` bytes laid out like the parameters (one tensor per parameter tensor).
+    void perTensor(TensorKind kind, double total, bool allocate)
+    {
+        const double p = paramTotal();
+        if (total <= 0 || p <= 0)
+            return;
+        const double scale = total / p;
+        auto one = [&](const TensorRef &t, double b) {
+            if (allocate)
+                alloc(t, b * scale);
+            else
+                free(t, b * scale);
+        };
+        k.repeat(s.layers * s.chunks, [&](int i) {
+            for (size_t j = 0; j < s.layerParamTensors.size(); ++j)
+                one({kind, -1, i, int(j)}, s.layerParamTensors[j]);
+        });
+        for (size_t j = 0; j < s.rootParamTensors.size(); ++j)
+            one({kind, -1, kHead, int(j)}, s.rootParamTensors[j]);
+    }
+
+    /// The per-layer, head and embedding gradients (allocated by the first backward).
+    void gradients(bool allocate)
+    {
+        auto one = [&](const TensorRef &t, double b) {
+            if (allocate)
+                alloc(t, b);
+            else
+                free(t, b);
+        };
+        k.repeat(s.layers * s.chunks, [&](int i) { one({TensorKind::Gradient, -1, i}, s.gradsPerLayer); });
+        one({TensorKind::Gradient, -1, kHead}, s.gradsHead);
+        one({TensorKind::Gradient, -1, kRootRest}, s.gradsEmbedding);
+    }
+
+    TensorRef at(TensorKind kind, int unit, int layer, int piece = 0) const
+    {
+        return {kind, unit, layer, piece};
+    }
+
+    void forward(int u, int chunk)
+    {
+        k.phase(Phase::Forward);
+        const int L = s.layers;
+        const int base = chunk * L; // layer index within the stage
+        if (s.fsdp && s.rootStaysGathered && rootPerUnit)
+            alloc(at(TensorKind::GatheredRoot, u, -1), s.rootGathered);
+        auto layer = [&](int i, bool hasPrev) {
+            const int l = base + i;
+            if (s.fsdp) {
+                alloc(at(TensorKind::AllGatherBuffer, u, l), s.gatheredLayer);
+                if (hasPrev)
+                    free(at(TensorKind::AllGatherBuffer, u, l - 1), s.gatheredLayer);
+                alloc(at(TensorKind::GatheredLayer, u, l), s.gatheredLayer);
+            }
+            alloc(at(TensorKind::ComputeCopy, u, l), s.castPerLayer);
+            alloc(at(TensorKind::ForwardWorkingSet, u, l), s.fwdWork);
+            alloc(at(TensorKind::SavedActivations, u, l), s.actLayer, &s.savedParts);
+            if (s.offloadActivations && hasPrev)
+                free(at(TensorKind::SavedActivations, u, l - 1), s.actLayer); // copied to the host
+            free(at(TensorKind::ForwardWorkingSet, u, l), s.fwdWork);
+            if (s.fsdp && s.reshardAfterForward)
+                free(at(TensorKind::GatheredLayer, u, l), s.gatheredLayer);
+        };
+        if (L > 0) {
+            layer(0, false);
+            k.repeat(L - 1, [&](int j) { layer(j + 1, true); });
+        }
+        if (hasHead(chunk)) {
+            const bool gatherHead = s.fsdp && !s.rootStaysGathered;
+            if (gatherHead)
+                alloc(at(TensorKind::GatheredRoot, u, kHead), s.rootGathered);
+            alloc(at(TensorKind::ComputeCopy, u, kHead), s.castHead);
+            alloc(at(TensorKind::HeadActivations, u, kHead), s.actFinal, &s.headParts);
+            alloc(at(TensorKind::NormOutput, u, kHead), s.normOutput);
+            for (size_t j = 0; j < s.logitsForward.size(); ++j)
+                alloc(at(TensorKind::Logits, u, kHead, int(j)), s.logitsForward[j]);
+            free(at(TensorKind::NormOutput, u, kHead), s.normOutput);
+            if (gatherHead)
+                free(at(TensorKind::GatheredRoot, u, kHead), s.rootGathered);
+        }
+        // The root's post-forward frees the last layer's flat buffer.
+        if (s.fsdp && L > 0)
+            free(at(TensorKind::AllGatherBuffer, u, base + L - 1), s.gatheredLayer);
+        // Leaving autocast: checkpointed layers keep none of their casts.
+        if (s.castsRedoneInBackward && s.castPerLayer > 0)
+            k.repeat(L, [&](int i) { free(at(TensorKind::ComputeCopy, u, base + i), s.castPerLayer); });
+    }
+
+    void backward(int u, int chunk, bool firstBackward)
+    {
+        k.phase(Phase::Backward);
+        const int L = s.layers;
+        const int base = chunk * L;
+        const bool makeGrads = firstBackward && !s.persistentGrads;
+        const bool gathers = s.fsdp && s.reshardAfterForward;
+        if (gathers && L > 0 && s.prefetch > 0)
+            alloc(at(TensorKind::AllGatherBuffer, u, base + L - 1), s.gatheredLayer);
+        if (hasHead(chunk)) {
+            for (size_t j = 0; j < s.logitsForward.size(); ++j)
+                free(at(TensorKind::Logits, u, kHead, int(j)), s.logitsForward[j]);
+            for (size_t j = 0; j < s.logitsBackward.size(); ++j)
+                alloc(at(TensorKind::LossGradients, u, kHead, int(j)), s.logitsBackward[j]);
+            for (size_t j = 0; j < s.logitsBackward.size(); ++j)
+                free(at(TensorKind::LossGradients, u, kHead, int(j)), s.logitsBackward[j]);
+            if (s.fsdp && s.rootStaysGathered)
+                alloc(at(TensorKind::UnshardedGradients, u, kHead), s.rootHeadUnshardedGrad);
+            else if (makeGrads)
+                alloc({TensorKind::Gradient, -1, kHead}, s.gradsHead);
+            free(at(TensorKind::ComputeCopy, u, kHead), s.castHead);
+            free(at(TensorKind::HeadActivations, u, kHead), s.actFinal);
+        }
+        auto layer = [&](int i, bool top, bool bottom) {
+            const int l = base + i;
+            if (gathers) {
+                if (s.prefetch <= 0)
+                    alloc(at(TensorKind::AllGatherBuffer, u, l), s.gatheredLayer);
+                alloc(at(TensorKind::GatheredLayer, u, l), s.gatheredLayer);
+                free(at(TensorKind::AllGatherBuffer, u, l), s.gatheredLayer);
+                if (!bottom && s.prefetch > 0)
+                    alloc(at(TensorKind::AllGatherBuffer, u, l - 1), s.gatheredLayer);
+            }
+            if (s.offloadActivations && !bottom)
+                alloc(at(TensorKind::SavedActivations, u, l - 1), s.actLayer, &s.savedParts);
+            if (s.castsRedoneInBackward)
+                alloc(at(TensorKind::ComputeCopy, u, l), s.castPerLayer);
+            alloc(at(TensorKind::RecomputedLayer, u, l), s.recomputeSet, &s.recomputeParts);
+            alloc(at(TensorKind::BackwardWorkingSet, u, l), s.bwdWork, &s.bwdParts);
+            if (s.fsdp)
+                alloc(at(TensorKind::UnshardedGradients, u, l), s.layerUnshardedGrad);
+            else if (makeGrads)
+                alloc({TensorKind::Gradient, -1, l}, s.gradsPerLayer);
+            free(at(TensorKind::BackwardWorkingSet, u, l), s.bwdWork);
+            free(at(TensorKind::RecomputedLayer, u, l), s.recomputeSet);
+            free(at(TensorKind::SavedActivations, u, l), s.actLayer);
+            free(at(TensorKind::ComputeCopy, u, l), s.castPerLayer);
+            if (s.fsdp) {
+                free(at(TensorKind::GatheredLayer, u, l), s.gatheredLayer); // reshard first
+                if (!top)
+                    free(at(TensorKind::ReduceScatterInput, u, l + 1), s.layerReduceScatter);
+                alloc(at(TensorKind::ReduceScatterInput, u, l), s.layerReduceScatter);
+                free(at(TensorKind::UnshardedGradients, u, l), s.layerUnshardedGrad);
+                if (makeGrads)
+                    alloc({TensorKind::Gradient, -1, l}, s.gradsPerLayer);
+            }
+        };
+        if (L == 1) {
+            layer(0, true, true);
+        } else if (L > 1) {
+            layer(L - 1, true, false);
+            k.repeat(L - 2, [&](int j) { layer(L - 2 - j, false, false); });
+            layer(0, false, true);
+        }
+        if (hasEmbedding(chunk) && !(s.fsdp && s.rootStaysGathered) && makeGrads)
+            alloc({TensorKind::Gradient, -1, kRootRest}, s.gradsEmbedding);
+        if (s.fsdp) {
+            if (L > 0)
+                free(at(TensorKind::ReduceScatterInput, u, base), s.layerReduceScatter);
+            if (s.rootStaysGathered && (hasHead(chunk) || hasEmbedding(chunk) || s.rootGathered > 0)) {
+                // The root's post-backward (final callback): its other gradients exist, it
+                // reshards, reduce-scatters and accumulates into the sharded gradients.
+                const double rest = std::max(0.0, s.rootUnshardedGrad - s.rootHeadUnshardedGrad);
+                alloc(at(TensorKind::UnshardedGradients, u, kRootRest), rest);
+                if (rootPerUnit)
+                    free(at(TensorKind::GatheredRoot, u, -1), s.rootGathered);
+                alloc(at(TensorKind::ReduceScatterInput, u, kHead), s.rootReduceScatter);
+                free(at(TensorKind::UnshardedGradients, u, kHead), s.rootHeadUnshardedGrad);
+                free(at(TensorKind::UnshardedGradients, u, kRootRest), rest);
+                if (makeGrads) {
+                    alloc({TensorKind::Gradient, -1, kHead}, s.gradsHead);
+                    alloc({TensorKind::Gradient, -1, kRootRest}, s.gradsEmbedding);
+                }
+                free(at(TensorKind::ReduceScatterInput, u, kHead), s.rootReduceScatter);
+            }
+        }
+    }
+};
+
+} // namespace
+
+void emitSetup(const StepShape &s, StepSink &sink) { Emitter(s, sink).setup(); }
+void emitStep(const StepShape &s, StepSink &sink, bool firstStep) { Emitter(s, sink).step(firstStep); }
+
+// --- PeakTracker -------------------------------------------------------------------------------
+
+void PeakTracker::part(StepPart p)
+{
+    part_ = p;
+    observe();
+}
+
+void PeakTracker::phase(Phase p)
+{
+    phase_ = p;
+    observe();
+}
+
+void PeakTracker::observe()
+{
+    Peaks &peaks = stack_.empty() ? peaks_[size_t(part_)] : stack_.back();
+    Peak &p = peaks[size_t(phase_)];
+    if (total_ > p.total) {
+        p.total = total_;
+        p.at = live_;
+    }
+}
+
+void PeakTracker::alloc(const TensorRef &t, double bytes, const std::vector<double> *)
+{
+    live_[componentOf(t.kind)] += bytes;
+    total_ += bytes;
+    observe();
+}
+
+void PeakTracker::free(const TensorRef &t, double bytes)
+{
+    double &v = live_[componentOf(t.kind)];
+    v -= bytes;
+    total_ -= bytes;
+    if (std::abs(v) < 1e-3)
+        v = 0;
+}
+
+void PeakTracker::merge(Peak &into, const Peak &p)
+{
+    if (p.total > into.total)
+        into = p;
+}
+
+void PeakTracker::repeat(int n, const std::function<void(int)> &body)
+{
+    if (n <= 0)
+        return;
+    if (n == 1) {
+        body(0);
+        return;
+    }
+    // Run the first block; every later one is the same block shifted by its net change, so the
+    // run peaks in its first block or (when the block adds memory) in its last.
+    const Breakdown start = live_;
+    const StepPart part = part_;
+    stack_.push_back(Peaks{});
+    body(0);
+    const Peaks local = stack_.back();
+    stack_.pop_back();
+    Breakdown delta;
+    for (int c = 0; c < kComponentCount; ++c)
+        delta.bytes[size_t(c)] = live_.bytes[size_t(c)] - start.bytes[size_t(c)];
+    const double grow = delta.total();
+    Peaks &parent = stack_.empty() ? peaks_[size_t(part)] : stack_.back();
+    for (int p = 0; p < kPhaseCount; ++p) {
+        Peak candidate = local[size_t(p)];
+        if (candidate.total < 0)
+            continue;
+        if (grow > 0) {
+            for (int c = 0; c < kComponentCount; ++c)
+                candidate.at.bytes[size_t(c)] += (n - 1) * delta.bytes[size_t(c)];
+            candidate.total += (n - 1) * grow;
+        }
+        merge(parent[size_t(p)], candidate);
+    }
+    for (int c = 0; c < kComponentCount; ++c) {
+        double &v = live_.bytes[size_t(c)];
+        v += (n - 1) * delta.bytes[size_t(c)];
+        // What a run allocated and freed again leaves rounding residue, not bytes.
+        if (std::abs(v) < 1e-3)
+            v = 0;
+    }
+    total_ = live_.total();
+}
+
+// --- TimelineRecorder ----------------------------------------------------------------------------
+
+TimelineRecorder::TimelineRecorder(StepTimeline &out, int steadyLimit)
+    : out_(out), limit_(std::max(1, steadyLimit))
+{
+}
+
+uint64_t TimelineRecorder::key(const TensorRef &t)
+{
+    return (uint64_t(t.kind) << 56) | (uint64_t(uint16_t(t.unit)) << 40) |
+           (uint64_t(uint16_t(t.layer)) << 24) | uint64_t(uint32_t(t.piece) & 0xffffff);
+}
+
+void TimelineRecorder::part(StepPart p)
+{
+    part_ = p;
+    out_.marks.push_back({int(out_.events.size()), part_, phase_});
+}
+
+void TimelineRecorder::phase(Phase p)
+{
+    if (p == phase_ && !out_.marks.empty() && out_.marks.back().part == part_)
+        return;
+    phase_ = p;
+    out_.marks.push_back({int(out_.events.size()), part_, phase_});
+}
+
+void TimelineRecorder::alloc(const TensorRef &t, double bytes, const std::vector<double> *parts)
+{
+    const int first = int(out_.tensors.size());
+    auto add = [&](double size) {
+        out_.tensors.push_back({t.kind, phase_, part_, int16_t(t.unit), int16_t(t.layer), size,
+                                int(out_.events.size())});
+        out_.events.push_back({int(out_.tensors.size()) - 1, true});
+    };
+    double sum = 0;
+    if (parts)
+        for (double p : *parts)
+            sum += std::max(0.0, p);
+    if (!parts || !(sum > 0)) {
+        add(bytes);
+    } else {
+        // The group as its tensors, scaled to add up to `bytes` exactly.
+        double used = 0;
+        const size_t n = parts->size();
+        for (size_t i = 0; i < n; ++i) {
+            const double b = i + 1 < n ? bytes * std::max(0.0, (*parts)[i]) / sum : bytes - used;
+            used += b;
+            if (b > 0 || i + 1 == n)
+                add(std::max(0.0, b));
+        }
+    }
+    open_[key(t)] = {first, int(out_.tensors.size()) - first};
+}
+
+void TimelineRecorder::free(const TensorRef &t, double)
+{
+    const auto it = open_.find(key(t));
+    if (it == open_.end()) {
+        ++out_.unmatched_frees;
+        return;
+    }
+    for (int i = 0; i < it->second.second; ++i) {
+        const int idx = it->second.first + i;
+        out_.tensors[size_t(idx)].free_event = int(out_.events.size());
+        out_.events.push_back({idx, false});
+    }
+    open_.erase(it);
+}
+
+void TimelineRecorder::repeat(int n, const std::function<void(int)> &body)
+{
+    for (int i = 0; i < n; ++i)
+        body(i);
+}
+
+double StepTimeline::peakLive(StepPart part) const
+{
+    double live = 0, peak = 0;
+    size_t mark = 0;
+    StepPart current = StepPart::Setup;
+    for (size_t e = 0; e < events.size(); ++e) {
+        while (mark < marks.size() && size_t(marks[mark].event) <= e) {
+            current = marks[mark].part;
+            ++mark;
+        }
+        const TimelineTensor &t = tensors[size_t(events[e].tensor)];
+        live += events[e].alloc ? t.bytes : -t.bytes;
+        if (current == part)
+            peak = std::max(peak, live);
+    }
+    return peak;
+}
+
+} // namespace shardscope

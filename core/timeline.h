@@ -1,0 +1,242 @@
+#pragma once
+
+// The training step as a timeline: the ordered allocations and frees of one kind of rank, at the
+// granularity the framework allocates (each saved activation, gathered layer, gradient, logits
+// tensor, optimizer state and temporary), through the model build, the first step (where the
+// optimizer states come into being) and a steady-state step.
+//
+// One generator (emitStep) describes the schedule; sinks consume it:
+//  - PeakTracker follows live bytes per component and the peak of each phase. It collapses runs
+//    of identical layers and micro-batches analytically (a run of n alike blocks peaks in its
+//    first or its last block), so the per-rank breakdown costs the same for 8 layers or 128.
+//    memory.cpp reads its phase peaks: this is the one source of the component breakdown.
+//  - TimelineRecorder writes every tensor out (StepTimeline), for the allocator replay
+//    (core/allocator.h) and the memory-over-time view. Its live-bytes peak equals the tracker's.
+#include "memory.h"
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace shardscope {
+
+/// What a tensor of the timeline is (plan-format.md `timeline.tensors[].kind`).
+enum class TensorKind : uint8_t {
+    Parameter,          ///< stored (possibly sharded) parameter
+    MasterWeight,       ///< high-precision copy the optimizer updates
+    OptimizerState,     ///< moments, momentum
+    Gradient,           ///< .grad / main-grad / sharded gradient
+    PersistentGradients,///< a framework's contiguous gradient buffer (Megatron main_grad)
+    ComputeCopy,        ///< autocast's compute-dtype cast of a layer's weights
+    SavedActivations,   ///< what one layer saves for backward (one micro-batch)
+    HeadActivations,    ///< final norm and LM-head inputs saved for backward
+    NormOutput,         ///< final-norm output alive until forward returns
+    Logits,             ///< logits and the loss' forward tensors
+    LossGradients,      ///< the loss backward's vocab-sized gradients
+    ForwardWorkingSet,  ///< eager mask, ring-attention K/V blocks, dequantized weight
+    RecomputedLayer,    ///< the layer recomputed for its backward
+    BackwardWorkingSet, ///< gradients of the layer's intermediates
+    AllGatherBuffer,    ///< FSDP flat all-gather output (all-gather stream)
+    GatheredLayer,      ///< FSDP unsharded parameters of one layer
+    GatheredRoot,       ///< FSDP unsharded root module (embedding, final norm, head)
+    UnshardedGradients, ///< FSDP unsharded gradients of one layer or the root
+    ReduceScatterInput, ///< FSDP flat reduce-scatter input (reduce dtype)
+    DdpBucket,          ///< DDP flat gradient bucket
+    ReduceBucket,       ///< ZeRO-1/2 reduction bucket
+    PipelineBuffer,     ///< pipeline send / receive buffers
+    OptimizerTemporary, ///< foreach / for-loop temporaries of the optimizer step
+    Count
+};
+inline constexpr int kTensorKindCount = int(TensorKind::Count);
+
+/// The stream an allocation is made on: the caching allocator never hands a block freed on one
+/// stream to a request on another.
+enum class Stream : uint8_t { Compute, AllGather, ReduceScatter };
+
+/// The parts of a replayed run.
+enum class StepPart : uint8_t { Setup, FirstStep, SteadyStep, Count };
+inline constexpr int kStepPartCount = int(StepPart::Count);
+
+std::string_view tensorKindKey(TensorKind k);   ///< "saved_activations", ...
+std::string_view tensorKindLabel(TensorKind k); ///< "Saved activations", ... (English)
+Component componentOf(TensorKind k);
+Stream streamOf(TensorKind k);
+std::string_view stepPartKey(StepPart p); ///< "setup", "first_step", "steady_step"
+
+/// Names one allocation for its free: the kind, the micro-batch unit, the layer and the piece.
+struct TensorRef
+{
+    TensorKind kind = TensorKind::Parameter;
+    int unit = -1;  ///< micro-batch (model chunk under interleaving), -1 for step-wide tensors
+    int layer = -1; ///< layer within the stage, -1 for none
+    int piece = 0;  ///< tensor within a layer's group (parameters: q, k, v, ...)
+};
+
+/// Byte sizes and schedule of one kind of rank, filled by memory.cpp from its quantities.
+struct StepShape
+{
+    int stage = 0, pp = 1;
+    bool first = true, last = true;
+    int layers = 1;       ///< decoder layers per model chunk on this stage
+    int chunks = 1;       ///< model chunks (interleaved virtual stages)
+    int microbatches = 1; ///< per step per data-parallel rank
+    int warmup = 0;       ///< forwards before the first backward (1F1B / GPipe / interleaved)
+    bool interleaved = false;
+
+    // persistent
+    std::vector<double> layerParamTensors; ///< one layer's stored parameter tensors, bytes
+    std::vector<double> rootParamTensors;  ///< embedding, final norm, head on this stage
+    double master = 0, states = 0;         ///< bytes, split like the parameters
+    bool persistentGrads = false;          ///< gradients in a buffer that outlives the step
+    double grads = 0, gradsPerLayer = 0, gradsHead = 0, gradsEmbedding = 0;
+    double ddpBuckets = 0, reduceBucket = 0, p2p = 0;
+
+    // autocast weight copies
+    double castPerLayer = 0, castHead = 0;
+    bool castsRedoneInBackward = false; ///< full recompute: casts made again per layer
+
+    // activations per micro-batch unit
+    double actLayer = 0;       ///< saved by one layer after the recompute policy
+    double recomputeSet = 0;   ///< what the layer's recompute brings back for its backward
+    double bwdWork = 0;        ///< the layer backward's working set beyond recompute
+    double fwdWork = 0;        ///< per layer forward working memory
+    double actFinal = 0, normOutput = 0;
+    bool offloadActivations = false;
+    double hiddenTensor = 0; ///< bytes of one hidden-sized activation (tensor granularity)
+    /// Relative sizes of the tensors a group is allocated as (scaled to the group's bytes):
+    /// what one layer saves, what its recompute brings back, its backward working set.
+    std::vector<double> savedParts, recomputeParts, bwdParts, headParts;
+    std::vector<double> bucketParts; ///< DDP's buckets (bucket_cap_mb = 25)
+
+    // logits on the last stage
+    std::vector<double> logitsForward, logitsBackward;
+
+    // FSDP
+    bool fsdp = false, reshardAfterForward = true, rootStaysGathered = true;
+    int prefetch = 1;
+    double gatheredLayer = 0;   ///< one layer's unsharded parameters (compute dtype)
+    double layerUnshardedGrad = 0, layerReduceScatter = 0;
+    double rootGathered = 0, rootUnshardedGrad = 0, rootReduceScatter = 0;
+    double rootHeadUnshardedGrad = 0; ///< the head's share, made at the head's backward
+
+    // optimizer step
+    double optTemp = 0;
+    double largestTensor = 0; ///< for-loop temporaries are per tensor (bytes)
+    bool optTempPerTensor = true;
+};
+
+/// Consumer of the generator's events.
+class StepSink
+{
+public:
+    virtual ~StepSink() = default;
+    virtual void part(StepPart p) = 0;
+    virtual void phase(Phase p) = 0;
+    /// `parts` (relative sizes, may be null): the framework allocates `bytes` as these tensors.
+    virtual void alloc(const TensorRef &t, double bytes, const std::vector<double> *parts = nullptr) = 0;
+    virtual void free(const TensorRef &t, double bytes) = 0;
+    /// body(i) for i in [0, n); the n runs allocate and free alike sizes.
+    virtual void repeat(int n, const std::function<void(int)> &body) = 0;
+    /// How many alike steady micro-batches a sink wants spelled out (they change nothing).
+    virtual int steadyRepeatLimit() const { return 1 << 30; }
+};
+
+/// Emits the model build and persistent buffers (part Setup).
+void emitSetup(const StepShape &s, StepSink &sink);
+/// Emits one training step; `firstStep` creates the optimizer states in its optimizer phase.
+void emitStep(const StepShape &s, StepSink &sink, bool firstStep);
+
+/// Live bytes per component and each phase's peak, runs collapsed analytically.
+class PeakTracker final : public StepSink
+{
+public:
+    struct Peak
+    {
+        double total = -1;
+        Breakdown at;
+    };
+    void part(StepPart p) override;
+    void phase(Phase p) override;
+    void alloc(const TensorRef &t, double bytes, const std::vector<double> *parts) override;
+    void free(const TensorRef &t, double bytes) override;
+    void repeat(int n, const std::function<void(int)> &body) override;
+
+    /// The peak of `phase` within `part` (total -1 when the phase did not occur).
+    const Peak &peak(StepPart part, Phase phase) const { return peaks_[size_t(part)][size_t(phase)]; }
+    const Breakdown &live() const { return live_; }
+
+private:
+    using Peaks = std::array<Peak, kPhaseCount>;
+    void observe();
+    static void merge(Peak &into, const Peak &p);
+    Breakdown live_;
+    double total_ = 0; ///< live_.total(), kept as it changes
+    StepPart part_ = StepPart::Setup;
+    Phase phase_ = Phase::Forward;
+    std::array<Peaks, kStepPartCount> peaks_{};
+    std::vector<Peaks> stack_; ///< local peaks of the repeat bodies being run
+};
+
+struct TimelineTensor
+{
+    TensorKind kind;
+    Phase phase;   ///< phase of its allocation
+    StepPart part; ///< part of its allocation
+    int16_t unit, layer;
+    double bytes;
+    int alloc_event;
+    int free_event = -1; ///< -1: still allocated at the end
+};
+
+struct TimelineEvent
+{
+    int tensor;
+    bool alloc;
+};
+
+/// Where a phase of a part begins in the event list.
+struct PhaseMark
+{
+    int event;
+    StepPart part;
+    Phase phase;
+};
+
+/// Every allocation and free of one kind of rank: model build, first step, steady step.
+struct StepTimeline
+{
+    int stage = 0;
+    std::vector<TimelineTensor> tensors;
+    std::vector<TimelineEvent> events;
+    std::vector<PhaseMark> marks;
+    /// Alike steady micro-batches left out of the listing (they change no peak).
+    int omitted_microbatches = 0;
+    int unmatched_frees = 0; ///< frees of nothing allocated (a generator bug; tests keep it 0)
+    double peakLive(StepPart part) const; ///< largest live bytes within `part`
+};
+
+/// Writes every event out.
+class TimelineRecorder final : public StepSink
+{
+public:
+    explicit TimelineRecorder(StepTimeline &out, int steadyLimit = 3);
+    void part(StepPart p) override;
+    void phase(Phase p) override;
+    void alloc(const TensorRef &t, double bytes, const std::vector<double> *parts) override;
+    void free(const TensorRef &t, double bytes) override;
+    void repeat(int n, const std::function<void(int)> &body) override;
+    int steadyRepeatLimit() const override { return limit_; }
+
+private:
+    static uint64_t key(const TensorRef &t);
+    StepTimeline &out_;
+    int limit_;
+    StepPart part_ = StepPart::Setup;
+    Phase phase_ = Phase::Forward;
+    std::unordered_map<uint64_t, std::pair<int, int>> open_; ///< key -> first tensor, count
+};
+
+} // namespace shardscope

@@ -1,0 +1,208 @@
+// The caching allocator model (core/allocator.h) against hand-worked sequences, and its replay
+// over a timeline.
+#include "core/allocator.h"
+#include "core/catalog.h"
+#include "core/memory.h"
+#include "core/timeline.h"
+#include "planvariants.h"
+
+#include <QTest>
+#include <limits>
+#include <nlohmann/json.hpp>
+
+using namespace shardscope;
+
+namespace {
+
+constexpr double MiB = 1024.0 * 1024.0;
+const double kRoom = std::numeric_limits<double>::infinity();
+
+CachingAllocator cuda(const AllocatorConfig &c = {}, double capacity = kRoom)
+{
+    return CachingAllocator(AllocatorRules::Cuda, c, capacity);
+}
+
+} // namespace
+
+class TestAllocator : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    void rounding()
+    {
+        const CachingAllocator c = cuda();
+        QCOMPARE(c.roundSize(1), uint64_t(512));
+        QCOMPARE(c.roundSize(512), uint64_t(512));
+        QCOMPARE(c.roundSize(513), uint64_t(1024));
+        // torch_npu pads every request by 32 bytes first.
+        const CachingAllocator n(AllocatorRules::Npu, {}, kRoom);
+        QCOMPARE(n.roundSize(480), uint64_t(512));
+        QCOMPARE(n.roundSize(481), uint64_t(1024));
+        QCOMPARE(n.roundSize(uint64_t(MiB)), uint64_t(MiB) + 512); // into the large pool
+        // Segments: 2 MiB for the small pool, 20 MiB under 10 MiB, else rounded to 2 MiB.
+        QCOMPARE(CachingAllocator::allocationSize(uint64_t(MiB)), uint64_t(2 * MiB));
+        QCOMPARE(CachingAllocator::allocationSize(uint64_t(MiB) + 512), uint64_t(20 * MiB));
+        QCOMPARE(CachingAllocator::allocationSize(uint64_t(10 * MiB)), uint64_t(10 * MiB));
+        QCOMPARE(CachingAllocator::allocationSize(uint64_t(11 * MiB) + 512), uint64_t(12 * MiB));
+    }
+
+    // 8 MiB reserves a 20 MiB segment; the 12 MiB left is split off and serves the next 8 MiB.
+    void splitAndReuse()
+    {
+        CachingAllocator a = cuda();
+        const int x = a.malloc(8 * MiB);
+        QCOMPARE(a.reservedBytes(), 20 * MiB);
+        const int y = a.malloc(8 * MiB);
+        QVERIFY(x >= 0 && y >= 0 && x != y);
+        QCOMPARE(a.reservedBytes(), 20 * MiB);
+        QCOMPARE(a.allocatedBytes(), 16 * MiB);
+        QCOMPARE(a.segments(), 1);
+        // Small requests share a 2 MiB segment.
+        for (int i = 0; i < 4; ++i)
+            QVERIFY(a.malloc(1000) >= 0);
+        QCOMPARE(a.reservedBytes(), 22 * MiB);
+        a.free(x);
+        a.free(y);
+        QCOMPARE(a.allocatedBytes(), 4 * 1024.0);
+    }
+
+    // A freed 100 MiB block serves 90 MiB (the 10 MiB rest is split off); freed neighbours merge.
+    void reuseAndMerge()
+    {
+        CachingAllocator a = cuda();
+        const int x = a.malloc(100 * MiB);
+        a.free(x);
+        const int y = a.malloc(90 * MiB);
+        const int z = a.malloc(10 * MiB);
+        QCOMPARE(a.reservedBytes(), 100 * MiB);
+        a.free(y);
+        a.free(z);
+        QVERIFY(a.malloc(100 * MiB) >= 0); // merged back into one block
+        QCOMPARE(a.reservedBytes(), 100 * MiB);
+    }
+
+    // Fragmentation: a hole too small for the next request stays reserved beside a new segment.
+    void fragmentingPattern()
+    {
+        CachingAllocator a = cuda();
+        const int x = a.malloc(100 * MiB);
+        a.malloc(100 * MiB);
+        a.free(x);
+        a.malloc(150 * MiB);
+        QCOMPARE(a.allocatedBytes(), 250 * MiB);
+        QCOMPARE(a.reservedBytes(), 350 * MiB);
+    }
+
+    // max_split_size_mb: a request below it never takes a block at or above it.
+    void maxSplitSize()
+    {
+        AllocatorConfig c;
+        c.max_split_size_mb = 200;
+        CachingAllocator a = cuda(c);
+        a.free(a.malloc(300 * MiB));
+        a.malloc(100 * MiB);
+        QCOMPARE(a.reservedBytes(), 400 * MiB);
+        // At or above it, a block at most 20 MiB larger is taken whole (not split).
+        CachingAllocator b = cuda(c);
+        b.free(b.malloc(300 * MiB));
+        b.malloc(290 * MiB);
+        QCOMPARE(b.reservedBytes(), 300 * MiB);
+        QCOMPARE(b.allocatedBytes(), 300 * MiB);
+    }
+
+    // Out of room: the cached blocks are released and the allocation retried before it fails.
+    void releaseAndRetry()
+    {
+        CachingAllocator a = cuda({}, 300 * MiB);
+        a.free(a.malloc(200 * MiB));
+        QVERIFY(a.malloc(250 * MiB) >= 0);
+        QCOMPARE(a.retries(), 1);
+        QCOMPARE(a.reservedBytes(), 250 * MiB);
+        QCOMPARE(a.malloc(100 * MiB), -1); // 250 allocated + 100 > 300
+    }
+
+    // Expandable segments map 20 MiB pages as needed and grow into a free tail.
+    void expandableSegments()
+    {
+        AllocatorConfig c;
+        c.expandable_segments = true;
+        CachingAllocator a = cuda(c);
+        const int x = a.malloc(30 * MiB);
+        QCOMPARE(a.reservedBytes(), 40 * MiB);
+        a.malloc(30 * MiB); // 10 MiB free at the end: 20 more mapped
+        QCOMPARE(a.reservedBytes(), 60 * MiB);
+        a.free(x);
+        a.malloc(150 * MiB); // the hole of 30 is not at the end: 8 more pages mapped
+        QCOMPARE(a.reservedBytes(), 220 * MiB);
+        // The same pattern without: separate segments, rounded to 2 MiB.
+        CachingAllocator b = cuda();
+        const int y = b.malloc(30 * MiB);
+        b.malloc(30 * MiB);
+        b.free(y);
+        b.malloc(150 * MiB);
+        QCOMPARE(b.reservedBytes(), 210 * MiB);
+    }
+
+    // A block freed on one stream is never handed to another.
+    void streamsDoNotShare()
+    {
+        CachingAllocator a = cuda();
+        a.free(a.malloc(64 * MiB, 1));
+        a.malloc(64 * MiB, 0);
+        QCOMPARE(a.reservedBytes(), 128 * MiB);
+    }
+
+    // garbage_collection_threshold: past the threshold, old whole cached segments are freed
+    // before a new one is reserved.
+    void garbageCollection()
+    {
+        AllocatorConfig c;
+        c.garbage_collection_threshold = 0.5;
+        CachingAllocator a = cuda(c, 1000 * MiB);
+        const int x = a.malloc(300 * MiB);
+        const int y = a.malloc(300 * MiB);
+        a.free(x);
+        a.free(y);
+        QCOMPARE(a.reservedBytes(), 600 * MiB);
+        // 600 reserved > 500: the older segment (unused longest) goes, which is enough.
+        a.malloc(400 * MiB);
+        QCOMPARE(a.reservedBytes(), 700 * MiB);
+        QCOMPARE(a.retries(), 0);
+        // Without it the cache is released only when the device is full: both go, then retry.
+        CachingAllocator b = cuda({}, 1000 * MiB);
+        const int u = b.malloc(300 * MiB);
+        const int v = b.malloc(310 * MiB);
+        b.free(u);
+        b.free(v);
+        b.malloc(400 * MiB);
+        QCOMPARE(b.reservedBytes(), 400 * MiB);
+        QCOMPARE(b.retries(), 1);
+    }
+
+    // The replay over a real plan: reserved at least allocated, the device replay agrees with
+    // the one on a device with room while it fits, and runs out where it does not.
+    void replayOnAPlan()
+    {
+        nlohmann::json j = testing::variantBase();
+        j.merge_patch({{"training", {{"seq_len", 32768}}}});
+        const Plan plan = parsePlan(j, Catalog::builtin());
+        const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
+        const StepTimeline t = memoryTimeline(plan, Catalog::builtin(), 0);
+        const ReplayResult room = replayTimeline(t, AllocatorRules::Npu, {}, kRoom, true);
+        QVERIFY(!room.oom);
+        QVERIFY(room.peak_reserved >= m.peak_bytes);
+        QVERIFY(room.peak_allocated >= m.peak_bytes);
+        QCOMPARE(room.reserved.size(), t.events.size());
+        const DualReplay fits = replayOnDevice(t, AllocatorRules::Npu, {}, 2.0 * room.peak_reserved);
+        QVERIFY(!fits.device.oom);
+        QCOMPARE(fits.device.peak_reserved, room.peak_reserved);
+        const DualReplay tight = replayOnDevice(t, AllocatorRules::Npu, {}, m.peak_bytes * 0.9);
+        QVERIFY(tight.device.oom);
+        QVERIFY(tight.device.oom_event >= 0);
+        QCOMPARE(tight.room.peak_reserved, room.peak_reserved);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestAllocator)
+#include "tst_allocator.moc"

@@ -1,0 +1,182 @@
+// The step's timeline (core/timeline.h): the recorder's live bytes against the per-rank
+// breakdown, for every plan variant and every stage; the FSDP2 order of allocations; the first
+// step; and the listing's independence from how many alike micro-batches it spells out.
+#include "core/catalog.h"
+#include "core/memory.h"
+#include "core/timeline.h"
+#include "planvariants.h"
+
+#include <QTest>
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+using namespace shardscope;
+using nlohmann::json;
+
+namespace {
+
+Plan variantPlan(const char *patch)
+{
+    json j = testing::variantBase();
+    j.merge_patch(json::parse(patch));
+    return parsePlan(j, Catalog::builtin());
+}
+
+/// Live bytes at each event, and each phase's peak within the steady step.
+struct Replayed
+{
+    double startSteady = -1, endSteady = 0;
+    std::array<double, kPhaseCount> phasePeak{};
+};
+
+Replayed liveBytes(const StepTimeline &t)
+{
+    Replayed r;
+    r.phasePeak.fill(-1);
+    double live = 0;
+    size_t mark = 0;
+    StepPart part = StepPart::Setup;
+    Phase phase = Phase::Forward;
+    for (size_t e = 0; e <= t.events.size(); ++e) {
+        while (mark < t.marks.size() && size_t(t.marks[mark].event) <= e) {
+            if (t.marks[mark].part == StepPart::SteadyStep && part != StepPart::SteadyStep)
+                r.startSteady = live;
+            part = t.marks[mark].part;
+            phase = t.marks[mark].phase;
+            if (part == StepPart::SteadyStep)
+                r.phasePeak[size_t(phase)] = std::max(r.phasePeak[size_t(phase)], live);
+            ++mark;
+        }
+        if (e == t.events.size())
+            break;
+        const TimelineTensor &tt = t.tensors[size_t(t.events[e].tensor)];
+        live += t.events[e].alloc ? tt.bytes : -tt.bytes;
+        if (part == StepPart::SteadyStep)
+            r.phasePeak[size_t(phase)] = std::max(r.phasePeak[size_t(phase)], live);
+    }
+    r.endSteady = live;
+    return r;
+}
+
+bool near(double a, double b) { return std::abs(a - b) <= 1e-9 * std::max({1.0, std::abs(a), std::abs(b)}); }
+
+int firstEvent(const StepTimeline &t, TensorKind kind, int layer, bool alloc, StepPart part, int from = 0)
+{
+    for (size_t e = size_t(from); e < t.events.size(); ++e) {
+        const TimelineTensor &tt = t.tensors[size_t(t.events[e].tensor)];
+        if (t.events[e].alloc == alloc && tt.kind == kind && tt.layer == layer && tt.part == part)
+            return int(e);
+    }
+    return -1;
+}
+
+} // namespace
+
+class TestTimeline : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // The timeline is the breakdown's source: its live bytes peak where estimateMemory says, in
+    // every phase, on every stage; the steady step ends as it began; every free matches.
+    void agreesWithEstimate_data()
+    {
+        QTest::addColumn<QString>("patch");
+        for (const testing::PlanVariant &v : testing::planVariants())
+            QTest::newRow(v.name) << QString::fromUtf8(v.patch);
+        QTest::newRow("interleaved-long") << QStringLiteral(
+            R"({"parallel": {"dp": 1, "tp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2},
+                "training": {"grad_accum": 32}})");
+        QTest::newRow("1f1b-long") << QStringLiteral(R"({"parallel": {"dp": 2, "pp": 4}, "training": {"grad_accum": 32}})");
+        QTest::newRow("fsdp-accum") << QStringLiteral(R"({"parallel": {"sharding": "full"}, "training": {"grad_accum": 4}})");
+    }
+
+    void agreesWithEstimate()
+    {
+        QFETCH(QString, patch);
+        const Plan plan = variantPlan(patch.toUtf8().constData());
+        const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
+        for (const RankMemory &r : m.ranks) {
+            const StepTimeline t = memoryTimeline(plan, Catalog::builtin(), r.stage);
+            QCOMPARE(t.unmatched_frees, 0);
+            QVERIFY2(near(t.peakLive(StepPart::SteadyStep), r.peak_bytes),
+                     qPrintable(QStringLiteral("stage %1: timeline %2, estimate %3")
+                                    .arg(r.stage)
+                                    .arg(t.peakLive(StepPart::SteadyStep), 0, 'f', 0)
+                                    .arg(r.peak_bytes, 0, 'f', 0)));
+            const Replayed live = liveBytes(t);
+            for (int p = 0; p < kPhaseCount; ++p)
+                QVERIFY2(near(live.phasePeak[size_t(p)], r.phases[size_t(p)].total()),
+                         qPrintable(QStringLiteral("stage %1 phase %2").arg(r.stage).arg(p)));
+            QVERIFY(near(live.startSteady, live.endSteady));
+            QVERIFY(r.first_step_peak_bytes > 0);
+        }
+    }
+
+    // Spelling out more alike micro-batches changes no peak.
+    void omittedMicrobatchesChangeNothing()
+    {
+        for (const char *patch : {R"({"parallel": {"dp": 2, "pp": 4}, "training": {"grad_accum": 32}})",
+                                  R"({"parallel": {"dp": 1, "tp": 2, "pp": 4, "pp_schedule": "interleaved",
+                                      "virtual_stages": 2}, "training": {"grad_accum": 32}})"}) {
+            const Plan plan = variantPlan(patch);
+            const StepTimeline shortList = memoryTimeline(plan, Catalog::builtin(), 0, 1);
+            const StepTimeline full = memoryTimeline(plan, Catalog::builtin(), 0, 1000);
+            QVERIFY(shortList.omitted_microbatches > 0);
+            QCOMPARE(full.omitted_microbatches, 0);
+            QVERIFY(shortList.events.size() < full.events.size());
+            QVERIFY(near(shortList.peakLive(StepPart::SteadyStep), full.peakLive(StepPart::SteadyStep)));
+        }
+    }
+
+    // FSDP2's order (torch/distributed/fsdp/_fully_shard): a layer's unsharded parameters are
+    // freed before its reduce-scatter input exists; the layer above's reduce-scatter input lives
+    // through this layer's backward and is freed just before; the last layer's flat all-gather
+    // buffer outlives the loss.
+    void fsdp2Order()
+    {
+        const Plan plan = variantPlan(R"({"parallel": {"sharding": "full"}})");
+        const StepTimeline t = memoryTimeline(plan, Catalog::builtin(), 0);
+        const StepPart st = StepPart::SteadyStep;
+        const int layer = 10;
+        const int gatheredFree = firstEvent(t, TensorKind::GatheredLayer, layer, false, st,
+                                            firstEvent(t, TensorKind::BackwardWorkingSet, layer, true, st));
+        const int rsAlloc = firstEvent(t, TensorKind::ReduceScatterInput, layer, true, st);
+        const int rsAboveFree = firstEvent(t, TensorKind::ReduceScatterInput, layer + 1, false, st);
+        const int work = firstEvent(t, TensorKind::BackwardWorkingSet, layer, true, st);
+        QVERIFY(gatheredFree >= 0 && rsAlloc >= 0 && rsAboveFree >= 0 && work >= 0);
+        QVERIFY(work < gatheredFree);        // the layer computes with its parameters
+        QVERIFY(gatheredFree < rsAlloc);     // reshard before the reduce-scatter input
+        QVERIFY(work < rsAboveFree);         // the layer above's input lives through compute
+        QVERIFY(rsAboveFree < rsAlloc);      // and is freed just before this layer's
+        const int logits = firstEvent(t, TensorKind::Logits, -2, true, st);
+        const int lastFlat = firstEvent(t, TensorKind::AllGatherBuffer, 31, false, st);
+        QVERIFY(logits >= 0 && logits < lastFlat);
+        // The all-gather buffers are on their own stream.
+        QCOMPARE(int(streamOf(TensorKind::AllGatherBuffer)), int(Stream::AllGather));
+    }
+
+    // The first step creates the optimizer states in its optimizer phase; the steady step
+    // starts with them.
+    void firstStepCreatesStates()
+    {
+        const Plan plan = variantPlan("{}");
+        const StepTimeline t = memoryTimeline(plan, Catalog::builtin(), 0);
+        int created = 0;
+        for (const TimelineTensor &tt : t.tensors) {
+            if (tt.kind != TensorKind::OptimizerState)
+                continue;
+            QCOMPARE(int(tt.part), int(StepPart::FirstStep));
+            QCOMPARE(int(tt.phase), int(Phase::OptimizerStep));
+            QCOMPARE(tt.free_event, -1);
+            ++created;
+        }
+        QVERIFY(created > 32);
+        const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
+        // Iteration 1's forward has no optimizer states yet: its peak is lower or equal.
+        QVERIFY(m.ranks[0].first_step_peak_bytes <= m.ranks[0].peak_bytes + 1);
+    }
+};
+
+QTEST_GUILESS_MAIN(TestTimeline)
+#include "tst_timeline.moc"
