@@ -47,7 +47,10 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     f.loss = r.string("loss", std::string("hf_upcast"));
     if (f.loss != "hf_upcast" && f.loss != "fused_fp32")
         throw PlanError("loss", "must be \"hf_upcast\" or \"fused_fp32\", not \"" + f.loss + "\"");
-    f.allocator_overhead_fraction = r.number("allocator_overhead_fraction", 0, 0.99, 0.05);
+    if (r.has("allocator_overhead_fraction"))
+        throw PlanError("allocator_overhead_fraction",
+                        "is no longer read: the caching allocator is replayed over the step's "
+                        "timeline (plan memory.allocator); remove the field");
     // Read by the compute model from `raw`; checked here.
     r.secondsOrPerDirection("host_s_per_kernel", 1.0);
     r.number("recompute_host_factor", 0, 100, 1.0);

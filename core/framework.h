@@ -64,11 +64,6 @@ struct FrameworkProfile
     /// softmax written in place and reused as the gradient).
     std::string loss = "hf_upcast";
 
-    // --- runtime -----------------------------------------------------------------------------
-    /// Allocator reserve beyond allocated memory (block rounding, fragmentation), as a
-    /// fraction of the peak allocated; counted in the runtime reserve.
-    double allocator_overhead_fraction = 0.05;
-
     nlohmann::json raw;
 };
 

@@ -460,7 +460,10 @@ int probeLayersThatFit(const Plan &plan, const MemoryProbe &probe, const Catalog
     auto need = [&](int layers) {
         MemoryProbe p = probe;
         p.layers = layers;
-        const MemoryEstimate e = estimateMemory(probePlan(plan, p), catalog);
+        // What the allocator reserves for the probe's step (its timeline replayed).
+        const Plan pp = probePlan(plan, p);
+        MemoryEstimate e = estimateMemory(pp, catalog);
+        replayAllocator(pp, catalog, e);
         return e.peak_bytes + (e.ranks.empty() ? 0.0 : e.ranks.front().reserve.allocator);
     };
     int lo = 0, hi = std::max(1, probe.model.layers);

@@ -284,8 +284,9 @@ private slots:
                                     << QStringLiteral("ddp_bucket_copy");
         QTest::addRow("negative host time") << QStringLiteral(R"({"host_s_per_kernel": {"forward": -1}})")
                                             << QStringLiteral("host_s_per_kernel.forward");
-        QTest::addRow("fraction") << QStringLiteral(R"({"allocator_overhead_fraction": 1.5})")
-                                  << QStringLiteral("allocator_overhead_fraction");
+        QTest::addRow("obsolete flat allocator share")
+            << QStringLiteral(R"({"allocator_overhead_fraction": 0.05})")
+            << QStringLiteral("allocator_overhead_fraction");
         QTest::addRow("prefetch") << QStringLiteral(R"({"fsdp_prefetch_layers": 2.5})")
                                   << QStringLiteral("fsdp_prefetch_layers");
     }

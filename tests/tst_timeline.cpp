@@ -3,6 +3,7 @@
 // step; and the listing's independence from how many alike micro-batches it spells out.
 #include "core/catalog.h"
 #include "core/memory.h"
+#include "core/stepview.h"
 #include "core/timeline.h"
 #include "planvariants.h"
 
@@ -175,6 +176,31 @@ private slots:
         const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
         // Iteration 1's forward has no optimizer states yet: its peak is lower or equal.
         QVERIFY(m.ranks[0].first_step_peak_bytes <= m.ranks[0].peak_bytes + 1);
+    }
+
+    // The view's series: the peak where the estimate has it, the tensors alive there adding up
+    // to it, reserved never below live.
+    void stepViewSeries()
+    {
+        const Plan plan = variantPlan(R"({"parallel": {"sharding": "full"}, "training": {"seq_len": 32768}})");
+        const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
+        const StepView v = stepView(plan, Catalog::builtin(), 0);
+        QVERIFY(v.first > 0 && v.last > v.first);
+        QCOMPARE(int(v.live.size()), v.last - v.first);
+        QCOMPARE(v.live.size(), v.reserved.size());
+        QVERIFY(near(v.allocated_peak, m.ranks[0].peak_bytes));
+        QVERIFY(std::abs(v.liveAt(v.peak_event) - v.allocated_peak) < 1e-6 * v.allocated_peak);
+        double alive = 0;
+        for (int i : v.alive_at_peak)
+            alive += v.timeline.tensors[size_t(i)].bytes;
+        QVERIFY(near(alive, v.allocated_peak));
+        for (size_t i = 1; i < v.alive_at_peak.size(); ++i)
+            QVERIFY(v.timeline.tensors[size_t(v.alive_at_peak[i - 1])].bytes >=
+                    v.timeline.tensors[size_t(v.alive_at_peak[i])].bytes);
+        for (size_t i = 0; i < v.live.size(); ++i)
+            QVERIFY(double(v.reserved[i]) >= v.liveAt(v.first + int(i)) * (1 - 1e-6));
+        QCOMPARE(int(v.phases.size()), kPhaseCount);
+        QVERIFY(v.reserved_peak >= v.allocated_peak);
     }
 };
 

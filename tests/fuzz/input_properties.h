@@ -138,8 +138,7 @@ inline InputCheck checkFrameworkText(const std::string &text)
 {
     return guarded("frameworkFromJson", [&]() -> std::string {
         const FrameworkProfile f = frameworkFromJson(parseJsonText(text, "profile"));
-        if (f.id.empty() || !(f.allocator_overhead_fraction >= 0 && f.allocator_overhead_fraction < 1) ||
-            f.fsdp_prefetch_layers < 0 || !(f.ddp_bucket_bytes > 0) || !nonNegative(f.reduce_bucket_bytes))
+        if (f.id.empty() || f.fsdp_prefetch_layers < 0 || !(f.ddp_bucket_bytes > 0) || !nonNegative(f.reduce_bucket_bytes))
             return "framework " + f.id + ": a field out of range";
         return {};
     });
