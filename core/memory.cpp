@@ -958,9 +958,38 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
     out.ranks.reserve(size_t(x.pp));
     double maxReserve = 0;
     bool fits = true;
+    // Under 1F1B the middle stages differ only in their warm-up forwards, and every moment of
+    // the step moves by the same net change per warm-up micro-batch: their phase peaks are
+    // affine in the warm-up count. The two outer middle stages are evaluated, the ones between
+    // follow exactly (tst_timeline checks every stage against its listed timeline).
+    const bool affineMiddle = x.pp >= 5 && x.v == 1 && plan.parallel.pp_schedule == PpSchedule::OneFOneB &&
+                              plan.training.method.method == TrainingMethod::Full && x.m > x.pp - 2;
+    RankEval upper, lower; // stages 1 (warm-up pp - 2) and pp - 2 (warm-up 1)
+    if (affineMiddle) {
+        upper = evaluate(stepShape(x, computeQuantities(x, 1), 1));
+        lower = evaluate(stepShape(x, computeQuantities(x, x.pp - 2), x.pp - 2));
+    }
     for (int stage = 0; stage < x.pp; ++stage) {
         const Quantities q = computeQuantities(x, stage);
-        const RankEval e = evaluate(stepShape(x, q, stage));
+        RankEval e;
+        if (affineMiddle && stage >= 1 && stage <= x.pp - 2) {
+            if (stage == 1) {
+                e = upper;
+            } else if (stage == x.pp - 2) {
+                e = lower;
+            } else {
+                const double t = double(x.pp - stage - 2) / double(x.pp - 3); // 0 at pp - 2, 1 at 1
+                for (int p = 0; p < kPhaseCount; ++p)
+                    for (int c = 0; c < kComponentCount; ++c) {
+                        const double lo = lower.phases[size_t(p)].bytes[size_t(c)];
+                        const double hi = upper.phases[size_t(p)].bytes[size_t(c)];
+                        e.phases[size_t(p)].bytes[size_t(c)] = lo + t * (hi - lo);
+                    }
+                e.firstStepPeak = lower.firstStepPeak + t * (upper.firstStepPeak - lower.firstStepPeak);
+            }
+        } else {
+            e = evaluate(stepShape(x, q, stage));
+        }
         RankMemory rm;
         rm.stage = stage;
         // Megatron rank order: tp fastest, then cp, dp, pp.

@@ -128,42 +128,7 @@ public:
             alloc({TensorKind::GatheredRoot}, s.rootGathered);
 
         if (s.interleaved) {
-            // Each model chunk's first backward makes that chunk's gradients.
-            std::vector<bool> seen(size_t(std::max(1, s.chunks)), false);
-            auto back = [&](int b) {
-                const int c = bwdChunk(b);
-                backward(unitOf(b), c, !seen[size_t(c)]);
-                seen[size_t(c)] = true;
-            };
-            int f = 0, b = 0;
-            for (int i = 0; i < warm; ++i, ++f)
-                forward(unitOf(f), fwdChunk(f));
-            // The steady pairs repeat their chunk pattern every pp x chunks pairs; the first
-            // period makes every chunk's gradients, later whole periods are alike.
-            const int period = std::max(1, s.pp) * std::max(1, s.chunks);
-            const int first = std::min(steadyPairs, period);
-            for (int i = 0; i < first; ++i, ++f, ++b) {
-                forward(unitOf(f), fwdChunk(f));
-                back(b);
-            }
-            const int periods = (steadyPairs - first) / period;
-            const int shown = std::min(periods, k.steadyRepeatLimit());
-            const int f0 = f, b0 = b;
-            k.repeat(shown, [&](int j) {
-                for (int q = 0; q < period; ++q) {
-                    const int fi = f0 + j * period + q, bi = b0 + j * period + q;
-                    forward(unitOf(fi), fwdChunk(fi));
-                    backward(unitOf(bi), bwdChunk(bi), false);
-                }
-            });
-            f += shown * period;
-            b += shown * period;
-            for (int i = first + periods * period; i < steadyPairs; ++i, ++f, ++b) {
-                forward(unitOf(f), fwdChunk(f));
-                back(b);
-            }
-            for (int i = 0; i < warm; ++i, ++b)
-                back(b);
+            interleavedSchedule(units, warm);
         } else {
             // Alike micro-batches: warm-up forwards, then forward / backward pairs (the first
             // backward makes the gradients), then the drain.
@@ -277,12 +242,155 @@ private:
         one({TensorKind::Gradient, -1, kRootRest}, s.gradsEmbedding);
     }
 
+    /// Megatron's interleaved 1F1B as lists of forwards, backwards and pairs, emitted in runs
+    /// of alike entries (same chunks, no chunk's first backward), each run collapsed; whole
+    /// steady periods (pp x chunks pairs, the pattern's length) repeat as one block.
+    struct Op
+    {
+        int f = -1, b = -1; ///< forward / backward index, -1 for none
+        int fc = -1, bc = -1;
+        bool first = false; ///< the backward is its chunk's first
+        /// `chunks`: whether the chunk makes a difference (the first stage's chunk 0 holds the
+        /// embedding, the last stage's last chunk the head; elsewhere chunks are alike).
+        bool alike(const Op &o, bool chunks) const
+        {
+            return (f < 0) == (o.f < 0) && (b < 0) == (o.b < 0) && (!chunks || (fc == o.fc && bc == o.bc)) &&
+                   !first && !o.first;
+        }
+    };
+
+    void runOps(const std::vector<Op> &ops, int shift)
+    {
+        auto run = [&](const Op &op) {
+            if (op.f >= 0)
+                forward(unitOf(op.f + shift), op.fc);
+            if (op.b >= 0)
+                backward(unitOf(op.b + shift), op.bc, op.first);
+        };
+        for (size_t i = 0; i < ops.size();) {
+            size_t j = i + 1;
+            while (j < ops.size() && ops[j].alike(ops[i], s.first || s.last))
+                ++j;
+            if (j - i == 1) {
+                run(ops[i]);
+            } else {
+                const size_t start = i;
+                k.repeat(int(j - i), [&](int r) { run(ops[start + size_t(r)]); });
+            }
+            i = j;
+        }
+    }
+
+    /// A middle stage's interleaved schedule: every chunk alike but for the first backward of
+    /// each (backward chunk v-1-c starts at c x pp), so runs are cut only there.
+    void middleInterleaved(int units, int warm)
+    {
+        const int pp = std::max(1, s.pp), v = std::max(1, s.chunks);
+        const int steadyPairs = units - warm;
+        const int period = pp * v;
+        const int first = std::min(steadyPairs, period);
+        const int periods = (steadyPairs - first) / period;
+        const int shown = std::min(periods, k.steadyRepeatLimit());
+        const int pairs = first + shown * period + (steadyPairs - first - periods * period);
+        auto isFirst = [&](int b) { return b % pp == 0 && b / pp < v; };
+        // Warm-up forwards.
+        k.repeat(warm, [&](int i) { forward(unitOf(i), fwdChunk(i)); });
+        // Backwards (paired with forwards from `warm` on while i < pairs), cut at first ones.
+        const int total = pairs + warm;
+        auto op = [&](int b) {
+            if (b < pairs) {
+                const int f = warm + b;
+                forward(unitOf(f), fwdChunk(f));
+            }
+            backward(unitOf(b), bwdChunk(b), isFirst(b));
+        };
+        for (int b = 0; b < total;) {
+            if (isFirst(b)) {
+                op(b++);
+                continue;
+            }
+            // The run up to the next first backward or the end of the pairs.
+            int end = b + 1;
+            while (end < total && !isFirst(end) && (end < pairs) == (b < pairs))
+                ++end;
+            const int start = b;
+            k.repeat(end - start, [&](int r) { op(start + r); });
+            b = end;
+        }
+    }
+
+    void interleavedSchedule(int units, int warm)
+    {
+        if (!s.first && !s.last) {
+            middleInterleaved(units, warm);
+            return;
+        }
+        std::vector<bool> seen(size_t(std::max(1, s.chunks)), false);
+        int f = 0, b = 0;
+        auto fwd = [&]() {
+            Op op{f, -1, fwdChunk(f), -1, false};
+            ++f;
+            return op;
+        };
+        auto back = [&](Op op) {
+            op.b = b;
+            op.bc = bwdChunk(b);
+            op.first = !seen[size_t(op.bc)];
+            seen[size_t(op.bc)] = true;
+            ++b;
+            return op;
+        };
+        const int steadyPairs = units - warm;
+        const int period = std::max(1, s.pp) * std::max(1, s.chunks);
+        const int first = std::min(steadyPairs, period);
+        const int periods = (steadyPairs - first) / period;
+        const int shown = std::min(periods, k.steadyRepeatLimit());
+        const int rest = steadyPairs - first - periods * period;
+        std::vector<Op> head, body, tail;
+        for (int i = 0; i < warm; ++i)
+            head.push_back(fwd());
+        for (int i = 0; i < first; ++i)
+            head.push_back(back(fwd()));
+        for (int i = 0; i < (shown > 0 ? period : 0); ++i)
+            body.push_back(back(fwd()));
+        const int f0 = f - int(body.size()), b0 = b - int(body.size());
+        (void)f0;
+        (void)b0;
+        // Contiguous numbering: the sink's listing is a step with the left-out periods removed.
+        f += (shown > 0 ? shown - 1 : 0) * period;
+        b += (shown > 0 ? shown - 1 : 0) * period;
+        for (int i = 0; i < rest; ++i)
+            tail.push_back(back(fwd()));
+        for (int i = 0; i < warm; ++i)
+            tail.push_back(back(Op{}));
+        runOps(head, 0);
+        if (shown > 0)
+            k.repeat(shown, [&](int j) { runOps(body, j * period); });
+        runOps(tail, 0);
+    }
+
     TensorRef at(TensorKind kind, int unit, int layer, int piece = 0) const
     {
         return {kind, unit, layer, piece};
     }
 
+    uint32_t blockKey(bool back, int chunk, bool firstBackward) const
+    {
+        return (back ? 1u : 0u) | (hasHead(chunk) ? 2u : 0u) | (hasEmbedding(chunk) ? 4u : 0u) |
+               (firstBackward ? 8u : 0u) | (rootPerUnit ? 16u : 0u);
+    }
+
     void forward(int u, int chunk)
+    {
+        k.block(blockKey(false, chunk, false), [&]() { forwardBody(u, chunk); });
+    }
+
+    void backward(int u, int chunk, bool firstBackward)
+    {
+        k.block(blockKey(true, chunk, firstBackward), [&]() { backwardBody(u, chunk, firstBackward); });
+    }
+
+    void forwardBody(int u, int chunk)
     {
         k.phase(Phase::Forward);
         const int L = s.layers;
@@ -331,7 +439,7 @@ private:
             k.repeat(L, [&](int i) { free(at(TensorKind::ComputeCopy, u, base + i), s.castPerLayer); });
     }
 
-    void backward(int u, int chunk, bool firstBackward)
+    void backwardBody(int u, int chunk, bool firstBackward)
     {
         k.phase(Phase::Backward);
         const int L = s.layers;
@@ -511,6 +619,66 @@ void PeakTracker::repeat(int n, const std::function<void(int)> &body)
             v = 0;
     }
     total_ = live_.total();
+}
+
+Breakdown PeakTracker::runCaptured(const std::function<void()> &body, Peaks &local)
+{
+    const Breakdown start = live_;
+    stack_.push_back(Peaks{});
+    body();
+    local = stack_.back();
+    stack_.pop_back();
+    Breakdown delta;
+    for (int c = 0; c < kComponentCount; ++c)
+        delta.bytes[size_t(c)] = live_.bytes[size_t(c)] - start.bytes[size_t(c)];
+    return delta;
+}
+
+void PeakTracker::block(uint32_t key, const std::function<void()> &body)
+{
+    const auto it = effects_.find(key);
+    Peaks &parent = stack_.empty() ? peaks_[size_t(part_)] : stack_.back();
+    if (it == effects_.end()) {
+        // Run it once, merge its peaks, and keep them relative to its start.
+        const Breakdown start = live_;
+        const double startTotal = total_;
+        Effect e;
+        e.delta = runCaptured(body, e.peaks);
+        e.endPhase = phase_;
+        Peaks &into = stack_.empty() ? peaks_[size_t(part_)] : stack_.back();
+        for (int p = 0; p < kPhaseCount; ++p) {
+            Peak &pk = e.peaks[size_t(p)];
+            merge(into[size_t(p)], pk);
+            if (pk.total < 0)
+                continue;
+            pk.total -= startTotal;
+            for (int c = 0; c < kComponentCount; ++c)
+                pk.at.bytes[size_t(c)] -= start.bytes[size_t(c)];
+        }
+        effects_.emplace(key, e);
+        return;
+    }
+    const Effect &e = it->second;
+    for (int p = 0; p < kPhaseCount; ++p) {
+        const Peak &rel = e.peaks[size_t(p)];
+        if (rel.total < 0)
+            continue;
+        if (total_ + rel.total > parent[size_t(p)].total) {
+            Peak pk;
+            pk.total = total_ + rel.total;
+            for (int c = 0; c < kComponentCount; ++c)
+                pk.at.bytes[size_t(c)] = live_.bytes[size_t(c)] + rel.at.bytes[size_t(c)];
+            parent[size_t(p)] = pk;
+        }
+    }
+    for (int c = 0; c < kComponentCount; ++c) {
+        double &v = live_.bytes[size_t(c)];
+        v += e.delta.bytes[size_t(c)];
+        if (std::abs(v) < 1e-3)
+            v = 0;
+    }
+    total_ = live_.total();
+    phase_ = e.endPhase;
 }
 
 // --- TimelineRecorder ----------------------------------------------------------------------------

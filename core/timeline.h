@@ -142,6 +142,13 @@ public:
     virtual void repeat(int n, const std::function<void(int)> &body) = 0;
     /// How many alike steady micro-batches a sink wants spelled out (they change nothing).
     virtual int steadyRepeatLimit() const { return 1 << 30; }
+    /// A block whose effect depends only on `key` (a micro-batch's forward or backward of one
+    /// kind): a sink may replay a recorded effect instead of running `body` again.
+    virtual void block(uint32_t key, const std::function<void()> &body)
+    {
+        (void)key;
+        body();
+    }
 };
 
 /// Emits the model build and persistent buffers (part Setup).
@@ -163,6 +170,7 @@ public:
     void alloc(const TensorRef &t, double bytes, const std::vector<double> *parts) override;
     void free(const TensorRef &t, double bytes) override;
     void repeat(int n, const std::function<void(int)> &body) override;
+    void block(uint32_t key, const std::function<void()> &body) override;
 
     /// The peak of `phase` within `part` (total -1 when the phase did not occur).
     const Peak &peak(StepPart part, Phase phase) const { return peaks_[size_t(part)][size_t(phase)]; }
@@ -178,6 +186,15 @@ private:
     Phase phase_ = Phase::Forward;
     std::array<Peaks, kStepPartCount> peaks_{};
     std::vector<Peaks> stack_; ///< local peaks of the repeat bodies being run
+    /// A block's effect: each phase's peak relative to the live bytes at its start, its change.
+    struct Effect
+    {
+        Peaks peaks;
+        Breakdown delta;
+        Phase endPhase;
+    };
+    std::unordered_map<uint32_t, Effect> effects_;
+    Breakdown runCaptured(const std::function<void()> &body, Peaks &local);
 };
 
 struct TimelineTensor

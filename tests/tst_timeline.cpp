@@ -89,6 +89,8 @@ private slots:
             R"({"parallel": {"dp": 1, "tp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2},
                 "training": {"grad_accum": 32}})");
         QTest::newRow("1f1b-long") << QStringLiteral(R"({"parallel": {"dp": 2, "pp": 4}, "training": {"grad_accum": 32}})");
+        QTest::newRow("1f1b-8-stages") << QStringLiteral(R"({"parallel": {"dp": 1, "pp": 8}, "training": {"grad_accum": 16}})");
+        QTest::newRow("1f1b-8-stages-short") << QStringLiteral(R"({"parallel": {"dp": 1, "pp": 8}, "training": {"grad_accum": 4}})");
         QTest::newRow("fsdp-accum") << QStringLiteral(R"({"parallel": {"sharding": "full"}, "training": {"grad_accum": 4}})");
     }
 

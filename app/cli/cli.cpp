@@ -245,6 +245,17 @@ std::string estimateTable(const Plan &plan)
         o << "  " << pad("runtime reserve", 26) << gibgb(r.reserve.total()) << "  (context "
           << formatGiB(r.reserve.context) << ", " << r.reserve.communicators << " communicator(s) "
           << formatGiB(r.reserve.comm_buffers) << ", allocator " << formatGiB(r.reserve.allocator) << ")\n";
+        o << "  " << pad("reserved (allocator)", 26) << gibgb(r.reserved_bytes)
+          << "  (the caching allocator replayed on a device with room; first step peak allocated "
+          << formatGiB(r.first_step_peak_bytes) << ")\n";
+        if (r.oom) {
+            o << "  runs out of memory at: " << r.oom_tensor;
+            if (r.oom_layer >= 0)
+                o << " of layer " << r.oom_layer;
+            o << ", " << formatGiB(r.oom_request_bytes) << ", in the " << phaseKey(r.oom_phase) << " of the "
+              << (r.oom_step == "setup" ? std::string("model build") : r.oom_step == "first_step" ? std::string("first step") : std::string("steady step"))
+              << " (after the allocator released its cache and retried)\n";
+        }
         const double need = r.peak_bytes + r.reserve.total();
         o << "  " << pad("total on device", 26) << gibgb(need) << "\n";
         o << "  " << pad("HBM capacity", 26) << gibgb(e.memory.hbm_bytes) << "\n";

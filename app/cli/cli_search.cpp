@@ -211,6 +211,8 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
             j["global_batch"] = global;
             j["evaluated"] = res.evaluated;
             j["fitting"] = res.fitting;
+            j["replayed"] = res.replayed;
+            j["rejected_by_allocator"] = res.rejected_by_allocator;
             j["seconds"] = res.seconds;
             j["evaluations_per_s"] = rate;
             j["ranked"] = json::array();
@@ -230,7 +232,8 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
             << b.cluster.device << ", framework " << b.framework << "\n";
         out << res.evaluated << " layouts evaluated in " << formatSeconds(res.seconds) << " ("
             << formatFixed(rate / 1000.0, 0) << "k/s), " << res.fitting
-            << " fit with the runtime reserve.\n\n";
+            << " within the allocated bound; the allocator replayed on " << res.replayed << ", "
+            << res.rejected_by_allocator << " of them run out of memory.\n\n";
         if (res.ranked.empty()) {
             out << "No layout fits.\n";
             return ExitOk;
