@@ -7,6 +7,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QLabel>
 #include <QSlider>
 #include <QSpinBox>
@@ -102,6 +103,37 @@ private Q_SLOTS:
         QCOMPARE(m_doc->plan().parallel.tp, 1);
         QCOMPARE(child<QComboBox>("tp")->currentData().toInt(), 1);
         QCOMPARE(child<QSpinBox>("microBatch")->value(), 1);
+    }
+
+    // The caching allocator's settings: edits of memory.allocator, which the estimate replays;
+    // on the 910B torch_npu refuses expandable segments beside max_split_size_mb.
+    void allocatorSettings()
+    {
+        m_doc->undoStack()->clear();
+        // The FSDP case fits: a setting changes what is reserved, not whether it runs.
+        QString error;
+        QVERIFY2(m_doc->loadAsUntitled(QString::fromStdString(locateDataDir()) +
+                                           QStringLiteral("/cases/hcie-ai-fsdp.plan.json"),
+                                       &error),
+                 qPrintable(error));
+        const double before = m_doc->estimate().memory.ranks.front().reserved_bytes;
+        child<QCheckBox>("expandableSegments")->setChecked(true);
+        QVERIFY(m_doc->plan().memory.allocator.expandable_segments);
+        const double expandable = m_doc->estimate().memory.ranks.front().reserved_bytes;
+        QVERIFY2(expandable < before, qPrintable(QStringLiteral("%1 vs %2").arg(expandable).arg(before)));
+        QVERIFY(expandable >= m_doc->estimate().memory.ranks.front().peak_bytes);
+        child<QCheckBox>("expandableSegments")->setChecked(false);
+        child<QSpinBox>("maxSplitSize")->setValue(256);
+        QCOMPARE(m_doc->plan().memory.allocator.max_split_size_mb, 256.0);
+        child<QDoubleSpinBox>("gcThreshold")->setValue(0.8);
+        QCOMPARE(m_doc->plan().memory.allocator.garbage_collection_threshold, 0.8);
+        // Refused with the reason: the plan keeps its settings.
+        child<QCheckBox>("expandableSegments")->setChecked(true);
+        QVERIFY(!m_doc->plan().memory.allocator.expandable_segments);
+        QVERIFY(!child<QCheckBox>("expandableSegments")->isChecked());
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().memory.allocator.garbage_collection_threshold, 0.0);
+        QCOMPARE(child<QDoubleSpinBox>("gcThreshold")->value(), 0.0);
     }
 
     // The training method, its options and the loss head: undoable edits; the options of another

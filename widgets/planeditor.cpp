@@ -10,6 +10,7 @@
 
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -634,6 +635,44 @@ void PlanEditor::buildUi()
     offload(m_offGrads, "offloadGrads", tr("Offload gradients to host"), &Offload::grads);
     offload(m_offActivations, "offloadActivations", tr("Offload activations to host"), &Offload::activations);
 
+    // The caching allocator's settings (PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF): the
+    // estimate replays the allocator with them.
+    m_expandable = new QCheckBox(tr("Expandable segments"), content);
+    m_expandable->setObjectName(QStringLiteral("expandableSegments"));
+    m_expandable->setToolTip(tr("expandable_segments:True in PYTORCH_CUDA_ALLOC_CONF / "
+                                "PYTORCH_NPU_ALLOC_CONF: segments grow page by page instead of one "
+                                "per miss, which leaves less memory reserved and unused"));
+    memory->addRow(m_expandable);
+    connect(m_expandable, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change allocator"), EditId::Memory, [&](Plan &p) { p.memory.allocator.expandable_segments = on; });
+    });
+    m_maxSplit = new QSpinBox(content);
+    m_maxSplit->setObjectName(QStringLiteral("maxSplitSize"));
+    m_maxSplit->setRange(0, 1 << 20);
+    m_maxSplit->setSingleStep(64);
+    m_maxSplit->setSuffix(tr(" MiB"));
+    m_maxSplit->setSpecialValueText(tr("no limit"));
+    m_maxSplit->setToolTip(tr("max_split_size_mb: cached blocks this large are not split for "
+                              "smaller requests (above 20 MiB, or no limit)"));
+    memory->addRow(tr("Max &split size"), m_maxSplit);
+    connect(m_maxSplit, &QSpinBox::valueChanged, this, [this](int mb) {
+        edit(tr("Change allocator"), EditId::Memory, [&](Plan &p) { p.memory.allocator.max_split_size_mb = mb; });
+    });
+    m_gcThreshold = new QDoubleSpinBox(content);
+    m_gcThreshold->setObjectName(QStringLiteral("gcThreshold"));
+    m_gcThreshold->setRange(0, 0.99);
+    m_gcThreshold->setDecimals(2);
+    m_gcThreshold->setSingleStep(0.05);
+    m_gcThreshold->setSpecialValueText(tr("off"));
+    m_gcThreshold->setToolTip(tr("garbage_collection_threshold: beyond this fraction of the usable "
+                                 "memory, cached segments unused longest are released before a new "
+                                 "one is reserved"));
+    memory->addRow(tr("Allocator &GC threshold"), m_gcThreshold);
+    connect(m_gcThreshold, &QDoubleSpinBox::valueChanged, this, [this](double t) {
+        edit(tr("Change allocator"), EditId::Memory,
+             [&](Plan &p) { p.memory.allocator.garbage_collection_threshold = t; });
+    });
+
     // ---- System ----
     QFormLayout *system = group(tr("Framework and cluster"));
     m_framework = new QComboBox(content);
@@ -806,6 +845,12 @@ void PlanEditor::refresh()
     setChecked(m_offParams, p.memory.offload.params);
     setChecked(m_offGrads, p.memory.offload.grads);
     setChecked(m_offActivations, p.memory.offload.activations);
+    setChecked(m_expandable, p.memory.allocator.expandable_segments);
+    setValue(m_maxSplit, int(p.memory.allocator.max_split_size_mb));
+    if (m_gcThreshold->value() != p.memory.allocator.garbage_collection_threshold) {
+        const QSignalBlocker block(m_gcThreshold);
+        m_gcThreshold->setValue(p.memory.allocator.garbage_collection_threshold);
+    }
     {
         const QSignalBlocker b1(m_framework);
         m_framework->setCurrentIndex(m_framework->findData(qs(p.framework)));

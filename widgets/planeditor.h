@@ -13,6 +13,7 @@ class QLabel;
 class QLineEdit;
 class QSlider;
 class QSpinBox;
+class QDoubleSpinBox;
 
 namespace shardscope {
 
@@ -80,6 +81,9 @@ private:
     QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr;
     QCheckBox *m_sp = nullptr, *m_offOptimizer = nullptr, *m_offParams = nullptr,
               *m_offGrads = nullptr, *m_offActivations = nullptr;
+    QCheckBox *m_expandable = nullptr;        ///< memory.allocator.expandable_segments
+    QSpinBox *m_maxSplit = nullptr;           ///< memory.allocator.max_split_size_mb
+    QDoubleSpinBox *m_gcThreshold = nullptr;  ///< memory.allocator.garbage_collection_threshold
     QComboBox *m_framework = nullptr, *m_device = nullptr;
     QSpinBox *m_devicesPerNode = nullptr, *m_nodes = nullptr;
     QLabel *m_world = nullptr;
