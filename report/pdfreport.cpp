@@ -8,9 +8,11 @@
 #include "core/estimate.h"
 #include "core/memory.h"
 #include "core/model.h"
+#include "core/stepview.h"
 #include "core/units.h"
 #include "i18n/enginetext.h"
 #include "reportcanvas.h"
+#include "stepseries.h"
 #include "shardscope_config.h"
 
 #include <QBuffer>
@@ -295,6 +297,8 @@ public:
                 .arg(gib(ev.hbm), gib(mem.usable_bytes)),
             ReportCanvas::Small, ReportCanvas::muted());
 
+        stepTimeline(ev);
+
         // Components, by phase and with their formulas.
         for (const RankMemory &r : mem.ranks)
             rankTables(plan, r);
@@ -304,6 +308,130 @@ public:
     }
 
 private:
+    /// The fullest rank's steady step over its allocations, and what is alive at its peak.
+    void stepTimeline(const Evaluated &ev)
+    {
+        static constexpr int kTensorRows = 8;
+        const Plan &plan = ev.source->plan;
+        const MemoryEstimate &mem = ev.estimate.memory;
+        const RankMemory &r = mem.ranks[ev.worst];
+        const StepView v = stepView(plan, m_catalog, r.stage);
+        if (v.live.empty() || v.peak_event < 0)
+            return;
+        const TimelineTensor &at =
+            v.timeline.tensors[size_t(v.timeline.events[size_t(v.peak_event)].tensor)];
+        Phase phase = at.phase;
+        for (const PhaseMark &m : v.phases)
+            if (m.event <= v.peak_event)
+                phase = m.phase;
+        QString who = rankRange(r);
+        if (mem.ranks.size() > 1)
+            who = tr("%1 (stage %2)").arg(who).arg(r.stage);
+        QString text =
+            tr("One steady-state step of %1, allocation by allocation: %2 allocated at the peak in "
+               "the %3, as it allocates %4 (%5, %6); the caching allocator reserves up to %7.")
+                .arg(who, gib(v.allocated_peak), phaseName(phase), tensorKindName(at.kind),
+                     layerPhrase(at.kind, at.layer), unitPhrase(at.unit), gib(v.reserved_peak));
+        if (r.first_step_peak_bytes > v.allocated_peak * 1.0005)
+            text += QLatin1Char(' ') +
+                    tr("The first step peaks higher, at %1, while the optimizer states come into being.")
+                        .arg(gib(r.first_step_peak_bytes));
+        if (r.oom) {
+            QString kind = qs(r.oom_tensor);
+            for (int k = 0; k < kTensorKindCount; ++k)
+                if (tensorKindKey(TensorKind(k)) == r.oom_tensor)
+                    kind = tensorKindName(TensorKind(k));
+            const QString part = r.oom_step == "setup"        ? tr("model build")
+                                 : r.oom_step == "first_step" ? tr("first step")
+                                                              : tr("steady step");
+            text += QLatin1Char(' ') +
+                    tr("On the device the allocator runs out of memory in the %1, allocating %2 (%3).")
+                        .arg(part, kind, qs(formatBytes(r.oom_request_bytes)));
+        }
+
+        ReportCanvas::StepFigure f;
+        f.heading = tr("Memory over the step");
+        f.intro = text;
+        f.view = &v;
+        f.capacity = ev.hbm;
+        f.usable = mem.usable_bytes;
+        for (const PhaseMark &m : v.phases)
+            f.phases << phaseName(m.phase);
+        for (int c = 0; c < kComponentCount; ++c)
+            f.names << componentName(c);
+        f.names << tr("Reserved by the caching allocator (peak %1)").arg(gib(v.reserved_peak))
+                << tr("HBM capacity") << tr("usable");
+        f.peakLabel = tr("Peak %1").arg(gib(v.allocated_peak));
+        f.axisTitle = tr("Allocations and frees of the step (event index)");
+        if (v.timeline.omitted_microbatches > 0)
+            f.axisTitle += QStringLiteral("; ") +
+                           (v.timeline.omitted_microbatches == 1
+                                ? tr("1 alike micro-batch left out")
+                                : tr("%1 alike micro-batches left out").arg(v.timeline.omitted_microbatches));
+        m_canvas.stepChart(f);
+        m_canvas.paragraph(
+            tr("Allocated bytes stacked by component after each allocation or free of the step, the "
+               "bytes the caching allocator reserves (replayed on a device with room) as the dark "
+               "line; the backward is shaded."),
+            ReportCanvas::Small, ReportCanvas::muted());
+
+        // The largest tensors alive at the peak.
+        m_canvas.subheading(tr("Largest tensors alive at the peak"));
+        const std::vector<PeakGroup> groups = peakGroups(v);
+        ReportCanvas::Row header{ReportCanvas::Cell{tr("Tensors")}, ReportCanvas::Cell{tr("Layers")},
+                                 ReportCanvas::Cell{tr("Micro-batch")}, numberCell(tr("Count")),
+                                 numberCell(tr("Size")), numberCell(tr("Share"))};
+        auto share = [&](double bytes) {
+            return v.allocated_peak > 0 ? num(100 * bytes / v.allocated_peak, 1) + QStringLiteral(" %")
+                                        : QString();
+        };
+        std::vector<ReportCanvas::Row> rows;
+        const size_t shown = std::min(groups.size(), size_t(kTensorRows));
+        for (size_t i = 0; i < shown; ++i) {
+            const PeakGroup &g = groups[i];
+            ReportCanvas::Cell name{tensorKindName(g.kind)};
+            name.swatch = ReportCanvas::componentColor(int(componentOf(g.kind)));
+            rows.push_back({name, ReportCanvas::Cell{tensorLayerText(g.kind, g.layers)},
+                            ReportCanvas::Cell{tensorUnitText(g.unit)}, numberCell(QString::number(g.tensors)),
+                            numberCell(gib(g.bytes)), numberCell(share(g.bytes))});
+        }
+        if (groups.size() > shown) {
+            double rest = 0;
+            int tensors = 0;
+            for (size_t i = shown; i < groups.size(); ++i) {
+                rest += groups[i].bytes;
+                tensors += groups[i].tensors;
+            }
+            const int more = int(groups.size() - shown);
+            ReportCanvas::Cell name{more == 1 ? tr("1 more group") : tr("%1 more groups").arg(more)};
+            name.color = ReportCanvas::muted();
+            rows.push_back({name, {}, {}, numberCell(QString::number(tensors)), numberCell(gib(rest)),
+                            numberCell(share(rest))});
+        }
+        ReportCanvas::Row total{ReportCanvas::Cell{tr("Allocated at the peak")}, {}, {}, {},
+                                numberCell(gib(v.allocated_peak), true), numberCell(share(v.allocated_peak))};
+        total.front().bold = true;
+        rows.push_back(std::move(total));
+        m_canvas.table({0.34, 0.2, 0.12, 0.1, 0.13, 0.11}, header, rows, ReportCanvas::Small);
+        m_canvas.paragraph(tr("Tensors alive at the allocated peak, grouped by kind and micro-batch "
+                              "(\"-\": held for the whole step), largest first."),
+                           ReportCanvas::Small, ReportCanvas::muted());
+    }
+
+    static QString layerPhrase(TensorKind kind, int layer)
+    {
+        if (layer >= 0)
+            return tr("layer %1").arg(layer);
+        if (layer == -1)
+            return tr("no layer");
+        return tensorLayerText(kind, layer);
+    }
+
+    static QString unitPhrase(int unit)
+    {
+        return unit >= 0 ? tr("micro-batch %1").arg(unit) : tr("step-wide");
+    }
+
     void rankTables(const Plan &plan, const RankMemory &r)
     {
         QString what = tr("stage %1, %2 layers").arg(r.stage).arg(r.layers);

@@ -1,5 +1,8 @@
 #include "reportcanvas.h"
 
+#include "stepseries.h"
+
+#include "core/stepview.h"
 #include "core/units.h"
 
 #include <QPdfWriter>
@@ -16,6 +19,8 @@ const QColor kGrid(0xE4, 0xE4, 0xE4);
 const QColor kHeaderFill(0xEF, 0xF1, 0xF4);
 const QColor kCapacity(0xB7, 0x1C, 0x1C);
 const QColor kUsable(0xE6, 0x7E, 0x22);
+const QColor kReserved(0x26, 0x32, 0x38);
+const QColor kBand(0xF2, 0xF3, 0xF5);
 
 /// Latin first so that digits and Latin text extract from the PDF; CJK glyphs fall back.
 const QStringList kFamilies{QStringLiteral("DejaVu Sans"), QStringLiteral("Noto Sans CJK SC")};
@@ -502,6 +507,255 @@ void ReportCanvas::stackedBars(const std::vector<Bar> &bars, const QStringList &
         m_painter.setPen(kInk);
         m_painter.drawText(QRectF(p.x() + sw + pt(3), p.y(), m_width, lineH),
                            Qt::AlignLeft | Qt::AlignVCenter, it.text);
+    }
+    m_y = legendY + legendH + pt(4);
+}
+
+void ReportCanvas::stepChart(const StepFigure &f)
+{
+    if (!f.view || f.view->live.empty())
+        return;
+    const StepView &v = *f.view;
+    const int n = int(v.live.size());
+    const QFont labelFont = font(Small);
+    const QFont labelBold = font(Small, true);
+    const QFont tickFont = font(Tiny);
+    const QFontMetricsF fm(labelFont, &m_writer);
+    const QFontMetricsF tm(tickFont, &m_writer);
+    const double lineH = fm.height();
+    const double tickH = tm.height();
+
+    // Legend: the components that hold bytes in the step, the reserved, capacity and usable lines.
+    std::array<bool, kComponentCount> present{};
+    for (const auto &live : v.live)
+        for (int c = 0; c < kComponentCount; ++c)
+            present[size_t(c)] = present[size_t(c)] || live[size_t(c)] > 0;
+    struct Item
+    {
+        QString text;
+        int kind; // a component; -1 reserved; -2 capacity; -3 usable
+        QPointF at;
+    };
+    std::vector<Item> items;
+    const double sw = pt(7);
+    double lx = 0, ly = 0;
+    auto addItem = [&](const QString &text, int kind) {
+        const double w = sw + pt(3) + fm.horizontalAdvance(text) + pt(10);
+        if (lx > 0 && lx + w > m_width) {
+            lx = 0;
+            ly += lineH + pt(2);
+        }
+        items.push_back({text, kind, QPointF(lx, ly)});
+        lx += w;
+    };
+    for (int c = 0; c < kComponentCount; ++c)
+        if (present[size_t(c)])
+            addItem(f.names.value(c), c);
+    addItem(f.names.value(kComponentCount), -1);
+    addItem(f.names.value(kComponentCount + 1), -2);
+    const bool showUsable = f.usable > 0 && f.usable < f.capacity;
+    if (showUsable)
+        addItem(f.names.value(kComponentCount + 2), -3);
+    const double legendH = ly + lineH;
+
+    const double axisW = pt(26);
+    const double plotH = pt(150);
+    const double phaseH = tickH + pt(2);
+    const double axisH = tickH + pt(3) + lineH + pt(2);
+    // The heading and its sentence stay on the figure's page.
+    const int flags = Qt::TextWordWrap | Qt::AlignLeft | Qt::AlignTop;
+    double lead = 0;
+    if (!f.heading.isEmpty())
+        lead += pt(8) + textHeight(f.heading, font(11.5, true), m_width, flags) + pt(6);
+    if (!f.intro.isEmpty())
+        lead += textHeight(f.intro, font(Body), m_width, flags) + pt(3);
+    ensure(lead + phaseH + plotH + axisH + pt(4) + legendH);
+    if (!f.heading.isEmpty())
+        heading(f.heading);
+    if (!f.intro.isEmpty())
+        paragraph(f.intro);
+    const QRectF plot(axisW, m_y + phaseH, m_width - axisW - pt(2), plotH);
+
+    double top = std::max({f.capacity, v.reserved_peak, v.allocated_peak});
+    top = std::max(top, kGiB) * 1.04;
+    const double room = (tickH + pt(2)) / plotH; // the capacity line's label above it
+    top = std::max(top, f.capacity / (1 - room));
+    const double step = niceStep(top / kGiB / 6) * kGiB;
+    auto xOf = [&](double u) { return plot.left() + plot.width() * u / n; };
+    auto yOf = [&](double bytes) { return plot.bottom() - plot.height() * std::clamp(bytes / top, 0.0, 1.0); };
+
+    // Phase bands: the backward shaded, the names above the plot.
+    const size_t phases = v.phases.size();
+    std::vector<double> xa(phases), xb(phases);
+    std::vector<QString> names(phases);
+    std::vector<QRectF> labels(phases);
+    for (size_t j = 0; j < phases; ++j) {
+        const int a = std::clamp(v.phases[j].event - v.first, 0, n);
+        const int b = j + 1 < phases ? std::clamp(v.phases[j + 1].event - v.first, 0, n) : n;
+        xa[j] = xOf(a);
+        xb[j] = xOf(b);
+        names[j] = f.phases.value(int(j));
+        const double w = tm.horizontalAdvance(names[j]) + pt(1);
+        const double left = std::clamp(0.5 * (xa[j] + xb[j]) - w / 2, plot.left(),
+                                       std::max(plot.left(), plot.right() - w));
+        labels[j] = QRectF(left, m_y, w, tickH);
+        if (v.phases[j].phase == Phase::Backward)
+            m_painter.fillRect(QRectF(xa[j], plot.top(), xb[j] - xa[j], plot.height()), kBand);
+    }
+    for (size_t j = 1; j < phases; ++j) {
+        if (labels[j].left() < labels[j - 1].right() + pt(3)) {
+            const size_t narrow = xb[j] - xa[j] < xb[j - 1] - xa[j - 1] ? j : j - 1;
+            const double w = std::max(0.0, xb[narrow] - xa[narrow] - pt(2));
+            names[narrow] = tm.elidedText(names[narrow], Qt::ElideRight, w);
+            labels[narrow] = QRectF(xa[narrow] + pt(1), m_y, w, tickH);
+        }
+    }
+
+    // Grid and value axis.
+    m_painter.setFont(tickFont);
+    for (double y = 0; y <= top; y += step) {
+        const double py = yOf(y);
+        m_painter.setPen(QPen(kGrid, pt(0.5)));
+        m_painter.drawLine(QPointF(plot.left(), py), QPointF(plot.right(), py));
+        if (py - plot.top() < 0.6 * tickH)
+            continue;
+        m_painter.setPen(muted());
+        m_painter.drawText(QRectF(0, py - tickH / 2, axisW - pt(3), tickH), Qt::AlignRight | Qt::AlignVCenter,
+                           QString::number(y / kGiB, 'g', 4));
+    }
+    m_painter.setPen(muted());
+    m_painter.drawText(QRectF(0, m_y, axisW, tickH), Qt::AlignLeft | Qt::AlignTop, QStringLiteral("GiB"));
+    for (size_t j = 0; j < phases; ++j) {
+        if (j > 0) {
+            m_painter.setPen(QPen(kRule, pt(0.5), Qt::DashLine));
+            m_painter.drawLine(QPointF(xa[j], m_y), QPointF(xa[j], plot.bottom()));
+        }
+        m_painter.setPen(kInk);
+        m_painter.drawText(labels[j], Qt::AlignHCenter | Qt::AlignBottom, names[j]);
+    }
+
+    // The stacked components, each filled down to zero, top of the stack first.
+    const int columns = std::max(50, int(plot.width() / pt(0.8)));
+    const std::vector<StepSample> live = stepSamples(v, columns, false);
+    auto appendStep = [](QPolygonF &poly, double x0, double x1, double y) {
+        if (poly.size() >= 2 && poly.last().y() == y && poly.at(poly.size() - 2).y() == y) {
+            poly.last().setX(x1);
+            return;
+        }
+        poly << QPointF(x0, y) << QPointF(x1, y);
+    };
+    QPolygonF poly;
+    for (int c = kComponentCount - 1; c >= 0; --c) {
+        if (!present[size_t(c)])
+            continue;
+        poly.clear();
+        poly << QPointF(xOf(live.front().x0), plot.bottom());
+        for (const StepSample &s : live) {
+            double t = 0;
+            for (int k = 0; k <= c; ++k)
+                t += double(v.live[size_t(s.event)][size_t(k)]);
+            appendStep(poly, xOf(s.x0), xOf(s.x1), yOf(t));
+        }
+        poly << QPointF(xOf(live.back().x1), plot.bottom());
+        m_painter.setPen(Qt::NoPen);
+        m_painter.setBrush(componentColor(c));
+        m_painter.drawPolygon(poly);
+    }
+    m_painter.setBrush(Qt::NoBrush);
+
+    // The reserved line.
+    poly.clear();
+    for (const StepSample &s : stepSamples(v, columns, true))
+        appendStep(poly, xOf(s.x0), xOf(s.x1), yOf(v.reserved[size_t(s.event)]));
+    m_painter.setPen(QPen(kReserved, pt(1.0)));
+    m_painter.drawPolyline(poly);
+
+    // Capacity and usable lines, labelled at the right end.
+    auto hline = [&](double bytes, const QColor &color, Qt::PenStyle style, const QString &label, bool above) {
+        const double y = yOf(bytes);
+        m_painter.setPen(QPen(color, pt(1.2), style));
+        m_painter.drawLine(QPointF(plot.left(), y), QPointF(plot.right(), y));
+        m_painter.setFont(tickFont);
+        const double w = tm.horizontalAdvance(label) + pt(3);
+        const QRectF r(plot.right() - pt(1) - w, above ? y - tickH - pt(0.5) : y + pt(0.5), w, tickH);
+        m_painter.fillRect(r, QColor(255, 255, 255, 210)); // legible over the stack
+        m_painter.setPen(color);
+        m_painter.drawText(r, Qt::AlignCenter, label);
+    };
+    hline(f.capacity, kCapacity, Qt::SolidLine,
+          f.names.value(kComponentCount + 1) + QLatin1Char(' ') + QString::fromStdString(formatGiB(f.capacity)), true);
+    if (showUsable)
+        hline(f.usable, kUsable, Qt::DashLine,
+              f.names.value(kComponentCount + 2) + QLatin1Char(' ') + QString::fromStdString(formatGiB(f.usable)),
+              false);
+
+    // The allocated peak.
+    if (v.peak_event >= 0) {
+        const int e = v.peak_event - v.first;
+        double x = xOf(e + 0.5);
+        for (const StepSample &s : live)
+            if (s.event == e)
+                x = xOf(0.5 * (s.x0 + s.x1));
+        const QPointF c(x, yOf(v.allocated_peak));
+        m_painter.setPen(QPen(kInk, pt(0.5), Qt::DotLine));
+        m_painter.drawLine(c, QPointF(c.x(), plot.bottom()));
+        m_painter.setPen(QPen(kInk, pt(0.8)));
+        m_painter.setBrush(Qt::white);
+        m_painter.drawEllipse(c, pt(2.2), pt(2.2));
+        m_painter.setBrush(Qt::NoBrush);
+        const QFontMetricsF bm(labelBold, &m_writer);
+        const double lw = bm.horizontalAdvance(f.peakLabel) + pt(4), lh = bm.height() + pt(1);
+        double bx = c.x() + pt(4);
+        if (bx + lw > plot.right())
+            bx = c.x() - pt(4) - lw;
+        bx = std::max(bx, plot.left() + pt(1));
+        double by = c.y() - lh - pt(2);
+        if (by < plot.top())
+            by = c.y() + pt(3);
+        const QRectF box(bx, by, lw, lh);
+        m_painter.setPen(QPen(kRule, pt(0.5)));
+        m_painter.setBrush(QColor(255, 255, 255, 230));
+        m_painter.drawRoundedRect(box, pt(1.5), pt(1.5));
+        m_painter.setBrush(Qt::NoBrush);
+        m_painter.setFont(labelBold);
+        m_painter.setPen(kInk);
+        m_painter.drawText(box, Qt::AlignCenter, f.peakLabel);
+    }
+
+    // Event axis.
+    m_painter.setPen(QPen(kRule.darker(115), pt(0.6)));
+    m_painter.drawLine(plot.bottomLeft(), plot.bottomRight());
+    m_painter.setFont(tickFont);
+    const double tickStep = std::max(1.0, niceStep(n * pt(40) / plot.width()));
+    for (double e = 0; e <= n; e += tickStep) {
+        const double x = xOf(e);
+        m_painter.setPen(QPen(kRule.darker(115), pt(0.5)));
+        m_painter.drawLine(QPointF(x, plot.bottom()), QPointF(x, plot.bottom() + pt(2)));
+        m_painter.setPen(muted());
+        m_painter.drawText(QRectF(x - pt(20), plot.bottom() + pt(2), pt(40), tickH), Qt::AlignHCenter | Qt::AlignTop,
+                           QString::number(qint64(e)));
+    }
+    m_painter.setFont(labelFont);
+    m_painter.setPen(kInk);
+    m_painter.drawText(QRectF(plot.left(), plot.bottom() + pt(3) + tickH, plot.width(), lineH),
+                       Qt::AlignHCenter | Qt::AlignTop, f.axisTitle);
+
+    // Legend.
+    const double legendY = plot.bottom() + axisH + pt(4);
+    m_painter.setFont(labelFont);
+    for (const Item &it : items) {
+        const QPointF p(it.at.x(), legendY + it.at.y());
+        const QRectF s(p.x(), p.y() + (lineH - sw) / 2, sw, sw);
+        if (it.kind >= 0) {
+            m_painter.fillRect(s, componentColor(it.kind));
+        } else {
+            const QColor color = it.kind == -1 ? kReserved : it.kind == -2 ? kCapacity : kUsable;
+            m_painter.setPen(QPen(color, pt(1.2), it.kind == -3 ? Qt::DashLine : Qt::SolidLine));
+            m_painter.drawLine(QPointF(s.left(), s.center().y()), QPointF(s.right(), s.center().y()));
+        }
+        m_painter.setPen(kInk);
+        m_painter.drawText(QRectF(p.x() + sw + pt(3), p.y(), m_width, lineH), Qt::AlignLeft | Qt::AlignVCenter,
+                           it.text);
     }
     m_y = legendY + legendH + pt(4);
 }

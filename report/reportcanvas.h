@@ -15,6 +15,8 @@ class QPdfWriter;
 
 namespace shardscope {
 
+struct StepView;
+
 /// Lays out a report on the pages of a QPdfWriter from top to bottom: text, tables that break
 /// across pages with their header repeated, a verdict box and stacked bar charts, all drawn as
 /// vector graphics with extractable text. Lengths in the interface are typographic points.
@@ -52,6 +54,21 @@ public:
         bool emphasis = false;
     };
 
+    /// A step over its allocation events (core/stepview.h): what stepChart() draws.
+    struct StepFigure
+    {
+        const StepView *view = nullptr;
+        double capacity = 0; ///< HBM
+        double usable = 0;   ///< HBM minus the largest runtime reserve
+        QStringList phases;  ///< the names of view->phases
+        /// The components, then "reserved", "HBM capacity", "usable" (the legend and line labels).
+        QStringList names;
+        QString peakLabel;   ///< written beside the allocated peak's marker
+        QString axisTitle;   ///< under the event axis
+        QString heading;     ///< drawn above the figure, on its page (may be empty)
+        QString intro;       ///< a paragraph between the heading and the figure (may be empty)
+    };
+
     explicit ReportCanvas(QPdfWriter &writer);
 
     /// Footer text on every page, and how the page number is written.
@@ -76,6 +93,11 @@ public:
     /// Horizontal stacked bars with a GiB axis, the capacity (solid) and usable (dashed) lines
     /// and a legend. `names`: the components, the runtime reserve, "HBM capacity", "usable".
     void stackedBars(const std::vector<Bar> &bars, const QStringList &names);
+    /// The allocated bytes of a step stacked by component over its events, the allocator's
+    /// reserved bytes as a line, the phases as bands, the allocated peak marked, the capacity
+    /// (solid) and usable (dashed) lines and a legend; one column's lowest and highest values
+    /// where the events outnumber the columns.
+    void stepChart(const StepFigure &figure);
 
     static QColor componentColor(int component); ///< kComponentCount: the runtime reserve
     static QColor muted();

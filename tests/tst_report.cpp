@@ -4,10 +4,13 @@
 #include "core/catalog.h"
 #include "core/estimate.h"
 #include "core/files.h"
+#include "core/stepview.h"
+#include "core/timeline.h"
 #include "core/units.h"
 #include "i18n/enginetext.h"
 #include "i18n/language.h"
 #include "report/pdfreport.h"
+#include "report/stepseries.h"
 #include "shardscope_config.h"
 #include "testdata.h"
 
@@ -179,12 +182,42 @@ private Q_SLOTS:
             QVERIFY(text.contains(qs(formatFixed(e.step.tokens_per_s, 0)) +
                                   QStringLiteral(" tokens/s")));
         }
+        // Memory over the step: the fullest rank's steady step, its peak and reserved bytes, and
+        // the largest tensors alive at its peak.
+        QVERIFY(text.contains(QStringLiteral("Memory over the step")));
+        QVERIFY(text.contains(QStringLiteral("Largest tensors alive at the peak")));
+        {
+            size_t worst = 0;
+            for (size_t i = 0; i < e.memory.ranks.size(); ++i) {
+                const RankMemory &r = e.memory.ranks[i];
+                const RankMemory &w = e.memory.ranks[worst];
+                if (r.peak_bytes + r.reserve.total() > w.peak_bytes + w.reserve.total())
+                    worst = i;
+            }
+            const StepView v = stepView(rp.plan, Catalog::builtin(), e.memory.ranks[worst].stage);
+            QVERIFY(text.contains(QStringLiteral("Peak ") + qs(formatGiB(v.allocated_peak))));
+            QVERIFY(text.contains(QStringLiteral("peak ") + qs(formatGiB(v.reserved_peak))));
+            const std::vector<PeakGroup> groups = peakGroups(v);
+            QVERIFY(!groups.empty());
+            const PeakGroup &first = groups.front();
+            const QString row = QString::fromUtf8(tensorKindLabel(first.kind).data()) + QLatin1Char(' ') +
+                                tensorLayerText(first.kind, first.layers);
+            QVERIFY2(text.contains(row), qPrintable(row));
+            QVERIFY(text.contains(qs(formatGiB(first.bytes))));
+        }
         QVERIFY(text.contains(QStringLiteral("Ascend 910B2")));
         QVERIFY(text.contains(QStringLiteral("Formula")));
         QVERIFY(text.contains(QStringLiteral("Sources")));
         QVERIFY(text.contains(QStringLiteral("ShardScope " SHARDSCOPE_VERSION)));
         QVERIFY(text.contains(QStringLiteral("2026-01-02 03:04")));
         QVERIFY(!text.contains(QStringLiteral("Comparison of")));
+    }
+
+    /// The tensor kinds' names in English are the core's labels.
+    void tensorKindNames()
+    {
+        for (int k = 0; k < kTensorKindCount; ++k)
+            QCOMPARE(tensorKindName(TensorKind(k)), QString::fromUtf8(tensorKindLabel(TensorKind(k)).data()));
     }
 
     /// The report follows the interface language: Chinese text renders (Noto Sans CJK embedded)

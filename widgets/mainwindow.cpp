@@ -5,6 +5,7 @@
 #include "comparepanel.h"
 #include "filewrite.h"
 #include "memorypanel.h"
+#include "memorytimelineview.h"
 #include "plandocument.h"
 #include "planeditor.h"
 #include "qstrings.h"
@@ -29,6 +30,7 @@
 #include <QPushButton>
 #include <QStandardPaths>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QUndoStack>
 
 namespace shardscope {
@@ -54,8 +56,20 @@ MainWindow::MainWindow(const Catalog &catalog, QWidget *parent)
     QString error;
     m_document->loadAsUntitled(exampleCasePath(), &error);
 
-    m_memory = new MemoryPanel(m_document, this);
-    setCentralWidget(m_memory);
+    // The centre: per-rank HBM, and on a second tab the memory over the step of one kind of
+    // rank (recomputed only while it is shown).
+    m_centre = new QTabWidget(this);
+    m_centre->setObjectName(QStringLiteral("centreTabs"));
+    m_centre->setDocumentMode(true);
+    m_memory = new MemoryPanel(m_document, m_centre);
+    m_memory->setObjectName(QStringLiteral("memoryPanel"));
+    m_timeline = new MemoryTimelinePanel(m_document, m_centre);
+    m_centre->addTab(m_memory, tr("Per-rank HBM"));
+    m_centre->addTab(m_timeline, MemoryTimelinePanel::title());
+    m_centre->setTabToolTip(0, tr("Every rank's memory at its peak or at the peak of one phase"));
+    m_centre->setTabToolTip(1, tr("One kind of rank over the allocations of a training step, "
+                                  "with what drives its peak"));
+    setCentralWidget(m_centre);
     m_editor = new PlanEditor(m_document, this);
     m_communication = new CommunicationPanel(m_document, this);
     m_compare = new ComparePanel(m_document, this);
@@ -128,7 +142,7 @@ void MainWindow::createActions()
         const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), dialogDirectory(),
                                                           tr("PNG images (*.png)"));
         QString error;
-        if (!path.isEmpty() && !writePngSafely(path, m_memory->grab(), &error))
+        if (!path.isEmpty() && !writePngSafely(path, m_centre->currentWidget()->grab(), &error))
             showError(tr("Export chart"), error);
     });
     file->addSeparator();
@@ -159,9 +173,15 @@ void MainWindow::createActions()
     const QString phases[] = {tr("&Peak of the step"), tr("&Forward"), tr("&Backward"),
                               tr("&Optimizer step")};
     for (int i = 0; i < 4; ++i) {
-        QAction *a = m_viewMenu->addAction(phases[i], this, [this, i] { m_memory->setPhaseView(PhaseView(i)); });
+        QAction *a = m_viewMenu->addAction(phases[i], this, [this, i] {
+            m_centre->setCurrentWidget(m_memory);
+            m_memory->setPhaseView(PhaseView(i));
+        });
         a->setShortcut(QKeySequence(Qt::CTRL | Qt::Key(Qt::Key_1 + i)));
     }
+    QAction *timeline = m_viewMenu->addAction(tr("&Memory over the step"), this,
+                                              [this] { m_centre->setCurrentWidget(m_timeline); });
+    timeline->setShortcut(QKeySequence(tr("Ctrl+5")));
     m_viewMenu->addSeparator();
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
@@ -480,6 +500,29 @@ void MainWindow::updateRecentMenu()
 bool MainWindow::saveScreenshot(const QString &path)
 {
     return writePngSafely(path, grab(), nullptr);
+}
+
+bool MainWindow::showTab(const QString &name)
+{
+    auto matches = [&name](QString title, const QString &objectName) {
+        title.remove(QLatin1Char('&'));
+        return title.compare(name, Qt::CaseInsensitive) == 0 ||
+               objectName.compare(name, Qt::CaseInsensitive) == 0;
+    };
+    for (int i = 0; i < m_centre->count(); ++i) {
+        if (matches(m_centre->tabText(i), m_centre->widget(i)->objectName())) {
+            m_centre->setCurrentIndex(i);
+            return true;
+        }
+    }
+    for (QDockWidget *dock : findChildren<QDockWidget *>()) {
+        if (matches(dock->windowTitle(), dock->objectName())) {
+            dock->show();
+            dock->raise();
+            return true;
+        }
+    }
+    return false;
 }
 
 void MainWindow::closeEvent(QCloseEvent *event)

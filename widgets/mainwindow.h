@@ -9,6 +9,7 @@
 class QAction;
 class QDockWidget;
 class QMenu;
+class QTabWidget;
 
 namespace shardscope {
 
@@ -16,12 +17,14 @@ class Catalog;
 class CommunicationPanel;
 class ComparePanel;
 class MemoryPanel;
+class MemoryTimelinePanel;
 class PlanDocument;
 class PlanEditor;
 class SearchPanel;
 
-/// The workbench window: the plan editor on the left, per-rank HBM in the centre, and the
-/// communication, compare and search panels below.
+/// The workbench window: the plan editor on the left, in the centre per-rank HBM and, on a second
+/// tab, the memory over the step of one kind of rank, and the communication, compare and search
+/// panels below.
 ///
 /// Other parts add themselves with one line each:
 ///   window.addPanel(new RunnerPanel(...), tr("Runner"));            // a dock, tabbed below
@@ -38,6 +41,9 @@ public:
 
     PlanDocument *document() const { return m_document; }
     MemoryPanel *memoryPanel() const { return m_memory; }
+    MemoryTimelinePanel *timelinePanel() const { return m_timeline; }
+    /// The centre's tabs: per-rank HBM, memory over the step.
+    QTabWidget *centreTabs() const { return m_centre; }
     PlanEditor *planEditor() const { return m_editor; }
     CommunicationPanel *communicationPanel() const { return m_communication; }
     ComparePanel *comparePanel() const { return m_compare; }
@@ -78,6 +84,10 @@ public:
     void setSavePrompt(std::function<QMessageBox::StandardButton()> prompt);
     /// Renders the window into a PNG.
     bool saveScreenshot(const QString &path);
+    /// Brings a centre tab or a dock to the front, by its title (without the '&') or its
+    /// object name, case-insensitively ("Memory over the step", "memoryTimelinePanel", "Search").
+    /// Returns false when nothing has that name.
+    bool showTab(const QString &name);
 
 protected:
     void closeEvent(QCloseEvent *event) override;
@@ -94,7 +104,9 @@ private:
 
     PlanDocument *m_document;
     Autosave *m_autosave;
+    QTabWidget *m_centre;
     MemoryPanel *m_memory;
+    MemoryTimelinePanel *m_timeline;
     PlanEditor *m_editor;
     CommunicationPanel *m_communication;
     ComparePanel *m_compare;

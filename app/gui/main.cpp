@@ -68,7 +68,12 @@ int main(int argc, char **argv)
     const QCommandLineOption size(QStringLiteral("size"),
                                   QApplication::translate("main", "Window size, e.g. 1366x768."),
                                   QStringLiteral("WxH"));
-    parser.addOptions({screenshot, dark, size});
+    const QCommandLineOption tab(
+        QStringLiteral("tab"),
+        QApplication::translate("main", "Bring a centre tab or panel to the front by its title, "
+                                        "e.g. \"Memory over the step\"."),
+        QStringLiteral("name"));
+    parser.addOptions({screenshot, dark, size, tab});
     parser.process(app);
 
     if (parser.isSet(dark)) {
@@ -96,6 +101,8 @@ int main(int argc, char **argv)
     if (!parser.positionalArguments().isEmpty())
         window.openPlan(parser.positionalArguments().constFirst());
     window.show();
+    if (parser.isSet(tab) && !window.showTab(parser.value(tab)))
+        qWarning("--tab: no tab or panel is called \"%s\"", qPrintable(parser.value(tab)));
 
     if (parser.isSet(screenshot)) {
         const QString path = parser.value(screenshot);
