@@ -1393,6 +1393,122 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source>loss head %1</source>
         <translation>损失头 %1</translation>
     </message>
+    <message>
+        <source>%1 (stage %2)</source>
+        <translation>ShardScope 方案报告</translation>
+    </message>
+    <message>
+        <source>One steady-state step of %1, allocation by allocation: %2 allocated at the peak in the %3, as it allocates %4 (%5, %6); the caching allocator reserves up to %7.</source>
+        <translation>%1 的一个稳态训练步，逐次分配：%3中峰值分配 %2，此时正在分配 %4（%5，%6）；缓存分配器最多保留 %7。</translation>
+    </message>
+    <message>
+        <source>The first step peaks higher, at %1, while the optimizer states come into being.</source>
+        <translation>第一步的峰值更高，为 %1：优化器状态在此时创建。</translation>
+    </message>
+    <message>
+        <source>model build</source>
+        <translation>模型构建</translation>
+    </message>
+    <message>
+        <source>first step</source>
+        <translation>第一步</translation>
+    </message>
+    <message>
+        <source>steady step</source>
+        <translation>稳态步</translation>
+    </message>
+    <message>
+        <source>On the device the allocator runs out of memory in the %1, allocating %2 (%3).</source>
+        <translation>在设备上，分配器在%1中内存不足，当时正在分配 %2（%3）。</translation>
+    </message>
+    <message>
+        <source>Memory over the step</source>
+        <translation>训练步中的显存变化</translation>
+    </message>
+    <message>
+        <source>Reserved by the caching allocator (peak %1)</source>
+        <translation>缓存分配器保留的显存（峰值 %1）</translation>
+    </message>
+    <message>
+        <source>Peak %1</source>
+        <translation>峰值 %1</translation>
+    </message>
+    <message>
+        <source>Allocations and frees of the step (event index)</source>
+        <translation>训练步的分配与释放（事件序号）</translation>
+    </message>
+    <message>
+        <source>1 alike micro-batch left out</source>
+        <translation>省略了 1 个相同的微批次</translation>
+    </message>
+    <message>
+        <source>%1 alike micro-batches left out</source>
+        <translation>省略了 %1 个相同的微批次</translation>
+    </message>
+    <message>
+        <source>Allocated bytes stacked by component after each allocation or free of the step, the bytes the caching allocator reserves (replayed on a device with room) as the dark line; the backward is shaded.</source>
+        <translation>每次分配或释放后已分配的字节按组件堆叠；深色线为缓存分配器保留的字节（在显存充足的设备上回放）；反向阶段加了底色。</translation>
+    </message>
+    <message>
+        <source>Largest tensors alive at the peak</source>
+        <translation>峰值时存活的最大张量</translation>
+    </message>
+    <message>
+        <source>Tensors</source>
+        <translation>张量</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Micro-batch</source>
+        <translation>微批次</translation>
+    </message>
+    <message>
+        <source>Count</source>
+        <translation>数量</translation>
+    </message>
+    <message>
+        <source>Size</source>
+        <translation>大小</translation>
+    </message>
+    <message>
+        <source>Share</source>
+        <translation>占比</translation>
+    </message>
+    <message>
+        <source>1 more group</source>
+        <translation>另有 1 组</translation>
+    </message>
+    <message>
+        <source>%1 more groups</source>
+        <translation>另有 %1 组</translation>
+    </message>
+    <message>
+        <source>Allocated at the peak</source>
+        <translation>峰值时已分配</translation>
+    </message>
+    <message>
+        <source>Tensors alive at the allocated peak, grouped by kind and micro-batch (&quot;-&quot;: held for the whole step), largest first.</source>
+        <translation>已分配峰值时存活的张量，按类型和微批次分组（&quot;-&quot;：整个训练步都持有），由大到小。</translation>
+    </message>
+    <message>
+        <source>layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>no layer</source>
+        <translation>无层</translation>
+    </message>
+    <message>
+        <source>micro-batch %1</source>
+        <translation>微批次 %1</translation>
+    </message>
+    <message>
+        <source>step-wide</source>
+        <translation>整个训练步</translation>
+    </message>
 </context>
 <context>
     <name>ReportExport</name>
@@ -1422,6 +1538,116 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
 </context>
 <context>
+    <name>StepSeries</name>
+    <message>
+        <source>root module</source>
+        <translation>根模块</translation>
+    </message>
+    <message>
+        <source>head</source>
+        <translation>输出头</translation>
+    </message>
+    <message>
+        <source>embedding</source>
+        <translation>嵌入层</translation>
+    </message>
+</context>
+<context>
+    <name>TensorKind</name>
+    <message>
+        <source>Parameter</source>
+        <translation>参数</translation>
+    </message>
+    <message>
+        <source>Master weight</source>
+        <translation>主权重</translation>
+    </message>
+    <message>
+        <source>Optimizer state</source>
+        <translation>优化器状态</translation>
+    </message>
+    <message>
+        <source>Gradient</source>
+        <translation>梯度</translation>
+    </message>
+    <message>
+        <source>Gradient buffer</source>
+        <translation>梯度缓冲区</translation>
+    </message>
+    <message>
+        <source>Autocast weight copy</source>
+        <translation>autocast 权重副本</translation>
+    </message>
+    <message>
+        <source>Saved activations</source>
+        <translation>保存的激活</translation>
+    </message>
+    <message>
+        <source>Final norm and head inputs</source>
+        <translation>最终归一化与输出头的输入</translation>
+    </message>
+    <message>
+        <source>Final norm output</source>
+        <translation>最终归一化的输出</translation>
+    </message>
+    <message>
+        <source>Logits and loss</source>
+        <translation>logits 与损失</translation>
+    </message>
+    <message>
+        <source>Loss gradients</source>
+        <translation>损失的梯度</translation>
+    </message>
+    <message>
+        <source>Forward working set</source>
+        <translation>前向工作集</translation>
+    </message>
+    <message>
+        <source>Recomputed layer</source>
+        <translation>重计算的层</translation>
+    </message>
+    <message>
+        <source>Backward working set</source>
+        <translation>反向工作集</translation>
+    </message>
+    <message>
+        <source>All-gather buffer</source>
+        <translation>all-gather 缓冲区</translation>
+    </message>
+    <message>
+        <source>Gathered layer</source>
+        <translation>已聚合的层</translation>
+    </message>
+    <message>
+        <source>Gathered root module</source>
+        <translation>已聚合的根模块</translation>
+    </message>
+    <message>
+        <source>Unsharded gradients</source>
+        <translation>未分片的梯度</translation>
+    </message>
+    <message>
+        <source>Reduce-scatter input</source>
+        <translation>reduce-scatter 输入</translation>
+    </message>
+    <message>
+        <source>DDP bucket</source>
+        <translation>DDP 桶</translation>
+    </message>
+    <message>
+        <source>Reduce bucket</source>
+        <translation>归约桶</translation>
+    </message>
+    <message>
+        <source>Pipeline send/recv buffer</source>
+        <translation>流水线收发缓冲区</translation>
+    </message>
+    <message>
+        <source>Optimizer temporary</source>
+        <translation>优化器临时张量</translation>
+    </message>
+</context>
+<context>
     <name>main</name>
     <message>
         <source>Transformer training planner</source>
@@ -1442,6 +1668,10 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>Window size, e.g. 1366x768.</source>
         <translation>窗口大小，例如 1366x768。</translation>
+    </message>
+    <message>
+        <source>Bring a centre tab or panel to the front by its title, e.g. &quot;Memory over the step&quot;.</source>
+        <translation>Transformer 训练规划工具</translation>
     </message>
 </context>
 <context>
@@ -2088,6 +2318,26 @@ Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other
         <source>Autosave failed: %1</source>
         <translation>自动保存失败：%1</translation>
     </message>
+    <message>
+        <source>Per-rank HBM</source>
+        <translation>未应用：%1</translation>
+    </message>
+    <message>
+        <source>Every rank&apos;s memory at its peak or at the peak of one phase</source>
+        <translation>每个 rank 在其峰值或某一阶段峰值时的显存</translation>
+    </message>
+    <message>
+        <source>One kind of rank over the allocations of a training step, with what drives its peak</source>
+        <translation>一类 rank 在一个训练步各次分配中的显存，以及决定其峰值的因素</translation>
+    </message>
+    <message>
+        <source>&amp;Memory over the step</source>
+        <translation>训练步中的显存变化(&amp;M)</translation>
+    </message>
+    <message>
+        <source>Ctrl+5</source>
+        <translation>Ctrl+5</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryChartView</name>
@@ -2207,6 +2457,212 @@ Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other
     <message>
         <source>%1: ranks 0-%2, left to right (hover a bar for its rank)</source>
         <translation>%1：rank 0-%2，从左到右（悬停柱形可查看其 rank）</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::MemoryTimelinePanel</name>
+    <message>
+        <source>model build</source>
+        <translation>模型构建</translation>
+    </message>
+    <message>
+        <source>first step</source>
+        <translation>第一步</translation>
+    </message>
+    <message>
+        <source>steady step</source>
+        <translation>稳态步</translation>
+    </message>
+    <message>
+        <source>layer %1</source>
+        <translation>第 %1 层</translation>
+    </message>
+    <message>
+        <source>no layer</source>
+        <translation>无层</translation>
+    </message>
+    <message>
+        <source>micro-batch %1</source>
+        <translation>微批次 %1</translation>
+    </message>
+    <message>
+        <source>step-wide</source>
+        <translation>整个训练步</translation>
+    </message>
+    <message>
+        <source>1 rank</source>
+        <translation>1 个 rank</translation>
+    </message>
+    <message>
+        <source>%1 ranks</source>
+        <translation>%1 个 rank</translation>
+    </message>
+    <message>
+        <source>1 tensor</source>
+        <translation>1 个张量</translation>
+    </message>
+    <message>
+        <source>%1 tensors</source>
+        <translation>%1 个张量</translation>
+    </message>
+    <message>
+        <source>&amp;Stage:</source>
+        <translation>阶段(&amp;S)：</translation>
+    </message>
+    <message>
+        <source>The pipeline stage whose ranks the chart shows</source>
+        <translation>图中显示其各 rank 的流水线阶段</translation>
+    </message>
+    <message>
+        <source>Tensors</source>
+        <translation>张量</translation>
+    </message>
+    <message>
+        <source>Layers</source>
+        <translation>层</translation>
+    </message>
+    <message>
+        <source>Micro-batch</source>
+        <translation>微批次</translation>
+    </message>
+    <message>
+        <source>GiB</source>
+        <translation>GiB</translation>
+    </message>
+    <message>
+        <source>Share</source>
+        <translation>占比</translation>
+    </message>
+    <message>
+        <source>Memory over the step</source>
+        <translation>训练步中的显存变化</translation>
+    </message>
+    <message>
+        <source>Stage %1 (%2), %3 peak</source>
+        <translation>阶段 %1（%2），峰值 %3</translation>
+    </message>
+    <message>
+        <source>What drives the peak</source>
+        <translation>决定峰值的因素</translation>
+    </message>
+    <message>
+        <source>- the tensors alive at the allocated peak (%1), by kind and micro-batch, largest first</source>
+        <translation>- 已分配峰值（%1）时存活的张量，按类型和微批次分组，由大到小</translation>
+    </message>
+    <message>
+        <source>%1 (%2): %3, %4 in all; the largest %5 (%6)</source>
+        <translation>%1（%2）：%3，共 %4；最大的为 %5（%6）</translation>
+    </message>
+    <message>
+        <source>1 more group</source>
+        <translation>另有 1 组</translation>
+    </message>
+    <message>
+        <source>%1 more groups</source>
+        <translation>另有 %1 组</translation>
+    </message>
+    <message>
+        <source>%1 in smaller groups</source>
+        <translation>较小的组共 %1</translation>
+    </message>
+    <message>
+        <source>No timeline for this plan.</source>
+        <translation>此方案没有时间线。</translation>
+    </message>
+    <message>
+        <source>Stage %1 (%2)</source>
+        <translation>阶段 %1（%2）</translation>
+    </message>
+    <message>
+        <source>Each rank</source>
+        <translation>每个 rank</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;, steady step: &lt;b&gt;%2&lt;/b&gt; allocated at the peak in the %3 (%4, %5, %6); &lt;b&gt;%7&lt;/b&gt; reserved by the caching allocator.</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;，稳态步：%3中峰值分配 &lt;b&gt;%2&lt;/b&gt;（%4，%5，%6）；缓存分配器保留 &lt;b&gt;%7&lt;/b&gt;。</translation>
+    </message>
+    <message>
+        <source>&lt;b&gt;%1&lt;/b&gt;: no allocations in the steady step.</source>
+        <translation>&lt;b&gt;%1&lt;/b&gt;：稳态步中没有分配。</translation>
+    </message>
+    <message>
+        <source>The first step peaks higher, at %1, while the optimizer states come into being.</source>
+        <translation>第一步的峰值更高，为 %1：优化器状态在此时创建。</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;Runs out of memory&lt;/span&gt; on the device in the %1, allocating %2 (%3).</source>
+        <translation>在设备上于%1中&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;内存不足&lt;/span&gt;，当时正在分配 %2（%3）。</translation>
+    </message>
+    <message>
+        <source>It has %1 of room on the device (HBM minus context and collective buffers).</source>
+        <translation>设备上可供分配器使用 %1（HBM 减去上下文与集合通信缓冲区）。</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::MemoryTimelineView</name>
+    <message>
+        <source>Peak %1</source>
+        <translation>峰值 %1</translation>
+    </message>
+    <message>
+        <source>Reserved by the allocator, peak %1</source>
+        <translation>分配器保留的显存，峰值 %1</translation>
+    </message>
+    <message>
+        <source>Event %1 of %2, %3</source>
+        <translation>第 %1 个事件（共 %2），%3</translation>
+    </message>
+    <message>
+        <source>allocated peak of the step</source>
+        <translation>训练步的已分配峰值</translation>
+    </message>
+    <message>
+        <source>Allocates %1</source>
+        <translation>分配 %1</translation>
+    </message>
+    <message>
+        <source>Frees %1</source>
+        <translation>释放 %1</translation>
+    </message>
+    <message>
+        <source>%1, %2: %3</source>
+        <translation>%1，%2：%3</translation>
+    </message>
+    <message>
+        <source>Allocated in the %1</source>
+        <translation>分配于%1</translation>
+    </message>
+    <message>
+        <source>After it: %1 allocated, %2 reserved</source>
+        <translation>此后：已分配 %1，已保留 %2</translation>
+    </message>
+    <message>
+        <source>No timeline for this plan.</source>
+        <translation>此方案没有时间线。</translation>
+    </message>
+    <message>
+        <source>GiB</source>
+        <translation>GiB</translation>
+    </message>
+    <message>
+        <source>HBM %1</source>
+        <translation>HBM %1</translation>
+    </message>
+    <message>
+        <source>usable %1</source>
+        <translation>可用 %1</translation>
+    </message>
+    <message>
+        <source>Allocations and frees of one steady step (event index)</source>
+        <translation>一个稳态训练步的分配与释放（事件序号）</translation>
+    </message>
+    <message>
+        <source>- 1 alike micro-batch left out</source>
+        <translation>- 省略了 1 个相同的微批次</translation>
+    </message>
+    <message>
+        <source>- %1 alike micro-batches left out</source>
+        <translation>- 省略了 %1 个相同的微批次</translation>
     </message>
 </context>
 <context>
@@ -2879,6 +3335,46 @@ Not possible now:
     <message>
         <source>%1 of %2 (%3%)</source>
         <translation>%2 中的 %1（%3%）</translation>
+    </message>
+    <message>
+        <source>Expandable segments</source>
+        <translation>%1T 参数</translation>
+    </message>
+    <message>
+        <source>expandable_segments:True in PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF: segments grow page by page instead of one per miss, which leaves less memory reserved and unused</source>
+        <translation>PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF 中的 expandable_segments:True：段按页逐步增长，而不是每次未命中新建一个段，保留而未使用的显存更少</translation>
+    </message>
+    <message>
+        <source>Change allocator</source>
+        <translation>更改分配器设置</translation>
+    </message>
+    <message>
+        <source> MiB</source>
+        <translation> MiB</translation>
+    </message>
+    <message>
+        <source>no limit</source>
+        <translation>不限</translation>
+    </message>
+    <message>
+        <source>max_split_size_mb: cached blocks this large are not split for smaller requests (above 20 MiB, or no limit)</source>
+        <translation>max_split_size_mb：不小于此大小的缓存块不会为更小的请求而切分（须大于 20 MiB，或不限）</translation>
+    </message>
+    <message>
+        <source>Max &amp;split size</source>
+        <translation>最大切分大小(&amp;S)</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>garbage_collection_threshold: beyond this fraction of the usable memory, cached segments unused longest are released before a new one is reserved</source>
+        <translation>garbage_collection_threshold：保留量超过可用显存的这一比例时，先释放最久未用的缓存段，再保留新段</translation>
+    </message>
+    <message>
+        <source>Allocator &amp;GC threshold</source>
+        <translation>分配器 GC 阈值(&amp;G)</translation>
     </message>
 </context>
 <context>
