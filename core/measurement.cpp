@@ -179,8 +179,11 @@ MemoryComparison compareProbe(const Plan &plan, const RunResults &r, const Catal
     else if (pm.attention == "flash")
         probe.attention = Attention::Flash;
     mc.plan = probePlan(plan, probe);
-    const MemoryEstimate e = estimateMemory(mc.plan, catalog);
+    MemoryEstimate e = estimateMemory(mc.plan, catalog);
+    replayAllocator(mc.plan, catalog, e);
     mc.predicted_peak = e.peak_bytes;
+    mc.predicted_reserved = e.ranks.empty() ? 0.0 : e.ranks.front().reserved_bytes;
+    mc.measured_reserved = pm.peak_reserved;
     mc.measured_peak = pm.peak_allocated;
     mc.ratio = mc.predicted_peak > 0 ? mc.measured_peak / mc.predicted_peak : 0.0;
     mc.available = mc.measured_peak > 0;
@@ -349,10 +352,13 @@ nlohmann::json resultsToJson(const Plan &plan, const RunResults &r, const Catalo
                          {"recompute", pm.recompute},     {"peak_allocated", pm.peak_allocated},
                          {"baseline", pm.baseline},       {"peak_reserved", pm.peak_reserved},
                          {"method", pm.method},           {"step_s", pm.step_s}};
+        if (!pm.snapshot.empty())
+            p["measured"]["snapshot"] = pm.snapshot;
         const MemoryComparison mc = compareProbe(plan, r, catalog);
         if (mc.available) {
             p["predicted_peak"] = mc.predicted_peak;
             p["ratio"] = mc.ratio;
+            p["predicted_reserved"] = mc.predicted_reserved;
         }
     }
     j["memory_probe"] = p;

@@ -45,6 +45,7 @@ struct ProbeMeasurement
     double baseline = 0;       ///< allocated before the model was built (subtracted)
     double peak_reserved = 0;  ///< allocator's reserved peak when known
     std::string method;        ///< how the peak was read (torch.cuda.max_memory_allocated, ...)
+    std::string snapshot;      ///< the memory snapshot (JSON) the probe wrote, "" for none
     double step_s = 0;
     bool ran() const { return status == "ok"; }
 };
@@ -106,6 +107,9 @@ struct MemoryComparison
     double predicted_peak = 0; ///< estimateMemory of the probe's plan, peak allocated
     double measured_peak = 0;
     double ratio = 0; ///< measured / predicted
+    /// The caching allocator replayed over the probe's timeline, and what it measured (0 when
+    /// the device does not report it, the CPU).
+    double predicted_reserved = 0, measured_reserved = 0;
     Plan plan;        ///< the configuration both describe
 };
 

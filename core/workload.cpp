@@ -625,7 +625,8 @@ nlohmann::json probeToJson(const MemoryProbe &p)
             {"optimizer_impl", std::string(toString(p.optimizer_impl))},
             {"scaled_down", p.scaled_down},
             {"method", probeMethodJson(p)},
-            {"note", p.note}};
+            {"note", p.note},
+            {"snapshot", p.snapshot.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.snapshot)}};
 }
 
 } // namespace shardscope

@@ -100,6 +100,8 @@ struct MemoryProbe
     /// layers (QLoRA is not probed); freezing's last layers are clamped to the probe's layers.
     MethodOptions method;
     std::string note;
+    /// Where the worker writes a memory snapshot of the steady step (CUDA / NPU); "" for none.
+    std::string snapshot;
 };
 
 /// The plan the engine evaluates for a probe: the probe's shape and mode on one device

@@ -32,6 +32,8 @@ struct RunOptions
     bool reference = false;
     /// Memory the probe may use; 0: 90% of the device's free memory (CPU: 2 GiB).
     double probeBudgetBytes = 0;
+    /// A memory snapshot of the probe's steady step is written here (cuda / npu); "" for none.
+    QString probeSnapshot;
 };
 
 /// The worker script: $SHARDSCOPE_WORKER, else share/shardscope/worker next to the executable,

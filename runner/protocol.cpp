@@ -133,6 +133,8 @@ ProbeMeasurement probeFromResult(const json &r)
     p.peak_reserved = r.value("peak_reserved", 0.0);
     p.method = r.value("method", std::string());
     p.step_s = r.value("step_s", 0.0);
+    if (const auto s = r.find("snapshot"); s != r.end() && s->is_string())
+        p.snapshot = s->get<std::string>();
     return p;
 }
 

@@ -356,6 +356,8 @@ void TorchBackend::sendRequests()
     for (size_t i = 0; i < m_workload.kernels.size(); ++i)
         out += protocol::kernelLine(int(i), m_workload.kernels[i]);
     if (m_options.probe && m_probe.layers > 0) {
+        if (m_options.device != QLatin1String("cpu"))
+            m_probe.snapshot = m_options.probeSnapshot.toStdString();
         out += protocol::probeLine(m_probe);
         m_probeSent = true;
     } else if (m_options.probe) {

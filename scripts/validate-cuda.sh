@@ -4,7 +4,9 @@
 # collectives are skipped on a single GPU), and prints
 #   - the runner's bf16 8192^3 GEMM against plain torch.matmul timed in the same run (within 5%),
 #   - the attention rates of the plan's shapes,
-#   - the memory probe's measured peak allocated against the engine's prediction.
+#   - the memory probe's measured peak allocated and reserved against the engine's prediction
+#     (the caching allocator replayed over its timeline), and a recorded memory snapshot of the
+#     probe's step ($BUILD/validate-cuda.snapshot.json) to overlay on the predicted timeline.
 # Needs a Python with PyTorch 2.x (CUDA), CMake >= 3.25, Ninja, Qt 6.4+ Core and nlohmann-json.
 #
 #   scripts/validate-cuda.sh [PLAN.plan.json]      (PYTHON=/path/to/python to choose one)
@@ -39,7 +41,8 @@ cmake --build "$BUILD" --target shardscope-cli
 
 "$BUILD/app/shardscope-cli" bench "$PLAN" --backend torch --device "$DEVICE" --python "$PYTHON" \
     --nproc 1 --gemm "${GEMM}x${GEMM}x${GEMM}:bf16" --reference --warmup 5 --repeats 20 \
-    -o "$OUT" --profile "$BUILD/validate-cuda.profile.json"
+    -o "$OUT" --profile "$BUILD/validate-cuda.profile.json" \
+    $([ "$DEVICE" != cpu ] && echo --snapshot "$BUILD/validate-cuda.snapshot.json")
 
 "$PYTHON" - "$OUT" <<'PY'
 import json
@@ -85,6 +88,12 @@ if m.get("status") == "ok":
         m["attention_impl"], m["recompute"]))
     print("  peak allocated: predicted %.2f GiB, measured %.2f GiB (%.3fx)" % (
         p["predicted_peak"] / gib, m["peak_allocated"] / gib, p["ratio"]))
+    if m.get("peak_reserved"):
+        print("  peak reserved:  predicted %.2f GiB, measured %.2f GiB (%.3fx)" % (
+            p["predicted_reserved"] / gib, m["peak_reserved"] / gib,
+            m["peak_reserved"] / max(1.0, p["predicted_reserved"])))
+    if m.get("snapshot"):
+        print("  memory snapshot of the step: %s (Memory over the step > Import measured)" % m["snapshot"])
 else:
     print("memory probe: %s" % m.get("message", m.get("status", "not run")))
 print()

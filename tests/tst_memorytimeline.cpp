@@ -8,6 +8,7 @@
 #include "widgets/plandocument.h"
 
 #include "core/catalog.h"
+#include "core/files.h"
 #include "core/stepview.h"
 #include "core/units.h"
 #include "report/stepseries.h"
@@ -16,6 +17,7 @@
 #include <QElapsedTimer>
 #include <QStandardPaths>
 #include <QTabWidget>
+#include <QTemporaryDir>
 #include <QTest>
 #include <QToolTip>
 #include <QTreeWidget>
@@ -181,6 +183,52 @@ private Q_SLOTS:
         QVERIFY(panel.stageBox()->isHidden());
         QVERIFY(panel.headline().contains(qs(formatGiB(v.allocated_peak))));
         QVERIFY(panel.headline().contains(qs(formatGiB(v.reserved_peak))));
+    }
+
+    /// A measured snapshot is drawn over the step, phase by phase; a broken one is refused with
+    /// its field named; removing it leaves the prediction alone.
+    void measuredSnapshotOverlay()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.load(casePath("hcie-ai-fsdp"), nullptr));
+        MemoryTimelinePanel panel(&doc);
+        panel.resize(1200, 700);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QTemporaryDir dir;
+        const QString file = dir.filePath(QStringLiteral("probe.json"));
+        nlohmann::json trace = nlohmann::json::array();
+        trace.push_back({{"action", "segment_alloc"}, {"size", 40.0 * kGiB}, {"time_us", 100}});
+        for (int t = 0; t < 30; ++t)
+            trace.push_back({{"action", t < 20 ? "alloc" : "free_completed"}, {"size", 1.0 * kGiB}, {"time_us", 101 + t}});
+        nlohmann::json snap = {{"format", "shardscope-memory-snapshot"}, {"version", 1}, {"source", "probe"},
+                               {"trace", trace},
+                               {"phases", {{{"phase", "forward"}, {"time_us", 100}},
+                                           {{"phase", "backward"}, {"time_us", 110}},
+                                           {{"phase", "optimizer_step"}, {"time_us", 125}},
+                                           {{"phase", "end"}, {"time_us", 131}}}}};
+        writeFileAtomically(file.toStdString(), snap.dump());
+        QString error;
+        QVERIFY2(panel.importSnapshot(file, &error), qPrintable(error));
+        const MemoryTimelineView::Measured &m = panel.view()->measured();
+        QCOMPARE(m.x.size(), size_t(31));
+        QCOMPARE(m.peakReserved, 40.0 * kGiB);
+        QCOMPARE(m.peakAllocated, 20.0 * kGiB);
+        QVERIFY(m.x.front() >= 0 && m.x.back() <= panel.view()->eventCount());
+        QVERIFY(panel.view()->grab().width() > 0); // paints with it
+        // A plan change keeps it, aligned to the new step.
+        Plan p = doc.plan();
+        p.training.seq_len = 16384;
+        QVERIFY(doc.apply(p, QStringLiteral("seq")));
+        QCOMPARE(panel.view()->measured().x.size(), size_t(31));
+        panel.clearSnapshot();
+        QVERIFY(panel.view()->measured().x.empty());
+        // Broken: the field is named.
+        snap["trace"][3]["size"] = -1;
+        writeFileAtomically(file.toStdString(), snap.dump());
+        QVERIFY(!panel.importSnapshot(file, &error));
+        QVERIFY2(error.contains(QStringLiteral("trace[3].size")), qPrintable(error));
+        QVERIFY(!panel.hasSnapshot());
     }
 
     /// Hovering an event names the tensor allocated or freed there and the bytes after it.

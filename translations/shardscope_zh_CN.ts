@@ -1708,65 +1708,6 @@ language is --lang, else the system&apos;s.
 </translation>
     </message>
     <message>
-        <source>Usage: shardscope-cli bench PLAN.plan.json [options]
-
-Runs the kernels of one training step of the plan (rank-local GEMMs, attention,
-memory-bound ops, collectives) and a memory probe on the attached device, and prints
-measured beside predicted.
-
-  --backend cpu|torch     native CPU kernels, or the PyTorch worker (default cpu)
-  --device cuda|npu|cpu   device of the torch backend (default cpu)
-  --python PATH           interpreter of the torch worker (default /usr/bin/python3)
-  --worker PATH           worker script (default: the installed shardscope_worker.py)
-  --nproc N               worker processes on this node, &gt;= 2 for collectives (default 1)
-  --launcher ARGS         run the worker through torchrun with these arguments (several
-                          nodes), e.g. &quot;--nnodes 2 --rdzv-endpoint host:29500&quot;
-  --max-tokens N          cap the tokens per kernel (default 256 on a CPU, none otherwise)
-  --probe-tokens N        cap the memory probe&apos;s sequence (default 256 on a CPU)
-  --no-probe              skip the memory probe
-  --no-collectives        skip the collectives
-  --warmup N, --repeats N timing (default 2 and 5)
-  --timeout SECONDS       longest silence of the worker (default 300)
-  --gemm MxNxK[:dtype]    also time this GEMM (repeatable), e.g. 8192x8192x8192:bf16
-  --reference             time plain torch.matmul beside each GEMM (torch backend)
-  --list                  print the kernel list and stop
-  --import FILE           show nccl-tests / hccl_test output or a profiler trace (Chrome
-                          JSON) beside the plan&apos;s estimate; runs nothing unless --backend
-  --ranks N               ranks of an imported hccl_test run (for busbw)
-  -o, --output FILE       write the results JSON
-  --profile FILE          write the calibrated device profile JSON
-  --format table|json     output on stdout (default table)
-</source>
-        <translation>用法：shardscope-cli bench PLAN.plan.json [选项]
-
-在所连设备上运行方案一个训练步的算子（rank 本地 GEMM、注意力、访存密集算子、
-集合通信）以及一次显存探测，并将实测值与预测值并列输出。
-
-  --backend cpu|torch     本机 CPU 算子，或 PyTorch 工作进程（默认 cpu）
-  --device cuda|npu|cpu   torch 后端使用的设备（默认 cpu）
-  --python PATH           torch 工作进程的解释器（默认 /usr/bin/python3）
-  --worker PATH           工作进程脚本（默认：已安装的 shardscope_worker.py）
-  --nproc N               本节点上的工作进程数，测量集合通信需 &gt;= 2（默认 1）
-  --launcher ARGS         通过 torchrun 以这些参数运行工作进程（多节点），
-                          例如 &quot;--nnodes 2 --rdzv-endpoint host:29500&quot;
-  --max-tokens N          每个算子的 token 上限（CPU 上默认 256，其他无上限）
-  --probe-tokens N        显存探测的序列上限（CPU 上默认 256）
-  --no-probe              跳过显存探测
-  --no-collectives        跳过集合通信
-  --warmup N, --repeats N 计时参数（默认 2 和 5）
-  --timeout SECONDS       工作进程最长无响应时间（默认 300）
-  --gemm MxNxK[:dtype]    另外对该 GEMM 计时（可重复），例如 8192x8192x8192:bf16
-  --reference             在每个 GEMM 旁对普通 torch.matmul 计时（torch 后端）
-  --list                  输出算子列表后停止
-  --import FILE           将 nccl-tests / hccl_test 输出或性能分析轨迹（Chrome JSON）
-                          与方案估计并列显示；除非指定 --backend，否则不运行任何算子
-  --ranks N               导入的 hccl_test 运行的 rank 数（用于 busbw）
-  -o, --output FILE       写出结果 JSON
-  --profile FILE          写出校准后的设备配置 JSON
-  --format table|json     标准输出格式（默认 table）
-</translation>
-    </message>
-    <message>
         <source>Usage: shardscope-cli &lt;command&gt; [options]
 
 Plans how a transformer is trained on accelerator nodes: per-rank memory, communication,
@@ -1823,6 +1764,70 @@ Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other
         <source>Usage: shardscope-cli estimate PLAN.plan.json [--format table|json] [--hf-config config.json]
 </source>
         <translation>用法：shardscope-cli estimate PLAN.plan.json [--format table|json] [--hf-config config.json]
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli bench PLAN.plan.json [options]
+
+Runs the kernels of one training step of the plan (rank-local GEMMs, attention,
+memory-bound ops, collectives) and a memory probe on the attached device, and prints
+measured beside predicted.
+
+  --backend cpu|torch     native CPU kernels, or the PyTorch worker (default cpu)
+  --device cuda|npu|cpu   device of the torch backend (default cpu)
+  --python PATH           interpreter of the torch worker (default /usr/bin/python3)
+  --worker PATH           worker script (default: the installed shardscope_worker.py)
+  --nproc N               worker processes on this node, &gt;= 2 for collectives (default 1)
+  --launcher ARGS         run the worker through torchrun with these arguments (several
+                          nodes), e.g. &quot;--nnodes 2 --rdzv-endpoint host:29500&quot;
+  --max-tokens N          cap the tokens per kernel (default 256 on a CPU, none otherwise)
+  --probe-tokens N        cap the memory probe&apos;s sequence (default 256 on a CPU)
+  --no-probe              skip the memory probe
+  --snapshot FILE         cuda / npu: record the probe&apos;s steady step as a memory snapshot
+                          (JSON; the workbench&apos;s Memory over the step overlays it)
+  --no-collectives        skip the collectives
+  --warmup N, --repeats N timing (default 2 and 5)
+  --timeout SECONDS       longest silence of the worker (default 300)
+  --gemm MxNxK[:dtype]    also time this GEMM (repeatable), e.g. 8192x8192x8192:bf16
+  --reference             time plain torch.matmul beside each GEMM (torch backend)
+  --list                  print the kernel list and stop
+  --import FILE           show nccl-tests / hccl_test output or a profiler trace (Chrome
+                          JSON) beside the plan&apos;s estimate; runs nothing unless --backend
+  --ranks N               ranks of an imported hccl_test run (for busbw)
+  -o, --output FILE       write the results JSON
+  --profile FILE          write the calibrated device profile JSON
+  --format table|json     output on stdout (default table)
+</source>
+        <translation>用法：shardscope-cli bench PLAN.plan.json [选项]
+
+在所连设备上运行方案一个训练步的算子（rank 本地 GEMM、注意力、访存密集算子、
+集合通信）以及一次显存探测，并将实测值与预测值并列输出。
+
+  --backend cpu|torch     本机 CPU 算子，或 PyTorch 工作进程（默认 cpu）
+  --device cuda|npu|cpu   torch 后端使用的设备（默认 cpu）
+  --python PATH           torch 工作进程的解释器（默认 /usr/bin/python3）
+  --worker PATH           工作进程脚本（默认：已安装的 shardscope_worker.py）
+  --nproc N               本节点上的工作进程数，测量集合通信需 &gt;= 2（默认 1）
+  --launcher ARGS         通过 torchrun 以这些参数运行工作进程（多节点），
+                          例如 &quot;--nnodes 2 --rdzv-endpoint host:29500&quot;
+  --max-tokens N          每个算子的 token 上限（CPU 上默认 256，其他无上限）
+  --probe-tokens N        显存探测的序列上限（CPU 上默认 256）
+  --no-probe              跳过显存探测
+  --snapshot FILE         cuda / npu：把探测的稳态训练步记录为显存快照
+                          （JSON；工作台的“训练步中的显存变化”可叠加显示）
+  --no-collectives        跳过集合通信
+  --warmup N, --repeats N 计时参数（默认 2 和 5）
+  --timeout SECONDS       工作进程最长无响应时间（默认 300）
+  --gemm MxNxK[:dtype]    另外对该 GEMM 计时（可重复），例如 8192x8192x8192:bf16
+  --reference             在每个 GEMM 旁对普通 torch.matmul 计时（torch 后端）
+  --list                  输出算子列表后停止
+  --import FILE           将 nccl-tests / hccl_test 输出或性能分析轨迹（Chrome JSON）
+                          与方案估计并列显示；除非指定 --backend，否则不运行任何算子
+  --ranks N               导入的 hccl_test 运行的 rank 数（用于 busbw）
+  -o, --output FILE       写出结果 JSON
+  --profile FILE          写出校准后的设备配置 JSON
+  --format table|json     标准输出格式（默认 table）
+
 </translation>
     </message>
 </context>
@@ -2597,6 +2602,30 @@ Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other
         <source>It has %1 of room on the device (HBM minus context and collective buffers).</source>
         <translation>设备上可供分配器使用 %1（HBM 减去上下文与集合通信缓冲区）。</translation>
     </message>
+    <message>
+        <source>Import measured...</source>
+        <translation>导入实测数据...</translation>
+    </message>
+    <message>
+        <source>Overlay a memory snapshot recorded on a device: torch.cuda.memory._dump_snapshot() or torch_npu&apos;s (a pickle, converted by the Python worker), or the JSON the runner&apos;s memory probe writes</source>
+        <translation>叠加在设备上记录的显存快照：torch.cuda.memory._dump_snapshot() 或 torch_npu 的对应快照（pickle 文件，由 Python worker 转换），或运行器显存探针写出的 JSON</translation>
+    </message>
+    <message>
+        <source>Import a memory snapshot</source>
+        <translation>导入显存快照</translation>
+    </message>
+    <message>
+        <source>Memory snapshots (*.json *.pickle *.pkl);;All files (*)</source>
+        <translation>显存快照 (*.json *.pickle *.pkl);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>%1: python3 could not convert it (%2)</source>
+        <translation>%1：python3 无法转换该文件（%2）</translation>
+    </message>
+    <message>
+        <source>Remove measured</source>
+        <translation>移除实测数据</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryTimelineView</name>
@@ -2663,6 +2692,14 @@ Exit status: 0 success, 2 bad plan or bad arguments (message on stderr), 1 other
     <message>
         <source>- %1 alike micro-batches left out</source>
         <translation>- 省略了 %1 个相同的微批次</translation>
+    </message>
+    <message>
+        <source>Measured allocated, peak %1</source>
+        <translation>实测分配量，峰值 %1</translation>
+    </message>
+    <message>
+        <source>Measured reserved, peak %1</source>
+        <translation>实测保留量，峰值 %1</translation>
     </message>
 </context>
 <context>

@@ -5,9 +5,16 @@
 #include "qstrings.h"
 
 #include "core/catalog.h"
+#include "core/errors.h"
+#include "core/files.h"
 #include "core/units.h"
 
 #include <QComboBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QMessageBox>
+#include <QProcess>
+#include <QPushButton>
 #include <QEvent>
 #include <QFontMetricsF>
 #include <QHBoxLayout>
@@ -23,6 +30,7 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 #include <algorithm>
+#include <climits>
 #include <array>
 #include <cmath>
 #include <exception>
@@ -64,6 +72,11 @@ QColor capacityColor(const QPalette &pal)
 QColor usableColor(const QPalette &pal)
 {
     return isDark(pal) ? QColor(0xFF, 0xC1, 0x07) : QColor(0xB2, 0x6A, 0x00);
+}
+
+QColor measuredColor(const QPalette &pal)
+{
+    return pal.color(QPalette::Window).lightness() < 128 ? QColor(0x4D, 0xD0, 0xE1) : QColor(0x00, 0x6E, 0x7F);
 }
 
 QColor reservedColor(const QPalette &pal)
@@ -149,6 +162,13 @@ MemoryTimelineView::MemoryTimelineView(QWidget *parent) : QWidget(parent)
 }
 
 MemoryTimelineView::~MemoryTimelineView() = default;
+
+void MemoryTimelineView::setMeasured(Measured measured)
+{
+    m_measured = std::move(measured);
+    layoutChart();
+    update();
+}
 
 void MemoryTimelineView::setStepView(std::shared_ptr<const StepView> view, double hbmBytes,
                                      double usableBytes)
@@ -250,6 +270,10 @@ std::vector<MemoryTimelineView::LegendItem> MemoryTimelineView::legendItems() co
     }
     items.push_back({tr("Reserved by the allocator, peak %1").arg(gib(m_view->reserved_peak, 1)),
                      kLegendReserved});
+    if (!m_measured.x.empty()) {
+        items.push_back({tr("Measured allocated, peak %1").arg(gib(m_measured.peakAllocated, 1)), -2});
+        items.push_back({tr("Measured reserved, peak %1").arg(gib(m_measured.peakReserved, 1)), -3});
+    }
     // The capacity and usable lines are labelled on the plot.
     return items;
 }
@@ -277,6 +301,7 @@ void MemoryTimelineView::layoutChart()
     double topBytes = m_hbm;
     if (m_view)
         topBytes = std::max({topBytes, m_view->reserved_peak, m_view->allocated_peak});
+    topBytes = std::max({topBytes, m_measured.peakAllocated, m_measured.peakReserved});
     topBytes = std::max(topBytes, kGiB) * 1.04;
     const QString widest = QString::number(std::ceil(topBytes / kGiB * 1.2));
     const double left = fm.horizontalAdvance(widest) + 12;
@@ -497,7 +522,10 @@ void MemoryTimelineView::drawLegend(QPainter &p, const std::vector<LegendItem> &
             p.setPen(c.darker(130));
             p.drawRect(sw.adjusted(0, 0, -1, -1));
         } else {
-            p.setPen(QPen(reservedColor(pal), 2));
+            QPen pen(it.kind == -2 ? measuredColor(pal) : reservedColor(pal), 2);
+            if (it.kind != kLegendReserved)
+                pen.setStyle(Qt::DashLine);
+            p.setPen(pen);
             p.drawLine(QPointF(sw.left(), sw.center().y()), QPointF(sw.right(), sw.center().y()));
         }
         p.setPen(pal.color(QPalette::Text));
@@ -617,6 +645,44 @@ void MemoryTimelineView::paintEvent(QPaintEvent *)
     p.setPen(QPen(reservedColor(pal), 2));
     p.drawPolyline(poly);
 
+    // A measured snapshot over it, dashed: at most two points per pixel column (the column's
+    // extremes), so that no peak is lost.
+    if (!m_measured.x.empty()) {
+        auto measuredLine = [&](const std::vector<double> &bytes, const QColor &color) {
+            QPolygonF line;
+            int column = INT_MIN;
+            double lo = 0, hi = 0, cx = 0;
+            auto flush = [&]() {
+                if (column == INT_MIN)
+                    return;
+                line << QPointF(cx, yOf(lo));
+                if (hi != lo)
+                    line << QPointF(cx, yOf(hi));
+            };
+            for (size_t i = 0; i < m_measured.x.size(); ++i) {
+                if (m_measured.x[i] < 0)
+                    continue;
+                const double px = xOf(m_measured.x[i]);
+                const int col = int(px);
+                if (col != column) {
+                    flush();
+                    column = col;
+                    cx = px;
+                    lo = hi = bytes[i];
+                } else {
+                    lo = std::min(lo, bytes[i]);
+                    hi = std::max(hi, bytes[i]);
+                }
+            }
+            flush();
+            QPen pen(color, 1.6, Qt::DashLine);
+            p.setPen(pen);
+            p.drawPolyline(line);
+        };
+        measuredLine(m_measured.allocated, measuredColor(pal));
+        measuredLine(m_measured.reserved, reservedColor(pal));
+    }
+
     // Capacity and usable lines, their values at the right end.
     auto hline = [&](double bytes, const QPen &pen, const QString &label, bool above) {
         const double y = yOf(bytes);
@@ -727,8 +793,29 @@ MemoryTimelinePanel::MemoryTimelinePanel(PlanDocument *document, QWidget *parent
             setStage(m_stages->itemData(index).toInt());
     });
 
+    m_import = new QPushButton(tr("Import measured..."), this);
+    m_import->setObjectName(QStringLiteral("importSnapshot"));
+    m_import->setToolTip(tr("Overlay a memory snapshot recorded on a device: "
+                            "torch.cuda.memory._dump_snapshot() or torch_npu's (a pickle, converted "
+                            "by the Python worker), or the JSON the runner's memory probe writes"));
+    connect(m_import, &QPushButton::clicked, this, [this]() {
+        if (hasSnapshot()) {
+            clearSnapshot();
+            return;
+        }
+        const QString path = QFileDialog::getOpenFileName(
+            this, tr("Import a memory snapshot"), QString(),
+            tr("Memory snapshots (*.json *.pickle *.pkl);;All files (*)"));
+        if (path.isEmpty())
+            return;
+        QString error;
+        if (!importSnapshot(path, &error))
+            QMessageBox::warning(this, tr("Import a memory snapshot"), error);
+    });
+
     auto *top = new QHBoxLayout;
     top->addWidget(m_headline, 1);
+    top->addWidget(m_import, 0, Qt::AlignTop);
     top->addWidget(m_stageLabel, 0, Qt::AlignTop);
     top->addWidget(m_stages, 0, Qt::AlignTop);
 
@@ -851,6 +938,68 @@ void MemoryTimelinePanel::updateStages()
     m_stageLabel->setVisible(several);
 }
 
+bool MemoryTimelinePanel::importSnapshot(const QString &path, QString *error)
+{
+    QString json = path;
+    const bool pickle = !path.endsWith(QStringLiteral(".json"), Qt::CaseInsensitive);
+    QString converted;
+    if (pickle) {
+        // ShardScope reads only JSON: the worker turns the pickle into it (plain data only).
+        converted = path + QStringLiteral(".shardscope.json");
+        QProcess p;
+        const QString worker = QString::fromStdString(locateDataDir()) + QStringLiteral("/worker/shardscope_worker.py");
+        p.start(QStringLiteral("python3"), {worker, QStringLiteral("--convert-snapshot"), path, converted});
+        if (!p.waitForStarted(10000) || !p.waitForFinished(120000) || p.exitStatus() != QProcess::NormalExit ||
+            p.exitCode() != 0) {
+            if (p.state() != QProcess::NotRunning)
+                p.kill();
+            const QString why = QString::fromUtf8(p.readAllStandardError()).trimmed();
+            *error = why.isEmpty() ? tr("%1: python3 could not convert it (%2)").arg(path, p.errorString()) : why;
+            return false;
+        }
+        json = converted;
+    }
+    try {
+        m_snapshot = std::make_shared<MeasuredMemory>(readMemorySnapshotFile(json.toStdString()));
+    } catch (const std::exception &e) {
+        *error = QString::fromUtf8(e.what());
+        if (pickle)
+            QFile::remove(converted);
+        return false;
+    }
+    if (pickle)
+        QFile::remove(converted);
+    m_import->setText(tr("Remove measured"));
+    applySnapshot();
+    return true;
+}
+
+void MemoryTimelinePanel::clearSnapshot()
+{
+    m_snapshot.reset();
+    m_import->setText(tr("Import measured..."));
+    applySnapshot();
+}
+
+void MemoryTimelinePanel::applySnapshot()
+{
+    MemoryTimelineView::Measured m;
+    if (m_snapshot && m_view) {
+        const std::vector<double> x = alignToStep(*m_snapshot, *m_view);
+        m.source = QString::fromStdString(m_snapshot->source);
+        for (size_t i = 0; i < x.size(); ++i) {
+            if (x[i] < 0)
+                continue;
+            m.x.push_back(x[i] - m_view->first);
+            m.allocated.push_back(m_snapshot->allocated[i]);
+            m.reserved.push_back(m_snapshot->reserved[i]);
+            m.peakAllocated = std::max(m.peakAllocated, m_snapshot->allocated[i]);
+            m.peakReserved = std::max(m.peakReserved, m_snapshot->reserved[i]);
+        }
+    }
+    m_chart->setMeasured(std::move(m));
+}
+
 void MemoryTimelinePanel::refresh()
 {
     m_dirty = false;
@@ -873,6 +1022,7 @@ void MemoryTimelinePanel::refresh()
     m_view = view;
     m_groups = view ? peakGroups(*view) : std::vector<PeakGroup>{};
     m_chart->setStepView(m_view, mem.hbm_bytes, mem.usable_bytes);
+    applySnapshot();
     fillDrivers();
     const QString text = headline();
     if (m_headline->text() != text)

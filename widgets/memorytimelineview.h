@@ -1,5 +1,6 @@
 #pragma once
 
+#include "core/snapshot.h"
 #include "core/stepview.h"
 #include "report/stepseries.h"
 
@@ -12,6 +13,7 @@
 #include <vector>
 
 class QComboBox;
+class QPushButton;
 class QLabel;
 class QSplitter;
 class QTreeWidget;
@@ -38,6 +40,17 @@ public:
     /// Shows `view` against the device's `hbmBytes` and `usableBytes` (HBM minus the largest
     /// runtime reserve, the per-rank chart's dashed line). A null view clears the chart.
     void setStepView(std::shared_ptr<const StepView> view, double hbmBytes, double usableBytes);
+    /// A measured snapshot drawn over the prediction: each entry's position on the step's axis
+    /// (relative events, from alignToStep; negative: not in the step), its allocated and
+    /// reserved bytes. Empty `x` removes it.
+    struct Measured
+    {
+        QString source;
+        std::vector<double> x, allocated, reserved;
+        double peakAllocated = 0, peakReserved = 0; ///< within the step
+    };
+    void setMeasured(Measured measured);
+    const Measured &measured() const { return m_measured; }
     const StepView *stepView() const { return m_view.get(); }
 
     // Read access for tests.
@@ -100,6 +113,7 @@ private:
     int m_sampledColumns = -1; ///< the columns m_live and m_reserved were sampled for
     std::vector<StepSample> m_live, m_reserved;
     std::vector<bool> m_present; ///< components with bytes anywhere in the step
+    Measured m_measured;
     int m_hovered = -1;          ///< relative event under the mouse
 };
 
@@ -130,6 +144,11 @@ public:
     /// The groups of the peak list (all of them; the list shows the first kDriverRows).
     const std::vector<PeakGroup> &drivers() const { return m_groups; }
     QString headline() const;
+    /// Overlays a measured snapshot (JSON, or a torch pickle converted by the worker); false
+    /// with the reason in `error` when it cannot be read.
+    bool importSnapshot(const QString &path, QString *error);
+    void clearSnapshot();
+    bool hasSnapshot() const { return m_snapshot != nullptr; }
 
 public Q_SLOTS:
     /// Recomputes the step view of the current plan (done on plan changes while shown).
@@ -153,7 +172,10 @@ private:
     MemoryTimelineView *m_chart;
     QLabel *m_driversCaption;
     QTreeWidget *m_drivers;
+    QPushButton *m_import;
     std::shared_ptr<const StepView> m_view;
+    std::shared_ptr<const MeasuredMemory> m_snapshot; ///< the imported measurement, if any
+    void applySnapshot();
     std::vector<PeakGroup> m_groups;
     int m_stage = -1;
     int m_chosen = -1;   ///< the stage the user picked, -1 for the default

@@ -39,6 +39,8 @@ const char *kBenchUsage = QT_TRANSLATE_NOOP(
     "  --max-tokens N          cap the tokens per kernel (default 256 on a CPU, none otherwise)\n"
     "  --probe-tokens N        cap the memory probe's sequence (default 256 on a CPU)\n"
     "  --no-probe              skip the memory probe\n"
+    "  --snapshot FILE         cuda / npu: record the probe's steady step as a memory snapshot\n"
+    "                          (JSON; the workbench's Memory over the step overlays it)\n"
     "  --no-collectives        skip the collectives\n"
     "  --warmup N, --repeats N timing (default 2 and 5)\n"
     "  --timeout SECONDS       longest silence of the worker (default 300)\n"
@@ -188,6 +190,14 @@ std::string resultsTable(const Plan &plan, const RunResults &r, const Catalog &c
         o << "  predicted peak allocated " << formatGiB(mc.predicted_peak) << ", measured "
           << formatGiB(mc.measured_peak) << " (" << formatFixed(mc.ratio, 3) << " x); measured by "
           << p.method << "\n";
+        o << "  predicted peak reserved " << formatGiB(mc.predicted_reserved) << " (the caching allocator "
+          << "replayed over the probe's step)";
+        if (mc.measured_reserved > 0)
+            o << ", measured " << formatGiB(mc.measured_reserved) << " ("
+              << formatFixed(mc.measured_reserved / std::max(1.0, mc.predicted_reserved), 3) << " x)";
+        o << "\n";
+        if (!p.snapshot.empty())
+            o << "  memory snapshot of the step: " << p.snapshot << "\n";
     }
     if (!r.error.empty())
         o << "\nThe run stopped early: " << r.error << "\n";
@@ -380,6 +390,10 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
                 ranks = int(n);
         } else if (a == "--no-probe") {
             opt.probe = false;
+        } else if (a == "--snapshot") {
+            if (!(v = need(i, a)))
+                return ExitBadInput;
+            opt.probeSnapshot = QString::fromStdString(*v);
         } else if (a == "--no-collectives") {
             collectives = false;
         } else if (a == "--reference") {
@@ -433,6 +447,11 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
     }
     if (opt.backend == QLatin1String("cpu"))
         opt.device = QStringLiteral("cpu");
+    if (!opt.probeSnapshot.isEmpty() && opt.device == QLatin1String("cpu")) {
+        err << "shardscope-cli bench: --snapshot records the caching allocator of a cuda or npu "
+               "device (--backend torch --device cuda|npu); the CPU has none\n";
+        return ExitBadInput;
+    }
 
     const Catalog &cat = catalog(err);
     Plan plan;

@@ -17,6 +17,7 @@ and exits with status 78 (EXIT_ENVIRONMENT) before its hello.
 """
 
 import argparse
+import pickle
 import json
 import math
 import os
@@ -721,6 +722,71 @@ def cpu_peak_step(torch, step):
     return peak
 
 
+# --- memory snapshots ------------------------------------------------------------------------
+# torch.cuda.memory._dump_snapshot() (and torch_npu.npu.memory._dump_snapshot()) pickle a dict:
+# "segments" (each with total_size, allocated_size, blocks) and "device_traces" (per device, a
+# list of entries with action, addr, size, stream, time_us). ShardScope reads only JSON: this
+# turns it into docs/runner-protocol.md's "shardscope-memory-snapshot".
+
+SNAPSHOT_FORMAT = "shardscope-memory-snapshot"
+_TRACE_ACTIONS = ("alloc", "free_requested", "free_completed", "segment_alloc", "segment_free",
+                  "segment_map", "segment_unmap", "oom", "snapshot")
+
+
+def snapshot_to_json(snap, source, device_index=0, phases=None):
+    if not isinstance(snap, dict) or "segments" not in snap:
+        raise ValueError("not a PyTorch memory snapshot: no 'segments' (record it with "
+                         "torch.cuda.memory._record_memory_history() and _dump_snapshot())")
+    traces = snap.get("device_traces") or []
+    if device_index >= len(traces):
+        trace = []
+    else:
+        trace = traces[device_index] or []
+    out_trace = []
+    for e in trace:
+        action = e.get("action")
+        if action not in _TRACE_ACTIONS:
+            continue
+        entry = {"action": action, "size": int(e.get("size", 0) or 0),
+                 "stream": int(e.get("stream", 0) or 0)}
+        if "time_us" in e:
+            entry["time_us"] = int(e["time_us"])
+        out_trace.append(entry)
+    reserved = sum(int(seg.get("total_size", 0)) for seg in snap["segments"]
+                   if int(seg.get("device", device_index)) == device_index)
+    allocated = sum(int(seg.get("allocated_size", 0)) for seg in snap["segments"]
+                    if int(seg.get("device", device_index)) == device_index)
+    out = {"format": SNAPSHOT_FORMAT, "version": 1, "source": source, "device": device_index,
+           "reserved_bytes": reserved, "allocated_bytes": allocated, "trace": out_trace}
+    if phases:
+        out["phases"] = phases
+    return out
+
+
+class _PlainUnpickler(pickle.Unpickler):
+    """A snapshot holds dicts, lists, strings and numbers only: nothing else is loaded (a pickle
+    can otherwise run code)."""
+
+    def find_class(self, module, name):
+        raise pickle.UnpicklingError("the snapshot names %s.%s: only plain data is read" % (module, name))
+
+
+def convert_snapshot(src, dst):
+    """--convert-snapshot IN.pickle OUT.json; exit 0, or 2 with one line on stderr."""
+    try:
+        with open(src, "rb") as f:
+            snap = _PlainUnpickler(f).load()
+        out = snapshot_to_json(snap, os.path.basename(src))
+        tmp = dst + ".part"
+        with open(tmp, "w") as f:
+            json.dump(out, f)
+        os.replace(tmp, dst)
+    except (OSError, pickle.UnpicklingError, ValueError, EOFError, TypeError, AttributeError) as e:
+        sys.stderr.write("shardscope-worker: %s: %s\n" % (src, e))
+        return 2
+    return 0
+
+
 def run_probe(p, device, attn):
     torch = device.torch
     import gc
@@ -772,18 +838,39 @@ def run_probe(p, device, attn):
     ids = torch.randint(0, int(p["vocab"]), (b, s), device=device.dev)
     labels = torch.randint(0, int(p["vocab"]), (b, s), device=device.dev)
 
+    phases = []
+
+    def mark(name):
+        phases.append({"phase": name, "time_us": time.time_ns() // 1000})
+
     def step():
+        mark("forward")
         if amp:
             with torch.autocast(device_type=device.kind, dtype=compute):
                 loss = model(ids, labels)
         else:
             loss = model(ids, labels)
+        mark("backward")
         loss.backward()
+        mark("optimizer_step")
         opt.step()
         opt.zero_grad(set_to_none=True)
+        mark("end")
 
+    # A memory snapshot of the steady step (CUDA and NPU: torch.cuda.memory /
+    # torch_npu.npu.memory _record_memory_history), written where the request asks.
+    snapshot_path = p.get("snapshot") if device.accelerator else None
+    memory_mod = getattr(device.mod, "memory", None)
+    recording = False
+    if snapshot_path and memory_mod is not None and hasattr(memory_mod, "_record_memory_history"):
+        try:
+            memory_mod._record_memory_history(max_entries=1000000)
+            recording = True
+        except Exception as e:  # noqa: BLE001
+            log("no memory snapshot: %s" % e)
     step()  # step 0 allocates the optimizer states
     device.synchronize()
+    phases.clear()
     t0 = time.perf_counter()
     if device.accelerator:
         device.mod.reset_peak_memory_stats()
@@ -804,6 +891,19 @@ def run_probe(p, device, attn):
     if method_note:
         method += "; " + method_note
     step_s = time.perf_counter() - t0
+    snapshot_written = None
+    if recording:
+        try:
+            snap = memory_mod._snapshot()
+            memory_mod._record_memory_history(enabled=None)
+            out = snapshot_to_json(snap, "probe %s" % device.name(), 0, phases)
+            tmp = snapshot_path + ".part"
+            with open(tmp, "w") as f:
+                json.dump(out, f)
+            os.replace(tmp, snapshot_path)
+            snapshot_written = snapshot_path
+        except Exception as e:  # noqa: BLE001
+            log("memory snapshot not written: %s" % e)
     del model, opt
     gc.collect()
     if device.accelerator:
@@ -812,7 +912,7 @@ def run_probe(p, device, attn):
             "mode": mode, "attention": attention, "attention_impl": impl,
             "recompute": p["recompute"], "peak_allocated": float(peak),
             "baseline": float(baseline), "peak_reserved": float(reserved), "method": method,
-            "step_s": step_s}
+            "step_s": step_s, "snapshot": snapshot_written}
 
 
 def probe_with_retries(p, device, attn):
@@ -940,7 +1040,12 @@ def main():
     parser.add_argument("--device", default="cpu", choices=["cuda", "npu", "cpu"])
     parser.add_argument("--nproc", type=int, default=1,
                         help="start this many ranks on this node without torchrun")
+    parser.add_argument("--convert-snapshot", nargs=2, metavar=("PICKLE", "JSON"),
+                        help="convert a torch memory snapshot (_dump_snapshot) to ShardScope's "
+                             "JSON and exit; needs no torch")
     args = parser.parse_args()
+    if args.convert_snapshot:
+        return convert_snapshot(*args.convert_snapshot)
     check_environment(args.device)
     children = []
     if args.nproc > 1 and "WORLD_SIZE" not in os.environ:
