@@ -908,21 +908,22 @@ void tensorParts(const Context &x, StepShape &s)
 struct RankEval
 {
     std::array<Breakdown, kPhaseCount> phases;
-    double firstStepPeak = 0;
 };
 
 RankEval evaluate(const StepShape &s)
 {
+    // The steady step starts from the model build and the optimizer states the first step
+    // made (its gradients set to None again); the first step's own peak comes with the replay.
     PeakTracker tracker;
     emitSetup(s, tracker);
-    emitStep(s, tracker, true);
+    emitStates(s, tracker);
     emitStep(s, tracker, false);
     RankEval e;
     for (int p = 0; p < kPhaseCount; ++p) {
         const PeakTracker::Peak &pk = tracker.peak(StepPart::SteadyStep, Phase(p));
         if (pk.total >= 0)
             e.phases[size_t(p)] = pk.at;
-        e.firstStepPeak = std::max(e.firstStepPeak, tracker.peak(StepPart::FirstStep, Phase(p)).total);
+
     }
     return e;
 }
@@ -985,7 +986,6 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
                         const double hi = upper.phases[size_t(p)].bytes[size_t(c)];
                         e.phases[size_t(p)].bytes[size_t(c)] = lo + t * (hi - lo);
                     }
-                e.firstStepPeak = lower.firstStepPeak + t * (upper.firstStepPeak - lower.firstStepPeak);
             }
         } else {
             e = evaluate(stepShape(x, q, stage));
@@ -1008,7 +1008,6 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
             }
         }
         rm.peak_bytes = peak;
-        rm.first_step_peak_bytes = e.firstStepPeak;
         rm.host_paged_bytes = q.pagedHost;
         rm.reserve.context = dev.context_reserve_bytes;
         rm.reserve.communicators = communicatorsFor(x, stage);
@@ -1065,6 +1064,7 @@ void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m
         const double capacity = std::max(0.0, dev.hbm_bytes - r.reserve.context - r.reserve.comm_buffers);
         const DualReplay rp = replayOnDevice(t, rules, config, capacity, false, verdictOnly);
         r.reserved_bytes = rp.room.peak_reserved;
+        r.first_step_peak_bytes = t.peakLive(StepPart::FirstStep);
         r.oom = rp.device.oom;
         double reserved = rp.device.peak_reserved;
         if (r.oom) {

@@ -74,7 +74,8 @@ struct RankMemory
     std::array<Breakdown, kPhaseCount> phases{}; ///< composition at each phase's peak
     Phase peak_phase = Phase::Forward;
     double peak_bytes = 0;
-    /// Peak allocated in the first step (the optimizer states come into being in its step).
+    /// Peak allocated in the first step (the optimizer states come into being in its step);
+    /// set by replayAllocator(), 0 before.
     double first_step_peak_bytes = 0;
     /// The caching allocator replayed over the timeline (core/allocator.h); set by
     /// replayAllocator(), 0 before.

@@ -113,6 +113,13 @@ public:
         alloc({TensorKind::PipelineBuffer}, s.p2p);
     }
 
+    /// The optimizer states as the first step leaves them (for a sink that skips that step).
+    void states()
+    {
+        k.part(StepPart::Setup);
+        perTensor(TensorKind::OptimizerState, s.states, true);
+    }
+
     void step(bool firstStep)
     {
         k.part(firstStep ? StepPart::FirstStep : StepPart::SteadyStep);
@@ -377,7 +384,14 @@ private:
     uint32_t blockKey(bool back, int chunk, bool firstBackward) const
     {
         return (back ? 1u : 0u) | (hasHead(chunk) ? 2u : 0u) | (hasEmbedding(chunk) ? 4u : 0u) |
-               (firstBackward ? 8u : 0u) | (rootPerUnit ? 16u : 0u);
+               (firstBackward ? 8u : 0u) | (rootPerUnit ? 16u : 0u) | (rootPostBackward(chunk) ? 32u : 0u);
+    }
+
+    /// FSDP2's root reduces its gradients once a micro-batch's backward is done on this stage:
+    /// after its last model chunk (chunk 0) runs backward.
+    bool rootPostBackward(int chunk) const
+    {
+        return s.fsdp && s.rootStaysGathered && chunk == 0 && (s.first || s.last || s.rootGathered > 0);
     }
 
     void forward(int u, int chunk)
@@ -508,9 +522,10 @@ private:
         if (s.fsdp) {
             if (L > 0)
                 free(at(TensorKind::ReduceScatterInput, u, base), s.layerReduceScatter);
-            if (s.rootStaysGathered && (hasHead(chunk) || hasEmbedding(chunk) || s.rootGathered > 0)) {
-                // The root's post-backward (final callback): its other gradients exist, it
-                // reshards, reduce-scatters and accumulates into the sharded gradients.
+            if (rootPostBackward(chunk)) {
+                // The root's post-backward (final callback) after the micro-batch's last chunk:
+                // its other gradients exist, it reshards, reduce-scatters and accumulates into
+                // the sharded gradients.
                 const double rest = std::max(0.0, s.rootUnshardedGrad - s.rootHeadUnshardedGrad);
                 alloc(at(TensorKind::UnshardedGradients, u, kRootRest), rest);
                 if (rootPerUnit)
@@ -531,6 +546,7 @@ private:
 } // namespace
 
 void emitSetup(const StepShape &s, StepSink &sink) { Emitter(s, sink).setup(); }
+void emitStates(const StepShape &s, StepSink &sink) { Emitter(s, sink).states(); }
 void emitStep(const StepShape &s, StepSink &sink, bool firstStep) { Emitter(s, sink).step(firstStep); }
 
 // --- PeakTracker -------------------------------------------------------------------------------

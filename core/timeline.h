@@ -153,6 +153,9 @@ public:
 
 /// Emits the model build and persistent buffers (part Setup).
 void emitSetup(const StepShape &s, StepSink &sink);
+/// Emits the optimizer states as the first step leaves them (part Setup): what a steady step
+/// starts with, for a sink that does not need the first step itself.
+void emitStates(const StepShape &s, StepSink &sink);
 /// Emits one training step; `firstStep` creates the optimizer states in its optimizer phase.
 void emitStep(const StepShape &s, StepSink &sink, bool firstStep);
 
