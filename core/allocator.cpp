@@ -173,6 +173,17 @@ bool CachingAllocator::reserve(uint64_t bytes)
     return true;
 }
 
+int CachingAllocator::newBlock()
+{
+    if (!freeIds_.empty()) {
+        const int b = freeIds_.back();
+        freeIds_.pop_back();
+        return b;
+    }
+    blocks_.emplace_back();
+    return int(blocks_.size()) - 1;
+}
+
 int CachingAllocator::newSegment(bool small, int stream, uint64_t size)
 {
     if (!reserve(size))
@@ -185,14 +196,7 @@ int CachingAllocator::newSegment(bool small, int stream, uint64_t size)
     seg.small = small;
     segments_.push_back(seg);
     const int si = int(segments_.size()) - 1;
-    int b;
-    if (!freeIds_.empty()) {
-        b = freeIds_.back();
-        freeIds_.pop_back();
-    } else {
-        blocks_.emplace_back();
-        b = int(blocks_.size()) - 1;
-    }
+    const int b = newBlock();
     Block &k = blocks_[size_t(b)];
     k = Block{};
     k.addr = uint64_t(si) * kSpan;
@@ -235,14 +239,7 @@ int CachingAllocator::expand(bool small, int stream, uint64_t size)
         blocks_[size_t(tail)].size += more;
         return tail;
     }
-    int b;
-    if (!freeIds_.empty()) {
-        b = freeIds_.back();
-        freeIds_.pop_back();
-    } else {
-        blocks_.emplace_back();
-        b = int(blocks_.size()) - 1;
-    }
+    const int b = newBlock();
     const Block &t = blocks_[size_t(tail)];
     Block k;
     k.addr = t.addr + t.size;
@@ -265,14 +262,7 @@ int CachingAllocator::take(int b, uint64_t size)
     const bool split = (k.small || expandable) ? remaining >= kMinBlockSize
                                                : (size < maxSplit() && remaining > kSmallSize);
     if (split) {
-        int r;
-        if (!freeIds_.empty()) {
-            r = freeIds_.back();
-            freeIds_.pop_back();
-        } else {
-            blocks_.emplace_back();
-            r = int(blocks_.size()) - 1;
-        }
+        const int r = newBlock();
         Block &blk = blocks_[size_t(b)]; // emplace_back may have moved the vector
         Block rest;
         rest.addr = blk.addr + size;

@@ -103,6 +103,7 @@ private:
     Key keyOf(int b) const;
     int findFree(bool small, int stream, uint64_t size);
     int lookupFree(bool small, int stream, uint64_t size) const;
+    int newBlock(); ///< a free slot of blocks_ (reused, or appended)
     int newSegment(bool small, int stream, uint64_t size);
     int expand(bool small, int stream, uint64_t size);
     bool reserve(uint64_t bytes);

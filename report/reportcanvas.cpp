@@ -585,31 +585,11 @@ void ReportCanvas::stepChart(const StepFigure &f)
     auto yOf = [&](double bytes) { return plot.bottom() - plot.height() * std::clamp(bytes / top, 0.0, 1.0); };
 
     // Phase bands: the backward shaded, the names above the plot.
-    const size_t phases = v.phases.size();
-    std::vector<double> xa(phases), xb(phases);
-    std::vector<QString> names(phases);
-    std::vector<QRectF> labels(phases);
-    for (size_t j = 0; j < phases; ++j) {
-        const int a = std::clamp(v.phases[j].event - v.first, 0, n);
-        const int b = j + 1 < phases ? std::clamp(v.phases[j + 1].event - v.first, 0, n) : n;
-        xa[j] = xOf(a);
-        xb[j] = xOf(b);
-        names[j] = f.phases.value(int(j));
-        const double w = tm.horizontalAdvance(names[j]) + pt(1);
-        const double left = std::clamp(0.5 * (xa[j] + xb[j]) - w / 2, plot.left(),
-                                       std::max(plot.left(), plot.right() - w));
-        labels[j] = QRectF(left, m_y, w, tickH);
-        if (v.phases[j].phase == Phase::Backward)
-            m_painter.fillRect(QRectF(xa[j], plot.top(), xb[j] - xa[j], plot.height()), kBand);
-    }
-    for (size_t j = 1; j < phases; ++j) {
-        if (labels[j].left() < labels[j - 1].right() + pt(3)) {
-            const size_t narrow = xb[j] - xa[j] < xb[j - 1] - xa[j - 1] ? j : j - 1;
-            const double w = std::max(0.0, xb[narrow] - xa[narrow] - pt(2));
-            names[narrow] = tm.elidedText(names[narrow], Qt::ElideRight, w);
-            labels[narrow] = QRectF(xa[narrow] + pt(1), m_y, w, tickH);
-        }
-    }
+    const std::vector<PhaseBand> bands = phaseBands(v, n, xOf, f.phases, tm, plot.left(), plot.right(), m_y,
+                                                    tickH, pt(3), pt(1));
+    for (const PhaseBand &band : bands)
+        if (band.phase == Phase::Backward)
+            m_painter.fillRect(QRectF(band.x0, plot.top(), band.x1 - band.x0, plot.height()), kBand);
 
     // Grid and value axis.
     m_painter.setFont(tickFont);
@@ -625,13 +605,13 @@ void ReportCanvas::stepChart(const StepFigure &f)
     }
     m_painter.setPen(muted());
     m_painter.drawText(QRectF(0, m_y, axisW, tickH), Qt::AlignLeft | Qt::AlignTop, QStringLiteral("GiB"));
-    for (size_t j = 0; j < phases; ++j) {
+    for (size_t j = 0; j < bands.size(); ++j) {
         if (j > 0) {
             m_painter.setPen(QPen(kRule, pt(0.5), Qt::DashLine));
-            m_painter.drawLine(QPointF(xa[j], m_y), QPointF(xa[j], plot.bottom()));
+            m_painter.drawLine(QPointF(bands[j].x0, m_y), QPointF(bands[j].x0, plot.bottom()));
         }
         m_painter.setPen(kInk);
-        m_painter.drawText(labels[j], Qt::AlignHCenter | Qt::AlignBottom, names[j]);
+        m_painter.drawText(bands[j].label, Qt::AlignHCenter | Qt::AlignBottom, bands[j].name);
     }
 
     // The stacked components, each filled down to zero, top of the stack first.

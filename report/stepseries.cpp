@@ -192,4 +192,34 @@ QString tensorUnitText(int unit)
     return unit >= 0 ? QString::number(unit) : QStringLiteral("-");
 }
 
+std::vector<PhaseBand> phaseBands(const StepView &v, int n, const std::function<double(double)> &xOf,
+                                  const QStringList &names, const QFontMetricsF &fm, double left,
+                                  double right, double labelTop, double labelHeight, double gap,
+                                  double inset)
+{
+    const size_t count = v.phases.size();
+    std::vector<PhaseBand> bands(count);
+    for (size_t j = 0; j < count; ++j) {
+        PhaseBand &b = bands[j];
+        b.phase = v.phases[j].phase;
+        const int from = std::clamp(v.phases[j].event - v.first, 0, n);
+        const int to = j + 1 < count ? std::clamp(v.phases[j + 1].event - v.first, 0, n) : n;
+        b.x0 = xOf(from);
+        b.x1 = xOf(to);
+        b.name = names.value(int(j));
+        const double w = fm.horizontalAdvance(b.name) + 2;
+        const double x = std::clamp(0.5 * (b.x0 + b.x1) - w / 2, left, std::max(left, right - w));
+        b.label = QRectF(x, labelTop, w, labelHeight);
+    }
+    for (size_t j = 1; j < count; ++j) {
+        if (bands[j].label.left() < bands[j - 1].label.right() + gap) {
+            PhaseBand &narrow = bands[j].x1 - bands[j].x0 < bands[j - 1].x1 - bands[j - 1].x0 ? bands[j] : bands[j - 1];
+            const double w = std::max(0.0, narrow.x1 - narrow.x0 - 2 * inset);
+            narrow.name = fm.elidedText(narrow.name, Qt::ElideRight, w);
+            narrow.label = QRectF(narrow.x0 + inset, labelTop, w, labelHeight);
+        }
+    }
+    return bands;
+}
+
 } // namespace shardscope

@@ -6,7 +6,11 @@
 // only: every byte comes from core/stepview.h.
 #include "core/stepview.h"
 
+#include <QFontMetricsF>
+#include <QRectF>
 #include <QString>
+#include <QStringList>
+#include <functional>
 #include <vector>
 
 namespace shardscope {
@@ -42,6 +46,23 @@ struct PeakGroup
 /// StepView::alive_at_peak grouped by kind and micro-batch, largest group first (a tie keeps
 /// the group of the larger tensor first).
 std::vector<PeakGroup> peakGroups(const StepView &view);
+
+/// One phase band of the steady step, drawn from x0 to x1, and its name's place above the plot.
+struct PhaseBand
+{
+    Phase phase = Phase::Forward;
+    double x0 = 0, x1 = 0;
+    QString name;
+    QRectF label;
+};
+/// The steady step's phases as bands (`xOf`: relative event -> x; the step spans 0 .. n), each
+/// name centred over its band within [left, right] at `labelTop` (`labelHeight` tall); of two
+/// names that overlap (closer than `gap`), the narrower band's is elided into it (`inset` from
+/// its left edge).
+std::vector<PhaseBand> phaseBands(const StepView &view, int n, const std::function<double(double)> &xOf,
+                                  const QStringList &names, const QFontMetricsF &fm, double left,
+                                  double right, double labelTop, double labelHeight, double gap,
+                                  double inset);
 
 /// The translated name of a tensor kind (in English, tensorKindLabel()).
 QString tensorKindName(TensorKind kind);

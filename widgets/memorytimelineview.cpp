@@ -553,43 +553,28 @@ void MemoryTimelineView::paintEvent(QPaintEvent *)
     QColor grid = pal.color(QPalette::Mid);
     grid.setAlpha(110);
 
-    // Phase bands, their names above the plot: centred on the band, or beside a narrow band
-    // where the neighbour's name leaves room, elided only where it does not.
-    const size_t phases = v.phases.size();
-    std::vector<double> xa(phases), xb(phases);
-    std::vector<QString> names(phases);
-    std::vector<QRectF> labels(phases);
-    for (size_t j = 0; j < phases; ++j) {
-        const int a = std::clamp(v.phases[j].event - v.first, 0, n);
-        const int b = j + 1 < phases ? std::clamp(v.phases[j + 1].event - v.first, 0, n) : n;
-        xa[j] = xOf(a);
-        xb[j] = xOf(b);
-        names[j] = ComponentStyle::phaseName(v.phases[j].phase);
-        const double w = fm.horizontalAdvance(names[j]) + 2;
-        const double left = std::clamp(0.5 * (xa[j] + xb[j]) - w / 2, m_plot.left(), std::max(m_plot.left(), m_plot.right() - w));
-        labels[j] = QRectF(left, m_plot.top() - fh - 4, w, fh);
-        if (v.phases[j].phase == Phase::Backward) {
+    // Phase bands, their names above the plot: centred on the band, the narrower band's name
+    // elided where two would overlap.
+    QStringList phaseNames;
+    for (const PhaseMark &m : v.phases)
+        phaseNames << ComponentStyle::phaseName(m.phase);
+    const std::vector<PhaseBand> bands =
+        phaseBands(v, n, [&](double u) { return xOf(u); }, phaseNames, fm, m_plot.left(), m_plot.right(),
+                   m_plot.top() - fh - 4, fh, 6, 3);
+    for (size_t j = 0; j < bands.size(); ++j) {
+        if (bands[j].phase == Phase::Backward) {
             QColor band = text;
             band.setAlpha(isDark(pal) ? 22 : 14);
-            p.fillRect(QRectF(xa[j], m_plot.top(), xb[j] - xa[j], m_plot.height()), band);
+            p.fillRect(QRectF(bands[j].x0, m_plot.top(), bands[j].x1 - bands[j].x0, m_plot.height()), band);
         }
         if (j > 0) {
             p.setPen(QPen(pal.color(QPalette::Mid), 1, Qt::DashLine));
-            p.drawLine(QPointF(xa[j], m_plot.top() - fh - 4), QPointF(xa[j], m_plot.bottom()));
-        }
-    }
-    for (size_t j = 1; j < phases; ++j) {
-        // Overlapping names: the one of the narrower band gives way (elided into its band).
-        if (labels[j].left() < labels[j - 1].right() + 6) {
-            const size_t narrow = xb[j] - xa[j] < xb[j - 1] - xa[j - 1] ? j : j - 1;
-            const double w = std::max(0.0, xb[narrow] - xa[narrow] - 6);
-            names[narrow] = fm.elidedText(names[narrow], Qt::ElideRight, w);
-            labels[narrow] = QRectF(xa[narrow] + 3, labels[narrow].top(), w, fh);
+            p.drawLine(QPointF(bands[j].x0, m_plot.top() - fh - 4), QPointF(bands[j].x0, m_plot.bottom()));
         }
     }
     p.setPen(text);
-    for (size_t j = 0; j < phases; ++j)
-        p.drawText(labels[j], Qt::AlignHCenter | Qt::AlignBottom, names[j]);
+    for (const PhaseBand &band : bands)
+        p.drawText(band.label, Qt::AlignHCenter | Qt::AlignBottom, band.name);
 
     // Over the HBM capacity: the per-rank chart's red zone.
     if (m_hbm > 0 && m_hbm < m_top) {
