@@ -1395,7 +1395,7 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>%1 (stage %2)</source>
-        <translation>ShardScope 方案报告</translation>
+        <translation>%1（阶段 %2）</translation>
     </message>
     <message>
         <source>One steady-state step of %1, allocation by allocation: %2 allocated at the peak in the %3, as it allocates %4 (%5, %6); the caching allocator reserves up to %7.</source>
@@ -1671,7 +1671,7 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>Bring a centre tab or panel to the front by its title, e.g. &quot;Memory over the step&quot;.</source>
-        <translation>Transformer 训练规划工具</translation>
+        <translation>按标题把一个中央标签页或面板置于前台，例如“训练步中的显存变化”。</translation>
     </message>
 </context>
 <context>
@@ -2325,7 +2325,7 @@ measured beside predicted.
     </message>
     <message>
         <source>Per-rank HBM</source>
-        <translation>未应用：%1</translation>
+        <translation>各 rank 的 HBM</translation>
     </message>
     <message>
         <source>Every rank&apos;s memory at its peak or at the peak of one phase</source>
@@ -3375,7 +3375,7 @@ Not possible now:
     </message>
     <message>
         <source>Expandable segments</source>
-        <translation>%1T 参数</translation>
+        <translation>可扩展段</translation>
     </message>
     <message>
         <source>expandable_segments:True in PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF: segments grow page by page instead of one per miss, which leaves less memory reserved and unused</source>
