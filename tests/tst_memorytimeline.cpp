@@ -256,6 +256,12 @@ private Q_SLOTS:
         QVERIFY(tip.contains(qs(formatGiB(view->stackedTop(kComponentCount - 1, peak)))));
         QVERIFY(tip.contains(qs(formatGiB(view->reservedAt(peak)))));
         QVERIFY(tip.contains(QStringLiteral("allocated peak")));
+        // The engine's formula of the tensor's component, as the bar chart's tooltip gives it.
+        const RankMemory &rank = doc.estimate().memory.ranks.front();
+        const MemoryExplanation ex = explainMemory(doc.plan(), doc.catalog(), rank, tt.phase);
+        QVERIFY2(tip.contains(QStringLiteral("Formula:")) &&
+                     tip.contains(QString::fromStdString(ex[size_t(componentOf(tt.kind))].formula.english()).toHtmlEscaped()),
+                 qPrintable(tip));
 
         QTest::mouseMove(view, at);
         QTRY_VERIFY(QToolTip::isVisible());

@@ -2701,6 +2701,10 @@ measured beside predicted.
         <source>Measured reserved, peak %1</source>
         <translation>实测保留量，峰值 %1</translation>
     </message>
+    <message>
+        <source>Formula:</source>
+        <translation>公式：</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::PlanDocument</name>

@@ -5,6 +5,7 @@
 #include "qstrings.h"
 
 #include "core/catalog.h"
+#include "i18n/enginetext.h"
 #include "core/errors.h"
 #include "core/files.h"
 #include "core/units.h"
@@ -443,6 +444,9 @@ QString MemoryTimelineView::eventTooltip(int event) const
     text += QStringLiteral("<br>") + tr("After it: %1 allocated, %2 reserved")
                                          .arg(gib(stepTotal(*m_view, event)), gib(reservedAt(event)))
                                          .toHtmlEscaped();
+    const QString &formula = m_formulas[size_t(tt.phase)][size_t(componentOf(tt.kind))];
+    if (!formula.isEmpty())
+        text += QStringLiteral("<br><b>%1</b> %2").arg(tr("Formula:"), formula.toHtmlEscaped());
     return text;
 }
 
@@ -1006,6 +1010,20 @@ void MemoryTimelinePanel::refresh()
     }
     m_view = view;
     m_groups = view ? peakGroups(*view) : std::vector<PeakGroup>{};
+    {
+        // The engine's formulas of the shown rank, for the hover text.
+        MemoryTimelineView::Formulas formulas;
+        for (const RankMemory &r : mem.ranks) {
+            if (r.stage != m_stage)
+                continue;
+            for (int ph = 0; ph < kPhaseCount; ++ph) {
+                const MemoryExplanation ex = explainMemory(plan, m_document->catalog(), r, Phase(ph));
+                for (int c = 0; c < kComponentCount; ++c)
+                    formulas[size_t(ph)][size_t(c)] = translated(ex[size_t(c)].formula);
+            }
+        }
+        m_chart->setFormulas(std::move(formulas));
+    }
     m_chart->setStepView(m_view, mem.hbm_bytes, mem.usable_bytes);
     applySnapshot();
     fillDrivers();

@@ -9,6 +9,7 @@
 #include <QString>
 #include <QStringList>
 #include <QWidget>
+#include <array>
 #include <memory>
 #include <vector>
 
@@ -50,6 +51,10 @@ public:
         double peakAllocated = 0, peakReserved = 0; ///< within the step
     };
     void setMeasured(Measured measured);
+    /// The engine's formula of each component at each phase (explainMemory, translated), for
+    /// the hover text of a tensor of that component.
+    using Formulas = std::array<std::array<QString, kComponentCount>, kPhaseCount>;
+    void setFormulas(Formulas formulas) { m_formulas = std::move(formulas); }
     const Measured &measured() const { return m_measured; }
     const StepView *stepView() const { return m_view.get(); }
 
@@ -114,6 +119,7 @@ private:
     std::vector<StepSample> m_live, m_reserved;
     std::vector<bool> m_present; ///< components with bytes anywhere in the step
     Measured m_measured;
+    Formulas m_formulas;
     int m_hovered = -1;          ///< relative event under the mouse
 };
 
