@@ -316,10 +316,14 @@ private:
                 op(b++);
                 continue;
             }
-            // The run up to the next first backward or the end of the pairs.
-            int end = b + 1;
-            while (end < total && !isFirst(end) && (end < pairs) == (b < pairs))
-                ++end;
+            // The run up to the next first backward (a multiple of pp below v x pp) or the end
+            // of the pairs.
+            int end = total;
+            const int nextFirst = (b / pp + 1) * pp;
+            if (nextFirst < v * pp)
+                end = std::min(end, nextFirst);
+            if (b < pairs)
+                end = std::min(end, pairs);
             const int start = b;
             k.repeat(end - start, [&](int r) { op(start + r); });
             b = end;
