@@ -364,9 +364,6 @@ private:
             head.push_back(back(fwd()));
         for (int i = 0; i < (shown > 0 ? period : 0); ++i)
             body.push_back(back(fwd()));
-        const int f0 = f - int(body.size()), b0 = b - int(body.size());
-        (void)f0;
-        (void)b0;
         // Contiguous numbering: the sink's listing is a step with the left-out periods removed.
         f += (shown > 0 ? shown - 1 : 0) * period;
         b += (shown > 0 ? shown - 1 : 0) * period;
