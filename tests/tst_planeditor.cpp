@@ -14,6 +14,7 @@
 #include <QStandardItemModel>
 #include <QTest>
 #include <QUndoStack>
+#include <QWheelEvent>
 
 using namespace shardscope;
 
@@ -103,6 +104,33 @@ private Q_SLOTS:
         QCOMPARE(m_doc->plan().parallel.tp, 1);
         QCOMPARE(child<QComboBox>("tp")->currentData().toInt(), 1);
         QCOMPARE(child<QSpinBox>("microBatch")->value(), 1);
+    }
+
+    // A wheel notch over a control that has not got the focus scrolls the panel and leaves the
+    // plan alone; once the control has the focus, the wheel changes it.
+    void wheelNeedsFocus()
+    {
+        auto *pp = child<QComboBox>("pp");
+        const int before = m_doc->plan().parallel.pp;
+        // Down on a combo box picks the next item (pp 1 -> 2 was the report); up on a spin box
+        // adds one.
+        auto wheel = [&](QWidget *w, int delta) {
+            const QPointF at(w->width() / 2.0, w->height() / 2.0);
+            QWheelEvent e(at, w->mapToGlobal(at), QPoint(), QPoint(0, delta), Qt::NoButton, Qt::NoModifier,
+                          Qt::NoScrollPhase, false);
+            QCoreApplication::sendEvent(w, &e);
+        };
+        QVERIFY(!pp->hasFocus());
+        wheel(pp, -120);
+        QCOMPARE(m_doc->plan().parallel.pp, before);
+        auto *micro = child<QSpinBox>("microBatch");
+        wheel(micro, 120);
+        QCOMPARE(m_doc->plan().training.micro_batch, 1);
+        QCOMPARE(pp->focusPolicy(), Qt::StrongFocus);
+        micro->setFocus();
+        QTRY_VERIFY(micro->hasFocus());
+        wheel(micro, 120);
+        QCOMPARE(m_doc->plan().training.micro_batch, 2);
     }
 
     // The caching allocator's settings: edits of memory.allocator, which the estimate replays;

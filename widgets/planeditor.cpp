@@ -8,9 +8,11 @@
 #include "core/model.h"
 #include "core/units.h"
 
+#include <QAbstractSpinBox>
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
@@ -154,10 +156,31 @@ QSpinBox *spin(QWidget *parent, int lo, int hi)
 
 } // namespace
 
+bool PlanEditor::eventFilter(QObject *watched, QEvent *event)
+{
+    if (event->type() == QEvent::Wheel) {
+        auto *w = qobject_cast<QWidget *>(watched);
+        if (w && !w->hasFocus()) {
+            event->ignore(); // to the scroll area
+            return true;
+        }
+    }
+    return QWidget::eventFilter(watched, event);
+}
+
 PlanEditor::PlanEditor(PlanDocument *document, QWidget *parent)
     : QWidget(parent), m_document(document)
 {
     buildUi();
+    // Scrolling the panel must not change the plan: a combo box, spin box or slider takes the
+    // mouse wheel only once it has the focus (a click or Tab gives it; the wheel does not).
+    const auto controls = findChildren<QWidget *>();
+    for (QWidget *w : controls) {
+        if (qobject_cast<QComboBox *>(w) || qobject_cast<QAbstractSpinBox *>(w) || qobject_cast<QSlider *>(w)) {
+            w->setFocusPolicy(Qt::StrongFocus);
+            w->installEventFilter(this);
+        }
+    }
     connect(m_document, &PlanDocument::planChanged, this, [this] {
         m_status->clear();
         m_status->hide();

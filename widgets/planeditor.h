@@ -41,6 +41,9 @@ public:
 public Q_SLOTS:
     void refresh();
 
+protected:
+    bool eventFilter(QObject *watched, QEvent *event) override;
+
 private:
     using Mutation = std::function<void(Plan &)>;
     bool edit(const QString &text, EditId id, const Mutation &mutate);
