@@ -151,12 +151,11 @@ struct Quantities
     double matmulParams = 0; ///< weights autocast casts (all but norms and the embedding)
     double headMatmulParams = 0; ///< the LM head's share of matmulParams
     // model states
-    double params = 0, computeCopies = 0, computeCopiesBackward = 0, grads = 0, gradsPerLayer = 0, gradsHead = 0,
+    double params = 0, computeCopies = 0, grads = 0, gradsPerLayer = 0, gradsHead = 0,
            gradsEmbedding = 0;
     double master = 0, states = 0, optTemp = 0;
     // communication
     double rootGradsHead = 0;  ///< FSDP: unsharded head gradient held until the root's reduce-scatter
-    double rootGradsEnd = 0;   ///< FSDP: the root's unsharded gradients and reduce-scatter input
     double ddpBuckets = 0, fsdpForward = 0, fsdpBackward = 0, rootGathered = 0, p2p = 0,
            reduceBucket = 0;
     double fsdpLayerBytes = 0;    ///< one gathered layer (compute dtype; QLoRA: k-bit storage)
@@ -173,7 +172,6 @@ struct Quantities
     double logitsForward = 0, logitsBackward = 0;
     // transients
     double fwdTransient = 0, bwdTransient = 0;
-    bool gradsInForward = false;
     double pagedHost = 0; ///< paged optimizer states, host-backed
 };
 
@@ -386,17 +384,9 @@ Quantities computeQuantities(const Context &x, int stage)
     // --- model states -----------------------------------------------------------------------
     qn.params = off.params ? 0.0 : sharded(sh == Sharding::Full) * x.bParams;
     qn.headMatmulParams = last ? double(mo.tied_embeddings ? x.pc.embedding : x.pc.lm_head) / t : 0.0;
-    if (x.autocast) {
+    // Autocast's compute-dtype casts of the weights (when they live: core/timeline.cpp).
+    if (x.autocast)
         qn.computeCopies = qn.matmulParams * x.c;
-        // Leaving the autocast region clears its cache. Without recompute autograd still holds
-        // every cast for backward; under full recompute the checkpointed layers hold none (the
-        // recomputation casts one layer at a time), only the head's cast survives.
-        if (x.plan.memory.recompute == Recompute::Full)
-            qn.computeCopiesBackward = (qn.headMatmulParams + (qn.matmulParams - qn.headMatmulParams) /
-                                                                  std::max(1, L)) * x.c;
-        else
-            qn.computeCopiesBackward = qn.computeCopies;
-    }
     const bool gradsSharded = sh == Sharding::Grads || sh == Sharding::Full;
     qn.grads = off.grads ? 0.0 : sharded(gradsSharded) * x.bGrads;
     qn.gradsPerLayer = qn.grads * (qn.layerParams / std::max(1.0, total));
@@ -426,9 +416,6 @@ Quantities computeQuantities(const Context &x, int stage)
             break;
         }
     }
-    // Gradients exist during forward when several micro-batches accumulate into them or when
-    // the framework keeps a persistent gradient buffer.
-    qn.gradsInForward = !x.fw.grads_set_to_none || x.m > 1;
 
     // --- training method: what is trained and how the rest is stored (core/adapters.cpp) ---
     const MethodOptions &method = x.plan.training.method;
@@ -533,7 +520,6 @@ Quantities computeQuantities(const Context &x, int stage)
             qn.rootGathered = qn.rootParams * x.c;
             qn.rootGradsHead = partial ? se.trainedHead * x.c
                                        : (qn.rootParams - (first ? double(x.pc.embedding) / t : 0.0)) * x.c;
-            qn.rootGradsEnd = rootTrained * (x.c + x.bGrads);
         } else {
             qn.fsdpForward = std::max(qn.fsdpForward, qn.rootParams * x.c + layerBytes);
         }
