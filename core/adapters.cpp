@@ -12,6 +12,7 @@
 #include "adapters.h"
 
 #include "framework.h"
+#include "layers.h"
 #include "model.h"
 #include "plan.h"
 
@@ -100,50 +101,40 @@ double quantizedBytesPerElement(const QloraOptions &q, double rowLength)
 
 namespace {
 
-/// One linear layer of a decoder layer, global shape.
+/// One linear layer of a decoder layer, global shape, as this rank splits it.
 struct Linear
 {
+    LayerPart part;
     LinearTarget target;
     double in, out;
-    bool columnParallel; ///< split by output rows under TP (q, k, v, gate, up)
-    bool expert;         ///< one of every local expert
+    Split split;   ///< under TP (routed experts: under etp)
+    bool expert;   ///< one of every local expert
+    double bias;   ///< bias elements on this rank
+    double copies; ///< identical linears (shared experts)
 };
 
 struct LayerShape
 {
-    std::array<Linear, 7> linears{};
-    int count = 0; ///< linears used (GELU has no gate)
-    double norms = 0, biases = 0, router = 0;
+    std::vector<Linear> linears;
+    double norms = 0, vectors = 0, router = 0;
     double experts = 0; ///< experts on this rank (experts / ep)
 };
 
-LayerShape layerShape(const Plan &plan)
+LayerShape layerShape(const Plan &plan, LayerKind kind)
 {
-    const ModelShape &m = plan.model;
-    const double h = double(m.hidden), q = double(m.qDim()), kv = double(m.kvDim());
-    const bool gelu = m.ffn == FfnKind::GELU;
-    const ParameterCounts pc = countParameters(m);
+    const LayerSpec spec = layerSpec(plan.model, kind);
+    const double tp = plan.parallel.tp, etp = plan.parallel.expertTp();
     LayerShape s;
-    auto add = [&](Linear l) { s.linears[size_t(s.count++)] = l; };
-    add({kTargetQ, h, q, true, false});
-    add({kTargetK, h, kv, true, false});
-    add({kTargetV, h, kv, true, false});
-    add({kTargetO, q, h, false, false});
-    const bool moe = m.moe.enabled();
-    const double f = double(moe ? m.moe.expert_ffn_hidden : m.ffn_hidden);
-    if (!gelu)
-        add({kTargetGate, h, f, true, moe});
-    add({kTargetUp, h, f, true, moe});
-    add({kTargetDown, f, h, false, moe});
-    s.norms = double(pc.norms_per_layer);
-    // Biases: what the attention and dense FFN counts hold beyond their weights.
-    double weights = 0;
-    for (int i = 0; i < s.count; ++i)
-        if (!s.linears[size_t(i)].expert)
-            weights += s.linears[size_t(i)].in * s.linears[size_t(i)].out;
-    s.biases = double(pc.attention_per_layer + pc.dense_ffn_per_layer) - weights;
-    s.router = double(pc.router_per_layer);
-    s.experts = moe ? double(m.moe.experts) / plan.parallel.ep : 0.0;
+    for (const LinearSpec &l : spec.linears) {
+        const bool expert = l.part == LayerPart::Expert;
+        const double split = expert ? etp : tp;
+        const double bias = double(l.biases()) / (l.split == Split::Column ? split : 1.0) / l.copies;
+        s.linears.push_back({l.part, l.target, double(l.in), double(l.out), l.split, expert, bias, double(l.copies)});
+    }
+    s.norms = double(spec.norms);
+    s.vectors = double(spec.attentionVectors + spec.sharedGate);
+    s.router = double(spec.router);
+    s.experts = double(spec.experts) / plan.parallel.ep;
     return s;
 }
 
@@ -180,22 +171,24 @@ StageElements stageElements(const Plan &plan, int stage)
     const ModelShape &m = plan.model;
     const MethodOptions &mo = plan.training.method;
     const double t = plan.parallel.tp;
-    const LayerShape ls = layerShape(plan);
     const bool qlora = mo.method == TrainingMethod::QLoRA;
     const double r = mo.lora.rank;
     const bool dora = mo.method == TrainingMethod::DoRA;
     StageElements e;
 
-    // The stage's layers come in two kinds: trained whole (full training, freezing's last
-    // layers) and the rest; each kind is accounted once and counted.
-    int layersHere = 0, wholeHere = 0;
+    // The stage's layers come in kinds (dense, MoE) and, for each, in two trainings: trained
+    // whole (full training, freezing's last layers) and the rest; each is accounted once and
+    // counted.
+    int layersHere = 0, wholeHere[2] = {0, 0}, kindHere[2] = {0, 0};
     for (int layer = 0; layer < m.layers; ++layer) {
         if (stageOfLayer(plan, layer) != stage)
             continue;
         ++layersHere;
+        const int k = m.moeLayer(layer) ? 1 : 0;
+        ++kindHere[k];
         if (mo.method == TrainingMethod::Full ||
             (mo.method == TrainingMethod::Freeze && layer >= m.layers - mo.freeze.last_layers))
-            ++wholeHere;
+            ++wholeHere[k];
     }
     auto matrix = [&](double rows, double cols, double times, bool hidden) {
         e.trainedMatrixEdges += times * (rows + cols);
@@ -209,14 +202,17 @@ StageElements stageElements(const Plan &plan, int stage)
             e.largestTrainedSquare = std::min(rows, cols) * std::min(rows, cols);
         }
     };
-    auto addLayers = [&](bool wholeLayer, double n) {
+    auto addLayers = [&](const LayerShape &ls, bool wholeLayer, double n) {
         if (n <= 0)
             return;
         auto trained = [&](ModelPart p) { return wholeLayer || partTrained(plan, p); };
         double layerTrainedElems = 0;
-        // Norms and biases: replicated / split like their layers; never quantized.
-        const double normElems = ls.norms;
-        const double biasElems = ls.biases / t;
+        // Norms, attention's own vectors and biases: replicated / split like their layers;
+        // never quantized.
+        const double normElems = ls.norms + ls.vectors;
+        double biasElems = 0;
+        for (const Linear &l : ls.linears)
+            biasElems += l.bias * l.copies * (l.expert ? ls.experts : 1.0);
         if (trained(kPartNorms)) {
             e.trainedDense += n * normElems;
             e.trainedVectors += n * normElems;
@@ -252,14 +248,18 @@ StageElements stageElements(const Plan &plan, int stage)
                 }
             }
         }
-        for (int i = 0; i < ls.count; ++i) {
-            const Linear &l = ls.linears[size_t(i)];
-            const double copies = l.expert ? ls.experts : 1.0;
-            const double w = l.in * l.out / t; // per rank, per copy
-            const ModelPart part = l.expert ? kPartExperts
-                                            : (l.target <= kTargetO ? kPartAttention : kPartFfn);
-            const double rows = l.columnParallel ? l.out / t : l.out;
-            const double cols = l.columnParallel ? l.in : l.in / t;
+        const double etp = plan.parallel.expertTp();
+        for (const Linear &l : ls.linears) {
+            const double copies = l.expert ? ls.experts : l.copies;
+            const double split = l.split == Split::Duplicated ? 1.0 : (l.expert ? etp : t);
+            const bool column = l.split == Split::Column;
+            const double w = l.in * l.out / split; // per rank, per copy
+            // Shared experts train with the experts; the dense FFN with the FFN.
+            const ModelPart part = l.part == LayerPart::Attention  ? kPartAttention
+                                   : l.part == LayerPart::DenseFfn ? kPartFfn
+                                                                   : kPartExperts;
+            const double rows = column ? l.out / split : l.out;
+            const double cols = l.split == Split::Row ? l.in / split : l.in;
             if (trained(part)) {
                 (l.expert ? e.trainedExpert : e.trainedDense) += n * w * copies;
                 matrix(rows, cols, n * copies, true);
@@ -268,14 +268,15 @@ StageElements stageElements(const Plan &plan, int stage)
                 (l.expert ? e.frozenExpert : e.frozenDense) += n * w * copies;
                 if (qlora) {
                     (l.expert ? e.quantizedExpert : e.quantizedDense) += n * w * copies;
-                    const double rowLength = l.columnParallel ? l.in : l.in / t;
                     (l.expert ? e.quantizedBytesExpert : e.quantizedBytes) +=
-                        n * w * copies * quantizedBytesPerElement(mo.qlora, rowLength);
+                        n * w * copies * quantizedBytesPerElement(mo.qlora, cols);
                     e.largestQuantized = std::max(e.largestQuantized, w);
                 }
             }
             if (mo.usesAdapters() && (mo.lora.targets & l.target)) {
-                double a = l.columnParallel ? r * l.in + r * l.out / t : r * l.in / t + r * l.out;
+                double a = column ? r * l.in + r * l.out / split
+                           : l.split == Split::Row ? r * l.in / split + r * l.out
+                                                   : r * l.in + r * l.out;
                 matrix(r, cols, n * copies, true); // A
                 matrix(rows, r, n * copies, true); // B
                 if (dora) {
@@ -291,8 +292,13 @@ StageElements stageElements(const Plan &plan, int stage)
         }
         e.trainedPerLayer += n * layerTrainedElems;
     };
-    addLayers(true, wholeHere);
-    addLayers(false, layersHere - wholeHere);
+    for (int k = 0; k < 2; ++k) {
+        if (kindHere[k] == 0)
+            continue;
+        const LayerShape ls = layerShape(plan, k == 1 ? LayerKind::Moe : LayerKind::Dense);
+        addLayers(ls, true, wholeHere[k]);
+        addLayers(ls, false, kindHere[k] - wholeHere[k]);
+    }
     if (layersHere > 0)
         e.trainedPerLayer /= layersHere;
 

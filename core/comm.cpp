@@ -3,6 +3,9 @@
 // algbw/busbw relation of nccl-tests doc/PERFORMANCE.md with the device profile's link tiers.
 #include "comm.h"
 
+#include "layers.h"
+#include "moe.h"
+
 #include "adapters.h"
 
 #include "compute.h"
@@ -46,6 +49,8 @@ std::string_view groupKey(CommGroup g)
         return "pp";
     case CommGroup::EP:
         return "ep";
+    case CommGroup::ETP:
+        return "etp";
     }
     return "";
 }
@@ -144,16 +149,22 @@ StageParams stageParams(const Plan &plan)
     const ParameterCounts pc = countParameters(mo);
     const double t = pa.tp;
     StageParams sp;
-    sp.layer =
-        double(pc.attention_per_layer + pc.dense_ffn_per_layer) / t +
-        double(pc.norms_per_layer + pc.router_per_layer) +
-        (mo.moe.enabled() ? double(mo.moe.experts) / pa.ep * double(pc.expert_per_layer) / t : 0.0);
-    const double first = double(pc.embedding) / t;
+    // The largest layer kind on a rank (what FSDP gathers per layer), core/layers.h's split.
+    const double dense = pc.dense_layers > 0
+                             ? rankLayer(mo, LayerKind::Dense, pa.tp, pa.ep, pa.expertTp()).total()
+                             : 0.0;
+    const double moe = pc.moe_layers > 0
+                           ? rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()).total()
+                           : 0.0;
+    sp.layer = std::max(dense, moe);
+    const double first = double(pc.embedding) / t + double(pc.position);
     const double last =
         double(pc.final_norm) + (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
-                                                    : double(pc.lm_head) / t);
+                                                    : double(pc.lm_head) / t) +
+        double(pc.mtp_module) * mo.mtp_layers / t;
     sp.root = pa.pp == 1 ? first + last : std::max(first, last);
-    sp.total = sp.layer * (mo.layers / pa.pp) + sp.root;
+    const double meanLayer = mo.layers > 0 ? (dense * pc.dense_layers + moe * pc.moe_layers) / mo.layers : 0.0;
+    sp.total = meanLayer * (mo.layers / pa.pp) + sp.root;
     sp.trainedLayer = sp.layer;
     sp.trainedRoot = sp.root;
     sp.trainedTotal = sp.total;
@@ -341,7 +352,8 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
     // ---- context parallel: K/V ring ----------------------------------------------------------
     if (pa.cp > 1) {
         const GroupPlacement g = placeGroup(pa.cp, pa.tp, cl, dev.intra_node);
-        const double S = T * 2.0 * double(mo.kvDim()) / pa.tp * c; // this rank's K and V block
+        // This rank's K and V block (MLA: keys of qk_nope + qk_rope, values of v_head_dim).
+        const double S = T * double(mo.kvDim() + mo.vDim()) / pa.tp * c;
         const double steps = pa.cp - 1.0;
         const double t1 = collectiveTime(CollectiveKind::SendRecv, g, S, dev);
         const double blockF = ce.layer_attention_forward_s / pa.cp;
@@ -370,16 +382,54 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
              QT_TRANSLATE_NOOP("Collective", "activation gradients to the previous stage"));
     }
 
-    // ---- expert parallel
-    // -------------------------------------------------------------------------
-    if (pa.ep > 1 && mo.moe.enabled()) {
-        layerWise = true;
-        const GroupPlacement g = placeGroup(pa.ep, pa.tp, cl, dev.intra_node);
-        const double S = T * mo.moe.top_k * h * c;
-        emit(CollectiveKind::AllToAll, CommGroup::EP, g, S, m * L * 2.0, -1, CommPhase::Forward,
-             QT_TRANSLATE_NOOP("Collective", "token dispatch and combine"));
-        emit(CollectiveKind::AllToAll, CommGroup::EP, g, S, m * L * 2.0, -1, CommPhase::Backward,
-             QT_TRANSLATE_NOOP("Collective", "gradients of dispatch and combine"));
+    // ---- expert parallel and expert tensor parallel ----------------------------------------
+    // Per MoE layer of a stage, each micro-batch: the dispatch and the combine (core/moe.h's
+    // routed copies: top_k x the busiest rank's load per token entering the block), the
+    // gradients of both in backward. Under expert tensor parallelism with sequence parallelism
+    // the dispatched tokens are all-gathered over the etp group and the experts' outputs
+    // reduce-scattered back.
+    const double moeLayers = mo.layers > 0 ? double(countParameters(mo).moe_layers) / pa.pp : 0.0;
+    if (mo.moe.enabled() && moeLayers > 0) {
+        const MoeRouting route = moeRouting(mo, pa);
+        const int etp = pa.expertTp();
+        if (pa.ep > 1) {
+            layerWise = true;
+            const GroupPlacement g = placeGroup(pa.ep, etp, cl, dev.intra_node);
+            const double S = T * route.dispatchCopies * h * c;
+            const bool gather = mo.moe.dispatcher == MoeShape::Dispatcher::AllGather;
+            if (gather) {
+                emit(CollectiveKind::AllGather, CommGroup::EP, g, S, m * moeLayers, -1, CommPhase::Forward,
+                     QT_TRANSLATE_NOOP("Collective", "tokens gathered for the local experts (all-gather dispatcher)"));
+                emit(CollectiveKind::ReduceScatter, CommGroup::EP, g, S, m * moeLayers, -1, CommPhase::Forward,
+                     QT_TRANSLATE_NOOP("Collective", "expert outputs returned (all-gather dispatcher)"));
+                emit(CollectiveKind::AllGather, CommGroup::EP, g, S, m * moeLayers, -1, CommPhase::Backward,
+                     QT_TRANSLATE_NOOP("Collective", "gradients of dispatch and combine"));
+                emit(CollectiveKind::ReduceScatter, CommGroup::EP, g, S, m * moeLayers, -1, CommPhase::Backward,
+                     QT_TRANSLATE_NOOP("Collective", "gradients of dispatch and combine"));
+            } else {
+                emit(CollectiveKind::AllToAll, CommGroup::EP, g, S, m * moeLayers * 2.0, -1, CommPhase::Forward,
+                     QT_TRANSLATE_NOOP("Collective", "token dispatch and combine"));
+                // Full recompute runs the dispatch and combine again before their gradients.
+                emit(CollectiveKind::AllToAll, CommGroup::EP, g, S,
+                     m * moeLayers * (fullRecompute ? 4.0 : 2.0), -1, CommPhase::Backward,
+                     QT_TRANSLATE_NOOP("Collective", "gradients of dispatch and combine"));
+            }
+            layerWise = false;
+        }
+        if (etp > 1 && pa.sp) {
+            layerWise = true;
+            const GroupPlacement g = placeGroup(etp, 1, cl, dev.intra_node);
+            const double S = T * route.copies * h * c; // the gathered copies (all-gather output)
+            emit(CollectiveKind::AllGather, CommGroup::ETP, g, S, m * moeLayers, -1, CommPhase::Forward,
+                 QT_TRANSLATE_NOOP("Collective", "dispatched tokens across the expert tensor-parallel group"));
+            emit(CollectiveKind::ReduceScatter, CommGroup::ETP, g, S, m * moeLayers, -1, CommPhase::Forward,
+                 QT_TRANSLATE_NOOP("Collective", "expert outputs summed back over the expert tensor-parallel group"));
+            emit(CollectiveKind::AllGather, CommGroup::ETP, g, S, m * moeLayers, -1, CommPhase::Backward,
+                 QT_TRANSLATE_NOOP("Collective", "gradients across the expert tensor-parallel group"));
+            emit(CollectiveKind::ReduceScatter, CommGroup::ETP, g, S, m * moeLayers, -1, CommPhase::Backward,
+                 QT_TRANSLATE_NOOP("Collective", "gradients across the expert tensor-parallel group"));
+            layerWise = false;
+        }
     }
 }
 

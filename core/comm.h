@@ -26,7 +26,8 @@ enum class CommGroup
     TP,
     CP,
     PP,
-    EP
+    EP,
+    ETP ///< expert tensor parallel (Megatron's expert_tensor_parallel_size)
 };
 enum class CommPhase
 {

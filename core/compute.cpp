@@ -20,6 +20,9 @@
 #include "compute.h"
 
 #include "adapters.h"
+#include "attention.h"
+#include "layers.h"
+#include "moe.h"
 
 #include "device.h"
 #include "framework.h"
@@ -117,9 +120,11 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     const double q = double(mo.qDim()) / t;
     const double kv = double(mo.kvDim()) / t;
     const double heads = double(mo.heads) / t;
-    const double d = double(mo.head_dim);
+    // Flash attention's FLOPs per score: 4 x the mean of the q/k and v head widths (MLA's
+    // differ: 192 and 128 for DeepSeek-V3).
+    const double d = 0.5 * (double(mo.head_dim) +
+                            double(mo.mla_attention() ? mo.mla.v_head_dim : mo.head_dim));
     const bool moe = mo.moe.enabled();
-    const double f = double(moe ? mo.moe.expert_ffn_hidden : mo.ffn_hidden) / t;
     const bool swiglu = mo.ffn == FfnKind::SwiGLU;
     const double P = cp.peak_flops;
     const double gemmRate = P * cp.gemm_efficiency;
@@ -138,36 +143,89 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     };
     auto traffic = [&](double bytes, double kernels) { return bytes / memRate + kernels * k0; };
 
-    // ---- GEMMs of one layer, forward (Hugging Face: separate q, k, v, gate, up) -------------
+    // ---- GEMMs of one layer, forward (core/layers.h's linears; Hugging Face: separate q, k,
+    // v, gate, up; fused: column-parallel linears reading one input as one GEMM) -------------
+    // Dense and MoE layers are averaged over the model's layers.
+    const MoeRouting route = moeRouting(mo, pa);
+    const ParameterCounts counts = countParameters(mo);
+    struct LayerGemms { double time = 0, kernels = 0, ffnFlops = 0, attnFlops = 0; };
+    auto layerGemms = [&](LayerKind kind) {
+        LayerGemms g;
+        const LayerSpec spec = layerSpec(mo, kind);
+        const double local = std::max(1.0, double(spec.experts) / pa.ep);
+        double pendingN = 0, pendingK = 0, pendingM = 0;
+        LayerPart pendingPart = LayerPart::Attention;
+        auto flush = [&] {
+            if (pendingN > 0) {
+                g.time += gemm(pendingM, pendingN, pendingK, 1);
+                g.kernels += 1;
+            }
+            pendingN = 0;
+        };
+        for (const LinearSpec &l : spec.linears) {
+            const bool expert = l.part == LayerPart::Expert;
+            const double split = l.split == Split::Duplicated ? 1.0 : (expert ? pa.expertTp() : t);
+            const double N = l.split == Split::Column ? double(l.out) / split : double(l.out);
+            const double K = l.split == Split::Row ? double(l.in) / split : double(l.in);
+            // A duplicated linear runs on the rank's own (sequence-parallel) tokens.
+            const double M = expert ? T * route.copies
+                             : l.split == Split::Duplicated && pa.sp ? T / t : T;
+            const double copies = double(l.copies);
+            const double perToken = 2.0 * double(l.in) * double(l.out) *
+                                    (expert ? double(mo.moe.top_k) : copies);
+            (l.part == LayerPart::Attention ? g.attnFlops : g.ffnFlops) += perToken;
+            if (expert) {
+                flush();
+                g.time += gemm(M, N, K, local);
+                g.kernels += local;
+                continue;
+            }
+            const bool mergeable = cp.fused_qkv && l.split == Split::Column && copies == 1;
+            if (mergeable && pendingN > 0 && pendingPart == l.part && pendingK == K && pendingM == M) {
+                pendingN += N;
+                continue;
+            }
+            flush();
+            if (mergeable) {
+                pendingN = N;
+                pendingK = K;
+                pendingM = M;
+                pendingPart = l.part;
+                continue;
+            }
+            g.time += copies * gemm(M, N, K, 1);
+            g.kernels += copies;
+        }
+        flush();
+        if (spec.router > 0) {
+            g.time += gemm(T * route.tokensIn, double(spec.experts), h, 1);
+            g.kernels += 1;
+            g.ffnFlops += 2.0 * double(spec.router);
+        }
+        return g;
+    };
     double gemmF = 0, kernelsF = 0;
-    if (cp.fused_qkv) {
-        gemmF += gemm(T, q + 2 * kv, h, 1);
-        kernelsF += 1;
-    } else {
-        gemmF += gemm(T, q, h, 1) + 2.0 * gemm(T, kv, h, 1);
-        kernelsF += 3;
+    double ffnFlopsPerToken = 0;  // forward matmul FLOPs per token of the FFN (for MFU)
+    double attnProjPerToken = 0;  // and of the attention projections
+    {
+        const double layersAll = std::max(1, mo.layers);
+        for (const auto &[kind, n] : {std::pair{LayerKind::Dense, counts.dense_layers},
+                                      std::pair{LayerKind::Moe, counts.moe_layers}}) {
+            if (n == 0)
+                continue;
+            const LayerGemms g = layerGemms(kind);
+            const double w = double(n) / layersAll;
+            gemmF += w * g.time;
+            kernelsF += w * g.kernels;
+            ffnFlopsPerToken += w * g.ffnFlops;
+            attnProjPerToken += w * g.attnFlops;
+        }
     }
-    gemmF += gemm(T, h, q, 1); // o_proj
-    kernelsF += 1;
-    double ffnFlopsPerToken = 0; // forward matmul FLOPs per token of the FFN (for MFU)
-    if (moe) {
-        const double local = std::max(1.0, double(mo.moe.experts) / pa.ep);
-        const double rows = T * mo.moe.top_k; // token copies processed by this rank's experts
-        const double up = swiglu ? 2.0 * f : f;
-        gemmF += gemm(rows, up, h, local) + gemm(rows, h, f, local) +
-                 gemm(T, double(mo.moe.experts), h, 1); // router
-        kernelsF += 2 * local + 1;
-        ffnFlopsPerToken = (2.0 * mo.moe.top_k * (up + f) * h) * t + 2.0 * mo.moe.experts * h;
-    } else if (swiglu) {
-        gemmF += cp.fused_qkv ? gemm(T, 2 * f, h, 1) : 2.0 * gemm(T, f, h, 1);
-        gemmF += gemm(T, h, f, 1);
-        kernelsF += cp.fused_qkv ? 2 : 3;
-        ffnFlopsPerToken = 2.0 * 3.0 * f * h * t;
-    } else {
-        gemmF += gemm(T, f, h, 1) + gemm(T, h, f, 1);
-        kernelsF += 2;
-        ffnFlopsPerToken = 2.0 * 2.0 * f * h * t;
-    }
+    // FFN width one token passes through on this rank (elementwise kernels), averaged likewise.
+    const double moeShare = mo.layers > 0 ? double(counts.moe_layers) / mo.layers : 0.0;
+    const double fDense = double(mo.ffn_hidden) / t;
+    const double fMoe = route.copies * route.expertWidth + route.sharedWidth;
+    const double f = (1.0 - moeShare) * fDense + moeShare * fMoe;
     // Backward: dX of every forward GEMM, and dW of the trained weights only (a frozen weight's
     // gradient is never formed). LoRA adds its adapters' small GEMMs (x A, then (x A) B; and
     // their three backward GEMMs each); QLoRA dequantizes every k-bit weight for its forward
@@ -249,14 +307,14 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     }
     if (swiglu) {
         // silu(gate) r c w c; * up r 2c w c (unfused); fused: reads gate|up, writes f.
-        ew += (cp.fused_swiglu ? 3.0 : 5.0) * c * f * (moe ? mo.moe.top_k : 1.0);
+        ew += (cp.fused_swiglu ? 3.0 : 5.0) * c * f;
         ewKernels += cp.fused_swiglu ? 1 : 2;
     } else {
         ew += 2.0 * c * f;
         ewKernels += 1;
     }
     if (moe) {
-        ew += 2.0 * mo.moe.top_k * 2.0 * c * h; // permute and unpermute token copies
+        ew += moeShare * 2.0 * route.copies * 2.0 * c * h; // permute and unpermute token copies
         ewKernels += 4;
     }
     if (autocast) {
@@ -314,31 +372,35 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     }
     const double layerMb = out.layer_forward_s + out.layer_backward_s + out.layer_recompute_s;
     const double firstStage = L * layerMb + out.embedding_s + (pa.pp == 1 ? out.head_s : 0.0);
-    const double lastStage = L * layerMb + out.head_s + (pa.pp == 1 ? out.embedding_s : 0.0);
+    const double lastStage = L * layerMb + out.head_s + (pa.pp == 1 ? out.embedding_s : 0.0) +
+                             mo.mtp_layers * (layerMb + out.head_s);
     out.microbatch_s = std::max(firstStage, lastStage);
     out.backward_microbatch_s = L * (out.layer_backward_s + out.layer_recompute_s);
 
     // ---- per step: autocast casts and the optimizer ---------------------------------------
-    const ParameterCounts pc = countParameters(mo);
-    const double layerDense = double(pc.attention_per_layer + pc.dense_ffn_per_layer) / t +
-                              double(pc.norms_per_layer + pc.router_per_layer);
-    const double layerExperts =
-        moe ? double(mo.moe.experts) / pa.ep * double(pc.expert_per_layer) / t : 0.0;
-    const double rootFirst = double(pc.embedding) / t;
+    const ParameterCounts &pc = counts;
+    // A mean layer of the model on this rank (core/layers.h's split), MTP modules on the last
+    // stage counted as layers.
+    const RankLayer dl = rankLayer(mo, LayerKind::Dense, pa.tp, pa.ep, pa.expertTp());
+    const RankLayer ml = moe ? rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()) : RankLayer{};
+    const double layersAll = std::max(1, mo.layers);
+    const double layerDense = (dl.dense() * pc.dense_layers + ml.dense() * pc.moe_layers) / layersAll;
+    const double layerExperts = ml.experts * pc.moe_layers / layersAll;
+    const double layerMatmul = (dl.matmul * pc.dense_layers + ml.matmul * pc.moe_layers) / layersAll;
+    const double rootFirst = double(pc.embedding) / t + double(pc.position);
     const double rootLast =
         double(pc.final_norm) + (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
-                                                    : double(pc.lm_head) / t);
+                                                    : double(pc.lm_head) / t) +
+        double(pc.mtp_module) * mo.mtp_layers / t;
     const double root = pa.pp == 1 ? rootFirst + rootLast : std::max(rootFirst, rootLast);
     const double denseOnRank = layerDense * L + root;
     const double expertsOnRank = layerExperts * L;
-    const double matmulOnRank = (double(pc.attention_per_layer + pc.dense_ffn_per_layer) / t) * L +
-                                expertsOnRank +
-                                double(pc.lm_head > 0 ? pc.lm_head : pc.embedding) / t;
+    const double matmulOnRank = layerMatmul * L + double(pc.lm_head > 0 ? pc.lm_head : pc.embedding) / t;
     const double gBytes = bytesOf(pr.grads);
     {
         const double shard = double(pa.dp) * pa.cp;
         const double shardedAll =
-            denseOnRank / shard + expertsOnRank / std::max(1.0, shard / pa.ep);
+            denseOnRank / shard + expertsOnRank / std::max(1.0, pa.expertDp());
         out.params_on_rank = denseOnRank + expertsOnRank;
         out.optimizer_elements = pa.sharding != Sharding::None ? shardedAll : out.params_on_rank;
         if (method.method != TrainingMethod::Full) {
@@ -425,14 +487,15 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     // ---- FLOPs ------------------------------------------------------------------------------
     // Forward FLOPs per token of the whole model: 2 x matmul weights seen by a token, causal
     // attention 4 x (s/2) x head_dim x heads per layer, the LM head.
-    const double attnProj =
-        2.0 * double(pc.attention_per_layer - (mo.attention_bias ? mo.qDim() + 2 * mo.kvDim() : 0));
-    const double attnCore = 4.0 * (s / 2.0) * d * mo.heads;
+    const double attnProj = attnProjPerToken;
+    const double attnCore = attentionCoreFlopsPerToken(mo, s / 2.0);
     const double layerFwd = attnProj + ffnFlopsPerToken + attnCore;
     const double headFwd = 2.0 * double(mo.vocab) * h;
     const double tokensPerStep = s * b * m;             // per data-parallel replica
     const double world = double(pa.tp) * pa.pp * pa.cp; // ranks sharing one replica
-    const double modelFwd = tokensPerStep * (mo.layers * layerFwd + headFwd);
+    // Multi-token prediction: each module a layer, its 2h -> h projection and the head again.
+    const double mtpFwd = mo.mtp_layers * (layerFwd + 4.0 * h * h + headFwd);
+    const double modelFwd = tokensPerStep * (mo.layers * layerFwd + headFwd + mtpFwd);
     // Forward, the input gradients, and the weight gradients of what is trained (a frozen
     // weight's gradient is never formed).
     out.model_flops = (2.0 + trainedWeightShare) * modelFwd / world;

@@ -44,6 +44,8 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     f.autocast_input_casts = r.boolean("autocast_input_casts", true);
     f.autocast_weight_cache = r.boolean("autocast_weight_cache", true);
     f.fused_swiglu = r.boolean("fused_swiglu", false);
+    f.hidden_dropout = r.number("hidden_dropout", 0, 0.99, 0.0);
+    f.attention_dropout = r.number("attention_dropout", 0, 0.99, 0.0);
     f.loss = r.string("loss", std::string("hf_upcast"));
     if (f.loss != "hf_upcast" && f.loss != "fused_fp32")
         throw PlanError("loss", "must be \"hf_upcast\" or \"fused_fp32\", not \"" + f.loss + "\"");
@@ -63,6 +65,13 @@ DType mainGradDtype(const Plan &plan, const FrameworkProfile &fw)
     if (fw.main_grad_dtype == DType::None)
         return DType::None;
     return plan.precision.main_grads != DType::None ? plan.precision.main_grads : fw.main_grad_dtype;
+}
+
+Dropout dropoutOf(const Plan &plan, const FrameworkProfile &fw)
+{
+    const Dropout &d = plan.training.dropout;
+    return {d.hidden >= 0 ? d.hidden : fw.hidden_dropout,
+            d.attention >= 0 ? d.attention : fw.attention_dropout};
 }
 
 LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw)

@@ -56,6 +56,10 @@ struct FrameworkProfile
     bool autocast_weight_cache = true;
     /// SwiGLU as one fused kernel (saves only the fc1 output).
     bool fused_swiglu = false;
+    /// Dropout unless the plan gives `training.dropout`: Megatron's arguments default both to
+    /// 0.1; Hugging Face Llama-family configs to 0.
+    double hidden_dropout = 0;
+    double attention_dropout = 0;
 
     // --- logits and loss ------------------------------------------------------------------
     /// "hf_upcast": logits in the compute dtype, an fp32 copy for the loss, fp32 log-softmax
@@ -72,6 +76,9 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j); ///< throws PlanErr
 /// The main-gradient buffer's dtype: `precision.main_grads`, else the profile's
 /// (DType::None: no such buffer, gradients in precision.grads).
 DType mainGradDtype(const Plan &plan, const FrameworkProfile &fw);
+
+/// The dropout probabilities the plan trains with: `training.dropout`, else the profile's.
+Dropout dropoutOf(const Plan &plan, const FrameworkProfile &fw);
 
 /// The loss head the plan runs: `memory.loss`, else the profile's `loss`.
 LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw);

@@ -16,7 +16,10 @@
 #include "memory.h"
 
 #include "adapters.h"
+#include "attention.h"
 #include "catalog.h"
+#include "layers.h"
+#include "moe.h"
 #include "framework.h"
 #include "optimizers.h"
 #include "allocator.h"
@@ -92,14 +95,14 @@ struct Context
     const DeviceProfile &dev;
     const FrameworkProfile &fw;
     ParameterCounts pc;
-    int tp, pp, cp, dp, ep, v;
+    int tp, pp, cp, dp, ep, etp, v;
     int m;              ///< micro-batches per step per DP rank
     double c;           ///< compute dtype bytes
     double r;           ///< residual stream dtype bytes
     bool autocast;      ///< parameters stored above the compute dtype, cast by torch.autocast
     bool fsdp;          ///< parameters sharded and gathered per layer
     double shard;       ///< ranks the dense model states are sharded over (dp * cp)
-    double expertShard; ///< ranks expert states are sharded over (dp * cp / ep)
+    double expertShard; ///< ranks expert states are sharded over (dp * cp * tp / (ep * etp))
     double tokens;      ///< tokens per micro-batch on one rank (s * b / cp)
     double seqTokens;   ///< tokens per sample on one rank (s / cp)
     int layersPerStage;
@@ -108,6 +111,8 @@ struct Context
     OptimizerImpl optImpl;
     bool masterSeparate;
     double bAdapter; ///< LoRA / DoRA adapter dtype bytes (plan, else the framework's default)
+    Dropout dropout;  ///< the plan's, else the profile's
+    ActivationEnv env; ///< what the saved tensors look like (core/attention.h)
 
     Context(const Plan &p, const DeviceProfile &d, const FrameworkProfile &f)
         : plan(p), dev(d), fw(f), pc(countParameters(p.model))
@@ -118,6 +123,7 @@ struct Context
         cp = pa.cp;
         dp = pa.dp;
         ep = pa.ep;
+        etp = pa.expertTp();
         v = pa.pp_schedule == PpSchedule::Interleaved ? pa.virtual_stages : 1;
         m = p.training.grad_accum;
         c = bytesOf(p.precision.compute);
@@ -125,7 +131,7 @@ struct Context
         autocast = bytesOf(p.precision.params) > c && !fsdp && f.autocast_weight_cache;
         r = (autocast && f.autocast_input_casts) ? bytesOf(p.precision.params) : c;
         shard = double(dp) * cp;
-        expertShard = std::max(1.0, shard / ep);
+        expertShard = std::max(1.0, pa.expertDp());
         seqTokens = double(p.training.seq_len) / cp;
         tokens = seqTokens * p.training.micro_batch;
         layersPerStage = p.model.layers / pp;
@@ -140,6 +146,27 @@ struct Context
         optImpl = p.precision.optimizer_impl == OptimizerImpl::Default ? f.default_optimizer_impl
                                                                         : p.precision.optimizer_impl;
         bAdapter = adapterBytes(p, f);
+        dropout = dropoutOf(p, f);
+        env.c = c;
+        env.r = r;
+        env.upcastNorm = f.norm == "upcast";
+        env.casts = autocast && f.autocast_input_casts;
+        env.flash = p.memory.attention == Attention::Flash;
+        env.tp = tp;
+        env.sp = pa.sp;
+        env.seqTokens = seqTokens;
+        env.attentionDropout = dropout.attention;
+    }
+    /// Decoder layers of `stage` by kind (interleaved chunks round-robin).
+    LayerMix stageMix(int stage) const
+    {
+        LayerMix mix;
+        const int chunks = pp * v;
+        const int perChunk = std::max(1, plan.model.layers / chunks);
+        for (int layer = 0; layer < plan.model.layers; ++layer)
+            if ((layer / perChunk) % pp == stage)
+                (plan.model.moeLayer(layer) ? mix.moe : mix.dense) += 1;
+        return mix;
     }
 };
 
@@ -205,8 +232,8 @@ double adapterSavedPerToken(const Context &x, double in, double out)
     return b;
 }
 
-/// Saved activation bytes of one decoder layer for one micro-batch (no recompute).
-double layerActivationBytes(const Context &x, bool forFullLayer, double *attentionScores,
+/// Saved activation bytes of one decoder layer of `kind` for one micro-batch.
+double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer, double *attentionScores,
                             const LayerTraining &lt = fullyTrained())
 {
     const auto &mo = x.plan.model;
@@ -219,11 +246,10 @@ double layerActivationBytes(const Context &x, bool forFullLayer, double *attenti
     const double h = double(mo.hidden);
     const double q = double(mo.qDim()) / t;
     const double kv = double(mo.kvDim()) / t;
-    const double a = double(mo.heads) / t;
-    const bool upcastNorm = x.fw.norm == "upcast";
-    const bool casts = x.autocast && x.fw.autocast_input_casts;
-    const bool moe = mo.moe.enabled();
-    const double f = double(moe ? mo.moe.expert_ffn_hidden : mo.ffn_hidden) / t;
+    const bool casts = x.env.casts;
+    const bool moe = kind == LayerKind::Moe;
+    const MoeRouting route = moeRouting(mo, pa);
+    const double f = moe ? route.expertWidth : double(mo.ffn_hidden) / t;
     // Adapters reading one input: each saves what adapterSavedPerToken says; when they read the
     // input tensor itself (same dtype, no dropout) and no trained weight keeps it, it is held
     // once for them.
@@ -243,48 +269,51 @@ double layerActivationBytes(const Context &x, bool forFullLayer, double *attenti
         return b;
     };
 
-    // RMSNorm: upcast saves fp32(input) and the normalized tensor (the latter for the weight's
-    // gradient only: a frozen norm weight saves none); fused saves its input.
-    const double norm = upcastNorm ? (4.0 + (lt.norms ? r : 0.0)) * hSp : r * hSp;
+    // The pre-norms (core/attention.cpp: RMSNorm or LayerNorm as the framework runs them).
+    const double norm = normSavedPerToken(x.env, mo, hSp, lt.norms);
     // The first norm of a layer whose input needs no gradient saves only what its weight's
     // gradient needs (pow and rsqrt of an input that needs none are not recorded).
     const double firstNorm = lt.inputRequiresGrad ? norm : (lt.norms ? r * hSp : 0.0);
     double perToken = firstNorm + norm;
-    // Linear inputs: QKV and gate/up; under autocast each linear keeps its own cast. A frozen
-    // linear needs its weight, not its input, for backward.
-    if (lt.attention)
-        perToken += (casts ? 3.0 : 1.0) * c * hSp; // q, k, v projections
+    // Attention: the projections' input, what the kind saves (latents, QK norms, q/k/v, the
+    // output), a frozen linear keeping its weight rather than its input.
+    const AttentionSaved att = attentionSaved(x.env, mo, lt.attention);
+    perToken += att.inputs + att.core;
     perToken += adaptedGroup({{kTargetQ, q}, {kTargetK, kv}, {kTargetV, kv}}, lt.attention, h);
     if (lt.ffn)
-        perToken += (casts ? 2.0 : 1.0) * c * hSp; // FFN input(s)
+        perToken += (casts ? 2.0 : 1.0) * c * hSp; // FFN input(s): router, shared and routed experts
     const double ffnInputAdapters = adaptedGroup({{kTargetGate, f}, {kTargetUp, f}}, lt.ffn, h);
-    double scores = 0;
-    if (x.plan.memory.attention == Attention::Flash) {
-        // q, k (after RoPE) and v, the output (also the o_proj input), fp32 log-sum-exp.
-        perToken += c * (q + 2.0 * kv) + c * q + 4.0 * a;
-    } else {
-        // Eager: k and v repeated to all heads (repeat_kv), fp32 softmax and its compute-dtype
-        // cast per score, the attention output copied contiguous for o_proj.
-        perToken += c * (q + 2.0 * q) + c * q;
-        scores = (4.0 + c) * a * x.seqTokens; // per token: one row of scores per head
-    }
+    const double scores = att.scores;
     perToken += adaptedGroup({{kTargetO, h}}, true, q); // the attention output is saved anyway
+    // Hidden dropout after attention and after the FFN: a one-byte mask each.
+    if (x.dropout.hidden > 0)
+        perToken += 2.0 * hSp;
     // FFN. The down projection's input (the activation's output) is saved only for the down
     // weight's gradient, or for its adapter.
-    double ffn;
-    if (mo.ffn == FfnKind::GELU)
-        ffn = 2.0 * c * f; // fc1 output (saved by GELU), GELU output (saved by fc2)
-    else if (x.fw.fused_swiglu)
-        ffn = 3.0 * c * f; // fc1 output [gate|up], swiglu output
-    else
-        ffn = 4.0 * c * f; // gate, up, silu(gate), silu(gate) * up
-    if (!lt.ffn)
-        ffn -= c * f; // the activation's output, kept only by a trained down projection
-    ffn += ffnInputAdapters + adaptedGroup({{kTargetDown, h}}, lt.ffn, f);
+    auto ffnSaved = [&](double width) {
+        double b;
+        if (mo.ffn != FfnKind::SwiGLU)
+            b = 2.0 * c * width; // fc1 output (saved by GELU / ReLU^2), its output (saved by fc2)
+        else if (x.fw.fused_swiglu)
+            b = 3.0 * c * width; // fc1 output [gate|up], swiglu output
+        else
+            b = 4.0 * c * width; // gate, up, silu(gate), silu(gate) * up
+        if (!lt.ffn)
+            b -= c * width; // the activation's output, kept only by a trained down projection
+        return b;
+    };
+    double ffn = ffnSaved(f) + ffnInputAdapters + adaptedGroup({{kTargetDown, h}}, lt.ffn, f);
     if (moe) {
-        // Each token visits top_k experts; the permuted copies of its hidden state are saved,
-        // plus the fp32 router probabilities.
-        ffn = mo.moe.top_k * (ffn + c * double(mo.hidden)) + 4.0 * mo.moe.experts;
+        // Each routed copy: the permuted hidden state (the expert's input), the expert's
+        // intermediates and its output (saved by the multiply with the routing probability);
+        // the router's fp32 probabilities per token entering the block (router_fp32: also the
+        // fp32 copy of its input that F.linear saves); the shared experts like a dense FFN
+        // (Qwen2-MoE's gate saves their output for the sigmoid product).
+        const MoeShape &e = mo.moe;
+        ffn = route.copies * (ffn + 2.0 * c * h);
+        ffn += route.tokensIn * (4.0 * e.experts + (e.router_fp32 ? 4.0 * h : 0.0));
+        if (e.shared_experts > 0)
+            ffn += ffnSaved(route.sharedWidth) + (e.shared_expert_gate ? c * hSp : 0.0);
     }
     perToken += ffn;
 
@@ -329,7 +358,7 @@ std::vector<LayerTraining> layerTraining(const Context &x, int stage)
             const uint8_t parts = mo.freeze.parts;
             lt.norms = whole || (parts & kPartNorms);
             lt.attention = whole || (parts & kPartAttention);
-            lt.ffn = whole || (parts & (p.model.moe.enabled() ? kPartExperts : kPartFfn));
+            lt.ffn = whole || (parts & (p.model.moeLayer(layer) ? kPartExperts : kPartFfn));
             const bool any = lt.norms || lt.attention || lt.ffn;
             lt.recorded = any || below || checkpointed;
             below = below || any;
@@ -337,6 +366,18 @@ std::vector<LayerTraining> layerTraining(const Context &x, int stage)
         if ((layer / perChunk) % x.pp == stage)
             out.push_back(lt);
     }
+    return out;
+}
+
+/// The kind of each decoder layer of `stage`, in the order layerTraining lists them.
+std::vector<LayerKind> stageLayerKinds(const Context &x, int stage)
+{
+    const int chunks = x.pp * x.v;
+    const int perChunk = std::max(1, x.plan.model.layers / chunks);
+    std::vector<LayerKind> out;
+    for (int layer = 0; layer < x.plan.model.layers; ++layer)
+        if ((layer / perChunk) % x.pp == stage)
+            out.push_back(layerKind(x.plan.model, layer));
     return out;
 }
 
@@ -352,29 +393,54 @@ Quantities computeQuantities(const Context &x, int stage)
     const int L = x.layersPerStage;
 
     // --- parameters held by this rank (elements) ------------------------------------------
-    const double layerDense = double(x.pc.attention_per_layer + x.pc.dense_ffn_per_layer) / t +
-                              double(x.pc.norms_per_layer + x.pc.router_per_layer);
-    const double layerExperts =
-        mo.moe.enabled() ? double(mo.moe.experts) / x.ep * double(x.pc.expert_per_layer) / t : 0.0;
-    double root = 0;
-    if (first)
+    // Layers by kind (core/layers.h): attention, norms, the dense FFN or the router and shared
+    // experts split by tp; routed experts by etp, spread over ep.
+    const LayerMix mix = x.stageMix(stage);
+    const RankLayer dl = rankLayer(mo, LayerKind::Dense, x.tp, x.ep, x.etp);
+    const RankLayer ml = mo.moe.enabled() ? rankLayer(mo, LayerKind::Moe, x.tp, x.ep, x.etp) : RankLayer{};
+    double root = 0, rootMatmul = 0;
+    if (first) {
         root += double(x.pc.embedding) / t;
+        root += double(x.pc.position); // a learned position table is replicated across TP
+    }
+    double mtpDense = 0, mtpExperts = 0, mtpMatmul = 0;
     if (last) {
         root += double(x.pc.final_norm);
-        // Tied embeddings are one tensor unless the head sits on another stage.
-        if (!mo.tied_embeddings)
+        // Tied embeddings are one tensor unless the head sits on another stage; multi-token
+        // prediction on a later stage needs the embedding there too (Megatron shares it).
+        if (!mo.tied_embeddings) {
             root += double(x.pc.lm_head) / t;
-        else if (x.pp > 1)
+            rootMatmul += double(x.pc.lm_head) / t;
+        } else if (x.pp > 1) {
             root += double(x.pc.embedding) / t;
+            rootMatmul += double(x.pc.embedding) / t;
+        } else {
+            rootMatmul += double(x.pc.embedding) / t;
+        }
+        if (mo.mtp_layers > 0) {
+            if (x.pp > 1 && !mo.tied_embeddings)
+                root += double(x.pc.embedding) / t;
+            // Each module: enorm, hnorm, the 2h -> h projection (column-parallel), a layer of
+            // the last layer's kind and its final norm.
+            const bool lastMoe = mo.moeLayer(mo.layers - 1);
+            const RankLayer &kindOf = lastMoe ? ml : dl;
+            const double h = double(mo.hidden);
+            const double proj = 2.0 * h * h / t + (mo.linear_bias ? h / t : 0.0);
+            mtpDense = mo.mtp_layers * (kindOf.dense() + proj + 3.0 * double(x.pc.final_norm));
+            mtpExperts = mo.mtp_layers * kindOf.experts;
+            mtpMatmul = mo.mtp_layers * (kindOf.matmul + 2.0 * h * h / t);
+        }
     }
-    qn.layerParams = layerDense + layerExperts;
-    qn.rootParams = root;
-    qn.denseParams = layerDense * L + root;
-    qn.expertParams = layerExperts * L;
+    const double layersDense = dl.dense() * mix.dense + ml.dense() * mix.moe;
+    const double layersExperts = ml.experts * mix.moe;
+    qn.layerParams = (layersDense + layersExperts) / std::max(1, L); // mean over the stage
+    qn.rootParams = root + mtpDense + mtpExperts;
+    qn.denseParams = layersDense + root + mtpDense;
+    qn.expertParams = layersExperts + mtpExperts;
     const double total = qn.denseParams + qn.expertParams;
-    qn.matmulParams = (double(x.pc.attention_per_layer + x.pc.dense_ffn_per_layer) / t) * L +
-                      qn.expertParams + (last && !mo.tied_embeddings ? double(x.pc.lm_head) / t
-                                         : (last && mo.tied_embeddings ? double(x.pc.embedding) / t : 0.0));
+    qn.matmulParams = dl.matmul * mix.dense + ml.matmul * mix.moe + rootMatmul + mtpMatmul;
+    // The largest layer of the stage: what FSDP gathers at once.
+    const double largestLayer = std::max(mix.dense > 0 ? dl.total() : 0.0, mix.moe > 0 ? ml.total() : 0.0);
 
     const Sharding sh = pa.sharding;
     auto sharded = [&](bool isSharded) {
@@ -383,7 +449,7 @@ Quantities computeQuantities(const Context &x, int stage)
 
     // --- model states -----------------------------------------------------------------------
     qn.params = off.params ? 0.0 : sharded(sh == Sharding::Full) * x.bParams;
-    qn.headMatmulParams = last ? double(mo.tied_embeddings ? x.pc.embedding : x.pc.lm_head) / t : 0.0;
+    qn.headMatmulParams = rootMatmul;
     // Autocast's compute-dtype casts of the weights (when they live: core/timeline.cpp).
     if (x.autocast)
         qn.computeCopies = qn.matmulParams * x.c;
@@ -494,10 +560,10 @@ Quantities computeQuantities(const Context &x, int stage)
     if (x.fsdp) {
         // A gathered layer: compute-dtype copies (QLoRA: the k-bit storage as it is).
         const double layerQuantized = (se.quantizedDense + se.quantizedExpert) / std::max(1, L);
-        const double layerBytes = (qn.layerParams - layerQuantized) * x.c +
+        const double layerBytes = (std::max(qn.layerParams, largestLayer) - layerQuantized) * x.c +
                                   (se.quantizedBytes + se.quantizedBytesExpert) / std::max(1, L);
         // Unsharded gradients exist only for what is trained.
-        const double layerTrained = partial ? se.trainedPerLayer : qn.layerParams;
+        const double layerTrained = partial ? se.trainedPerLayer : std::max(qn.layerParams, largestLayer);
         const double rootTrained = partial ? se.trainedEmbedding + se.trainedHead : qn.rootParams;
         qn.fsdpLayerBytes = layerBytes;
         qn.fsdpLayerTrained = layerTrained;
@@ -533,21 +599,36 @@ Quantities computeQuantities(const Context &x, int stage)
     // --- activations ------------------------------------------------------------------------
     double scores = 0;
     if (!partial) {
-        qn.actLayer = layerActivationBytes(x, false, &scores);
-        qn.actLayerFull = layerActivationBytes(x, true, nullptr);
+        // Dense and MoE layers: the stage's mean saved per layer, its largest for the
+        // recompute working set.
+        double sum = 0, sc = 0;
+        for (const auto &[kind, n] : {std::pair{LayerKind::Dense, mix.dense}, std::pair{LayerKind::Moe, mix.moe}}) {
+            if (n == 0)
+                continue;
+            sum += n * layerActivationBytes(x, kind, false, &sc);
+            scores = std::max(scores, sc);
+            qn.actLayerFull = std::max(qn.actLayerFull, layerActivationBytes(x, kind, true, nullptr));
+        }
+        qn.actLayer = sum / std::max(1, mix.total());
     } else {
         // Layers differ under freezing: the stage's mean, and its largest for the recompute
         // working set.
         double sum = 0;
         // Neighbouring layers are mostly alike: each distinct kind is evaluated once.
         LayerTraining previous;
+        LayerKind previousKind = LayerKind::Dense;
         double saved = 0, full = 0, sc = 0;
         bool have = false;
-        for (const LayerTraining &lt : layerTraining(x, stage)) {
-            if (!have || !(lt == previous)) {
-                saved = layerActivationBytes(x, false, &sc, lt);
-                full = layerActivationBytes(x, true, nullptr, lt);
+        const std::vector<LayerTraining> lts = layerTraining(x, stage);
+        const std::vector<LayerKind> kinds = stageLayerKinds(x, stage);
+        for (size_t i = 0; i < lts.size(); ++i) {
+            const LayerTraining &lt = lts[i];
+            const LayerKind kind = i < kinds.size() ? kinds[i] : LayerKind::Dense;
+            if (!have || !(lt == previous) || kind != previousKind) {
+                saved = layerActivationBytes(x, kind, false, &sc, lt);
+                full = layerActivationBytes(x, kind, true, nullptr, lt);
                 previous = lt;
+                previousKind = kind;
                 have = true;
             }
             sum += saved;
@@ -563,7 +644,7 @@ Quantities computeQuantities(const Context &x, int stage)
                                               (method.freeze.parts & kPartNorms));
         const bool headTrained =
             !partial || se.trainedHead - (normTrained ? double(x.pc.final_norm) : 0.0) > 0;
-        const double normSaved = x.fw.norm == "upcast" ? (4.0 + (normTrained ? x.r : 0.0)) * hSp : x.r * hSp;
+        const double normSaved = normSavedPerToken(x.env, mo, hSp, normTrained);
         // The fused linear cross entropy has the head input's gradient already: no input saved.
         const double headInput = headTrained && lossHeadOf(x.plan, x.fw) != LossHead::FusedLinear
                                      ? x.c * hSp
@@ -571,6 +652,16 @@ Quantities computeQuantities(const Context &x, int stage)
         const double normOutputAlive = x.r != x.c ? x.r * hSp : 0.0;
         qn.actFinal = (normSaved + headInput) * x.tokens;
         qn.actFinalForwardOnly = normOutputAlive * x.tokens;
+        if (mo.mtp_layers > 0 && !partial) {
+            // Multi-token prediction (DeepSeek-V3; Megatron's MTP block on the last stage): each
+            // module norms the shifted tokens' embedding and the hidden state, projects their
+            // concatenation (2h -> h), runs a layer of the last layer's kind and its own final
+            // norm and head input; all held until the module's backward.
+            const double layer = layerActivationBytes(x, layerKind(mo, mo.layers - 1), false, nullptr);
+            const double perToken = 2.0 * normSavedPerToken(x.env, mo, hSp, true) + 2.0 * x.c * hSp +
+                                    normSaved + headInput;
+            qn.actFinal += mo.mtp_layers * (layer + perToken * x.tokens);
+        }
     }
     // Micro-batches in flight on this stage.
     if (x.pp == 1) {
@@ -628,17 +719,36 @@ Quantities computeQuantities(const Context &x, int stage)
             break;
         }
         }
+        if (mo.mtp_layers > 0) {
+            // Each MTP module's loss keeps what its cross entropy saves (the fp32 softmax or
+            // log-softmax; the fused linear loss its input gradient) until its backward.
+            const bool fusedLinear = lossHeadOf(x.plan, x.fw) == LossHead::FusedLinear;
+            const double saved = fusedLinear ? qn.logitsBackward : n * 4.0;
+            qn.logitsForward += mo.mtp_layers * saved;
+            qn.logitsBackward += mo.mtp_layers * saved;
+        }
     }
 
     // --- transients ------------------------------------------------------------------------
     {
         const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0);
-        const double f = double(mo.moe.enabled() ? mo.moe.expert_ffn_hidden * mo.moe.top_k
-                                                 : mo.ffn_hidden) / t;
-        const double q = double(mo.qDim()) / t;
+        // The widest FFN of the stage's layers: the dense FFN, or the routed copies' and the
+        // shared experts' intermediates.
+        const MoeRouting route = moeRouting(mo, pa);
+        const double fDense = mix.dense > 0 ? double(mo.ffn_hidden) / t : 0.0;
+        const double fMoe = mix.moe > 0 ? route.copies * route.expertWidth + route.sharedWidth : 0.0;
+        const double f = std::max(fDense, fMoe);
+        const AttentionSaved att = attentionSaved(x.env, mo, true);
         // Backward of one layer: gradients of the FFN intermediates and of the residual,
         // flash attention's dq/dk/dv with its fp32 dq accumulator.
-        qn.bwdTransient = x.tokens * (3.0 * x.c * f + 2.0 * x.c * hSp + 4.0 * q);
+        qn.bwdTransient = x.tokens * (3.0 * x.c * f + 2.0 * x.c * hSp + 4.0 * att.qWidth);
+        if (mix.moe > 0) {
+            // The token dispatcher's buffers (core/moe.h), in forward and again for the
+            // gradients in backward.
+            const double dispatch = dispatchTransientHiddens(mo, pa) * double(mo.hidden) * x.c * x.tokens;
+            qn.fwdTransient += dispatch;
+            qn.bwdTransient += dispatch;
+        }
         if (x.plan.memory.attention == Attention::Eager) {
             // Softmax backward: the compute-dtype gradient of the probabilities, its fp32 cast
             // and the softmax gradient coexist with the saved scores of the layer.
@@ -649,9 +759,8 @@ Quantities computeQuantities(const Context &x, int stage)
         }
         if (x.cp > 1) {
             // Ring attention double-buffers the K/V block arriving from the neighbour.
-            const double kv = double(mo.kvDim()) / t;
-            qn.fwdTransient += 2.0 * x.tokens * 2.0 * kv * x.c;
-            qn.bwdTransient += 4.0 * x.tokens * 2.0 * kv * x.c;
+            qn.fwdTransient += 2.0 * x.tokens * att.kvWidth * x.c;
+            qn.bwdTransient += 4.0 * x.tokens * att.kvWidth * x.c;
         }
         if (partial) {
             // QLoRA: bitsandbytes dequantizes each k-bit weight whole for its matmul, in forward
@@ -676,23 +785,22 @@ void parameterTensorShares(const Context &x, int stage, std::vector<double> &lay
 {
     const auto &mo = x.plan.model;
     const double t = x.tp;
-    const double qd = double(mo.qDim()), kvd = double(mo.kvDim());
-    const double attn = double(x.pc.attention_per_layer) / t;
-    const double qShare = qd / (2.0 * qd + 2.0 * kvd);
-    const double kvShare = kvd / (2.0 * qd + 2.0 * kvd);
-    layer = {attn * qShare, attn * kvShare, attn * kvShare, attn * qShare};
-    const int ffnTensors = mo.ffn == FfnKind::GELU ? 2 : 3;
-    if (x.pc.dense_ffn_per_layer > 0)
-        for (int i = 0; i < ffnTensors; ++i)
-            layer.push_back(double(x.pc.dense_ffn_per_layer) / t / ffnTensors);
-    if (mo.moe.enabled()) {
-        const double experts = double(mo.moe.experts) / x.ep * double(x.pc.expert_per_layer) / t;
-        for (int i = 0; i < ffnTensors; ++i)
-            layer.push_back(experts / ffnTensors);
-        layer.push_back(double(x.pc.router_per_layer));
+    // The stage's prevalent layer kind, tensor by tensor (core/layers.h); routed experts
+    // stacked per weight.
+    const LayerMix mix = x.stageMix(stage);
+    const LayerSpec spec = layerSpec(mo, mix.moe >= mix.dense && mix.moe > 0 ? LayerKind::Moe : LayerKind::Dense);
+    layer.clear();
+    for (const LinearSpec &l : spec.linears) {
+        const double split = l.split == Split::Duplicated ? 1.0 : (l.part == LayerPart::Expert ? x.etp : t);
+        const double copies = l.part == LayerPart::Expert ? double(spec.experts) / x.ep : 1.0;
+        layer.push_back(double(l.weights() + l.biases()) / split * copies);
     }
-    layer.push_back(double(x.pc.norms_per_layer) / 2.0);
-    layer.push_back(double(x.pc.norms_per_layer) / 2.0);
+    if (spec.router > 0)
+        layer.push_back(double(spec.router));
+    if (spec.attentionVectors > 0)
+        layer.push_back(double(spec.attentionVectors));
+    layer.push_back(double(spec.norms) / 2.0);
+    layer.push_back(double(spec.norms) / 2.0);
     root.clear();
     if (stage == 0)
         root.push_back(double(x.pc.embedding) / t);
@@ -851,7 +959,9 @@ void tensorParts(const Context &x, StepShape &s)
         const double hSp = double(mo.hidden) / (pa.sp ? x.tp : 1.0);
         const double qd = double(mo.qDim()) / x.tp, kvd = double(mo.kvDim()) / x.tp;
         const double heads = double(mo.heads) / x.tp;
-        const double f = double(mo.moe.enabled() ? mo.moe.expert_ffn_hidden * mo.moe.top_k : mo.ffn_hidden) / x.tp;
+        const MoeRouting route = moeRouting(mo, pa);
+        const double f = mo.moe.enabled() ? route.copies * route.expertWidth + route.sharedWidth
+                                          : double(mo.ffn_hidden) / x.tp;
         const double c = x.c, r = x.r;
         const double norm = x.fw.norm == "upcast" ? 4.0 : r;
         std::vector<double> layer = {norm * hSp, r * hSp, c * hSp, c * qd, c * kvd, c * kvd, c * qd, 4.0 * heads,

@@ -1,6 +1,7 @@
 #include "model.h"
 
 #include "errors.h"
+#include "layers.h"
 
 #include <algorithm>
 #include <cmath>
@@ -12,41 +13,40 @@ ParameterCounts countParameters(const ModelShape &m)
 {
     ParameterCounts c;
     const int64_t h = m.hidden;
-    const int64_t q = m.qDim();
-    const int64_t kv = m.kvDim();
-    const bool gelu = m.ffn == FfnKind::GELU;
-
+    const int64_t norm = m.norm == NormKind::LayerNorm ? 2 * h : h;
     c.embedding = m.vocab * h;
+    c.position = m.position_embedding == PositionEmbedding::Learned ? m.max_positions * h : 0;
     c.lm_head = m.tied_embeddings ? 0 : m.vocab * h;
-    // RMSNorm has a weight; LayerNorm (GELU / GPT family) a weight and a bias.
-    const int64_t normParams = gelu ? 2 * h : h;
-    c.final_norm = normParams;
-    c.norms_per_layer = 2 * normParams;
+    c.final_norm = norm;
 
-    c.attention_per_layer = h * q + 2 * h * kv + q * h;
-    if (m.attention_bias || gelu)
-        c.attention_per_layer += q + 2 * kv;
-    if (gelu)
-        c.attention_per_layer += h; // output projection bias
-
-    auto ffnParams = [&](int64_t f) {
-        if (gelu)
-            return 2 * h * f + f + h; // fc1 + fc2 with biases
-        return 3 * h * f;             // gate, up, down
-    };
+    const LayerSpec dense = layerSpec(m, LayerKind::Dense);
+    const LayerSpec moe = layerSpec(m, LayerKind::Moe);
+    c.moe_layers = m.moeLayers();
+    c.dense_layers = m.layers - c.moe_layers;
+    c.attention_per_layer = dense.attention();
+    c.norms_per_layer = dense.norms;
+    c.dense_ffn_per_layer = c.dense_layers > 0 ? dense.denseFfn() : 0;
+    c.dense_layer = dense.total();
     if (m.moe.enabled()) {
-        c.router_per_layer = h * m.moe.experts;
-        c.expert_per_layer = ffnParams(m.moe.expert_ffn_hidden);
-        c.dense_ffn_per_layer = 0;
-    } else {
-        c.dense_ffn_per_layer = ffnParams(m.ffn_hidden);
+        c.router_per_layer = moe.router;
+        c.expert_per_layer = moe.expert();
+        c.shared_per_layer = moe.shared();
+        c.moe_layer = moe.total();
     }
-    c.per_layer = c.attention_per_layer + c.norms_per_layer + c.dense_ffn_per_layer +
-                  c.router_per_layer + c.expert_per_layer * std::max(0, m.moe.experts);
-    c.total = c.embedding + c.lm_head + c.final_norm + c.per_layer * m.layers;
+    c.per_layer = c.moe_layers > 0 ? c.moe_layer : c.dense_layer;
+    const bool lastMoe = m.layers > 0 && m.moeLayer(m.layers - 1);
+    if (m.mtp_layers > 0)
+        c.mtp_module = 2 * norm + 2 * h * h + (m.linear_bias ? h : 0) +
+                       (lastMoe ? c.moe_layer : c.dense_layer) + norm;
+    c.total = c.embedding + c.position + c.lm_head + c.final_norm +
+              c.dense_layer * c.dense_layers + c.moe_layer * c.moe_layers +
+              c.mtp_module * m.mtp_layers;
 
-    const int64_t f = m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden;
-    c.largest_tensor = std::max({c.embedding, h * q, h * f});
+    c.largest_tensor = c.embedding;
+    for (const LayerSpec *s : {&dense, &moe})
+        if (s->kind == LayerKind::Dense ? c.dense_layers > 0 : c.moe_layers > 0)
+            for (const LinearSpec &l : s->linears)
+                c.largest_tensor = std::max(c.largest_tensor, l.in * l.out);
     return c;
 }
 

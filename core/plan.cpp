@@ -93,7 +93,27 @@ std::string_view toString(OptimizerImpl o)
     }
     return "default";
 }
-std::string_view toString(FfnKind f) { return f == FfnKind::SwiGLU ? "swiglu" : "gelu"; }
+std::string_view toString(FfnKind f)
+{
+    switch (f) {
+    case FfnKind::SwiGLU: return "swiglu";
+    case FfnKind::GELU: return "gelu";
+    case FfnKind::SquaredReLU: return "squared_relu";
+    }
+    return "swiglu";
+}
+std::string_view toString(NormKind n) { return n == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
+std::string_view toString(PositionEmbedding p) { return p == PositionEmbedding::Learned ? "learned" : "rope"; }
+std::string_view toString(MoeShape::Dispatcher d)
+{
+    return d == MoeShape::Dispatcher::AllGather ? "allgather" : "alltoall";
+}
+std::string_view attentionName(const ModelShape &m)
+{
+    if (m.mla_attention())
+        return "mla";
+    return m.kv_heads == m.heads ? "mha" : "gqa";
+}
 
 namespace {
 
@@ -251,20 +271,119 @@ void readShapeFields(ObjectReader &r, ModelShape &m, bool haveBase, json &unknow
         m.head_dim = m.hidden / m.heads;
     }
     m.ffn_hidden = r.integer("ffn_hidden", 1, 1048576, opt(m.ffn_hidden));
-    m.ffn = r.choice<FfnKind>("ffn", {FfnKind::SwiGLU, FfnKind::GELU}, m.ffn);
+    m.ffn = r.choice<FfnKind>("ffn", {FfnKind::SwiGLU, FfnKind::GELU, FfnKind::SquaredReLU}, m.ffn);
+    // Norm and biases: given, else (when the object sets the FFN or has no base) what the FFN
+    // meant before they could be given: GELU the GPT family's LayerNorm with biases everywhere.
+    const bool ffnSet = r.has("ffn") || !haveBase;
+    m.norm = r.choice<NormKind>("norm", {NormKind::RMSNorm, NormKind::LayerNorm},
+                                ffnSet ? (m.ffn == FfnKind::GELU ? NormKind::LayerNorm : NormKind::RMSNorm)
+                                       : m.norm);
+    m.linear_bias = r.boolean("linear_bias", ffnSet ? m.ffn == FfnKind::GELU : m.linear_bias);
     m.vocab = r.integer("vocab", 1, 16777216, opt(m.vocab));
     m.tied_embeddings = r.boolean("tied_embeddings", m.tied_embeddings);
     m.attention_bias = r.boolean("attention_bias", m.attention_bias);
+    m.qk_norm = r.boolean("qk_norm", m.qk_norm);
     m.display_name = r.string("display_name", m.display_name);
+    m.position_embedding = r.choice<PositionEmbedding>(
+        "position_embedding", {PositionEmbedding::Rope, PositionEmbedding::Learned}, m.position_embedding);
+    if (m.position_embedding == PositionEmbedding::Learned) {
+        m.max_positions = r.integer("max_positions", 1, 16777216,
+                                    m.max_positions > 0 ? std::optional<int64_t>(m.max_positions)
+                                                        : std::nullopt);
+    } else {
+        if (r.has("max_positions"))
+            throw PlanError(path + ".max_positions",
+                            "applies to position_embedding \"learned\" (a rope model has no table)");
+        m.max_positions = 0;
+    }
+    m.mtp_layers = int(r.integer("mtp_layers", 0, 16, m.mtp_layers));
+
+    // Attention kind: "mha" / "gqa" (kv_heads says which) or "mla" with its ranks.
+    if (r.has("attention")) {
+        const std::string kind = r.string("attention", std::nullopt);
+        if (kind == "mla") {
+            m.attention = AttentionKind::MLA;
+        } else if (kind == "mha" || kind == "gqa") {
+            m.attention = AttentionKind::Standard;
+            m.mla = MlaShape{};
+            if (kind == "mha" && r.has("kv_heads") && m.kv_heads != m.heads)
+                throw PlanError(path + ".attention", "\"mha\" has kv_heads == heads (" +
+                                                         std::to_string(m.heads) + "), got kv_heads " +
+                                                         std::to_string(m.kv_heads) + "; use \"gqa\"");
+            if (kind == "mha")
+                m.kv_heads = m.heads;
+        } else {
+            throw PlanError(path + ".attention", "must be one of mha, gqa, mla, not \"" + kind + "\"");
+        }
+    }
+    if (const json *mla = r.get("mla")) {
+        if (!m.mla_attention())
+            throw PlanError(path + ".mla", "applies to attention \"mla\"");
+        ObjectReader ar(*mla, path + ".mla", warnings);
+        auto base = [&](int64_t v) { return v > 0 ? std::optional<int64_t>(v) : std::nullopt; };
+        m.mla.q_lora_rank = ar.integer("q_lora_rank", 0, 65536, m.mla.kv_lora_rank > 0 ? m.mla.q_lora_rank : 0);
+        m.mla.kv_lora_rank = ar.integer("kv_lora_rank", 1, 65536, base(m.mla.kv_lora_rank));
+        m.mla.qk_nope_head_dim = ar.integer("qk_nope_head_dim", 1, 4096, base(m.mla.qk_nope_head_dim));
+        m.mla.qk_rope_head_dim = ar.integer("qk_rope_head_dim", 1, 4096, base(m.mla.qk_rope_head_dim));
+        m.mla.v_head_dim = ar.integer("v_head_dim", 1, 4096, base(m.mla.v_head_dim));
+        keepUnknown(unknown, "mla", ar.unknown());
+    } else if (m.mla_attention() && m.mla.kv_lora_rank == 0) {
+        throw PlanError(path + ".mla", "is required with attention \"mla\" (q_lora_rank, kv_lora_rank, "
+                                       "qk_nope_head_dim, qk_rope_head_dim, v_head_dim)");
+    }
+    if (m.mla_attention()) {
+        // Every head has its own keys and values; the query/key head width is nope + rope.
+        if (r.has("kv_heads") && m.kv_heads != m.heads)
+            throw PlanError(path + ".kv_heads", "multi-head latent attention has kv_heads == heads (" +
+                                                    std::to_string(m.heads) + ")");
+        m.kv_heads = m.heads;
+        if (r.has("head_dim") && m.head_dim != m.mla.qkHeadDim())
+            throw PlanError(path + ".head_dim", "is qk_nope_head_dim + qk_rope_head_dim (" +
+                                                    std::to_string(m.mla.qkHeadDim()) + ") under mla");
+        m.head_dim = m.mla.qkHeadDim();
+        if (m.qk_norm)
+            throw PlanError(path + ".qk_norm", "applies to mha / gqa; mla norms its latents instead");
+    }
     if (const json *moe = r.get("moe")) {
         if (moe->is_null()) {
             m.moe = MoeShape{};
         } else {
             ObjectReader mr(*moe, path + ".moe", warnings);
-            m.moe.experts = int(mr.integer("experts", 1, 4096, std::nullopt));
-            m.moe.top_k = int(mr.integer("top_k", 1, m.moe.experts, std::nullopt));
+            const bool had = m.moe.enabled();
+            const MoeShape before = m.moe;
+            auto keep = [&](auto v, auto fallback) { return had ? v : fallback; };
+            m.moe.experts = int(mr.integer("experts", 1, 4096, had ? std::optional<int64_t>(before.experts)
+                                                                   : std::nullopt));
+            m.moe.top_k = int(mr.integer("top_k", 1, m.moe.experts, had ? std::optional<int64_t>(
+                                                                              std::min(before.top_k, m.moe.experts))
+                                                                        : std::nullopt));
             m.moe.expert_ffn_hidden = mr.integer("expert_ffn_hidden", 1, 1048576,
-                                                 m.ffn_hidden);
+                                                 keep(before.expert_ffn_hidden, m.ffn_hidden));
+            m.moe.shared_experts = int(mr.integer("shared_experts", 0, 256, keep(before.shared_experts, 0)));
+            m.moe.shared_expert_ffn_hidden =
+                mr.integer("shared_expert_ffn_hidden", 1, 1048576,
+                           keep(before.shared_expert_ffn_hidden > 0 ? before.shared_expert_ffn_hidden
+                                                                    : m.moe.expert_ffn_hidden,
+                                m.moe.expert_ffn_hidden));
+            m.moe.shared_expert_gate = mr.boolean("shared_expert_gate", keep(before.shared_expert_gate, false));
+            if (m.moe.shared_experts == 0 && (mr.has("shared_expert_ffn_hidden") || m.moe.shared_expert_gate))
+                throw PlanError(path + ".moe.shared_experts",
+                                "must be at least 1 for shared_expert_ffn_hidden or shared_expert_gate");
+            m.moe.first_dense_layers = int(mr.integer("first_dense_layers", 0, m.layers - 1,
+                                                      keep(before.first_dense_layers, 0)));
+            m.moe.layer_freq = int(mr.integer("layer_freq", 1, m.layers, keep(before.layer_freq, 1)));
+            m.moe.capacity_factor = mr.number("capacity_factor", 0, 64, keep(before.capacity_factor, 0.0));
+            if (m.moe.capacity_factor > 0 && m.moe.capacity_factor < 1.0 / m.moe.top_k)
+                throw PlanError(path + ".moe.capacity_factor",
+                                "0 (dropless) or at least 1 / top_k; below it every token is dropped");
+            m.moe.imbalance = mr.number("imbalance", 1, 64, keep(before.imbalance, 1.0));
+            if (m.moe.capacity_factor > 0 && mr.has("imbalance"))
+                throw PlanError(path + ".moe.imbalance",
+                                "applies to dropless routing; with a capacity_factor the cap bounds each expert");
+            m.moe.router_fp32 = mr.boolean("router_fp32", keep(before.router_fp32, false));
+            m.moe.dispatcher = mr.choice<MoeShape::Dispatcher>(
+                "dispatcher", {MoeShape::Dispatcher::AllToAll, MoeShape::Dispatcher::AllGather},
+                keep(before.dispatcher, MoeShape::Dispatcher::AllToAll));
             keepUnknown(unknown, "moe", mr.unknown());
         }
     }
@@ -353,6 +472,12 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         plan.training.grad_accum = int(r.integer("grad_accum", 1, kMaxGradAccum, 1));
         json methodUnknown = json::object();
         readMethod(r, plan.training.method, plan.model, methodUnknown, &plan.warnings);
+        if (const json *d = r.get("dropout")) {
+            ObjectReader dr(*d, "training.dropout", &plan.warnings);
+            plan.training.dropout.hidden = dr.number("hidden", 0, 0.99, -1.0);
+            plan.training.dropout.attention = dr.number("attention", 0, 0.99, -1.0);
+            keepUnknown(methodUnknown, "dropout", dr.unknown());
+        }
         json u = r.unknown();
         for (auto it = methodUnknown.begin(); it != methodUnknown.end(); ++it)
             u[it.key()] = it.value();
@@ -401,6 +526,7 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         pa.pp = int(r.integer("pp", 1, 1024, 1));
         pa.cp = int(r.integer("cp", 1, 1024, 1));
         pa.ep = int(r.integer("ep", 1, 1024, 1));
+        pa.etp = r.has("etp") ? int(r.integer("etp", 1, 1024, std::nullopt)) : 0;
         pa.sp = r.boolean("sp", false);
         pa.sharding = r.choice<Sharding>(
             "sharding", {Sharding::None, Sharding::Optimizer, Sharding::Grads, Sharding::Full},
@@ -514,7 +640,8 @@ ModelShape modelFromPresetJson(const json &j, const std::string &file)
         if (const json u = r.unknown(); !u.empty())
             throw PlanError("preset." + u.begin().key(), "is not a preset field");
         if (!unknown.empty())
-            throw PlanError("preset.moe." + unknown["moe"].begin().key(), "is not a preset field");
+            throw PlanError("preset." + unknown.begin().key() + "." + unknown.begin()->begin().key(),
+                            "is not a preset field");
         return m;
     } catch (const PlanError &e) {
         throw PlanError(file, e.what());
@@ -578,9 +705,39 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     if (m.kv_heads % pa.tp != 0)
         throw PlanError("parallel.tp", "must divide model.kv_heads (" + s(m.kv_heads) +
                                            "): each TP rank needs whole KV heads, got " + s(pa.tp));
-    const int64_t ffn = m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden;
-    if (ffn % pa.tp != 0)
-        throw PlanError("parallel.tp", "must divide the FFN width (" + s(ffn) + "), got " + s(pa.tp));
+    if (m.layers > m.moeLayers() && m.ffn_hidden % pa.tp != 0)
+        throw PlanError("parallel.tp", "must divide the FFN width (" + s(m.ffn_hidden) + "), got " + s(pa.tp));
+    if (m.mla_attention()) {
+        // The up-projections and the output are split by heads; the down-projections and the
+        // latent norms are duplicated on every tensor-parallel rank (Megatron-Core's MLA).
+        if (m.heads % pa.tp != 0)
+            throw PlanError("parallel.tp", "must divide model.heads (" + s(m.heads) + ") under mla");
+    }
+    if (m.position_embedding == PositionEmbedding::Learned && plan.training.seq_len > m.max_positions)
+        throw PlanError("training.seq_len", "exceeds model.max_positions (" + s(m.max_positions) +
+                                                "): a learned position table has no row beyond it");
+    if (pa.etp > 0 && !m.moe.enabled())
+        throw PlanError("parallel.etp", "expert tensor parallelism needs an MoE model (model.moe)");
+    if (m.moe.enabled()) {
+        const int etp = pa.expertTp();
+        if (m.moe.expert_ffn_hidden % etp != 0)
+            throw PlanError(pa.etp > 0 ? "parallel.etp" : "parallel.tp",
+                            "must divide model.moe.expert_ffn_hidden (" + s(m.moe.expert_ffn_hidden) +
+                                "), got " + s(etp));
+        if (m.moe.shared_experts > 0 && m.moe.shared_expert_ffn_hidden % pa.tp != 0)
+            throw PlanError("parallel.tp", "must divide model.moe.shared_expert_ffn_hidden (" +
+                                               s(m.moe.shared_expert_ffn_hidden) + "), got " + s(pa.tp));
+        const int64_t perStage = int64_t(pa.dp) * pa.cp * pa.tp;
+        if (perStage % (int64_t(pa.ep) * etp) != 0)
+            throw PlanError(pa.etp > 0 ? "parallel.etp" : "parallel.ep",
+                            "ep * etp = " + s(int64_t(pa.ep) * etp) + " must divide dp * cp * tp (" +
+                                s(perStage) + "): the expert groups tile each pipeline stage");
+        if (etp != pa.tp && pa.tp > 1 && !pa.sp)
+            throw PlanError("parallel.etp", "differing from tp needs parallel.sp: the tokens are "
+                                            "split over the tensor-parallel group before dispatch");
+        if (m.moe.first_dense_layers >= m.layers)
+            throw PlanError("model.moe.first_dense_layers", "must leave at least one MoE layer");
+    }
     if (pa.pp_schedule == PpSchedule::Interleaved) {
         if (pa.pp < 2)
             throw PlanError("parallel.pp_schedule", "interleaved needs parallel.pp >= 2");
@@ -618,7 +775,7 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
         if (m.moe.experts % pa.ep != 0)
             throw PlanError("parallel.ep", "must divide model.moe.experts (" + s(m.moe.experts) +
                                                "), got " + s(pa.ep));
-        if ((int64_t(pa.dp) * pa.cp) % pa.ep != 0)
+        if (pa.etp == 0 && (int64_t(pa.dp) * pa.cp) % pa.ep != 0)
             throw PlanError("parallel.ep", "must divide dp * cp (" + s(int64_t(pa.dp) * pa.cp) +
                                                "): experts are spread over data-parallel ranks");
     }
@@ -665,20 +822,62 @@ nlohmann::json planToJson(const Plan &p)
     m["head_dim"] = p.model.head_dim;
     m["ffn_hidden"] = p.model.ffn_hidden;
     m["ffn"] = toString(p.model.ffn);
+    m["norm"] = toString(p.model.norm);
+    m["linear_bias"] = p.model.linear_bias;
     m["vocab"] = p.model.vocab;
     m["tied_embeddings"] = p.model.tied_embeddings;
     if (p.model.attention_bias)
         m["attention_bias"] = true;
-    if (p.model.moe.enabled())
-        m["moe"] = {{"experts", p.model.moe.experts},
-                    {"top_k", p.model.moe.top_k},
-                    {"expert_ffn_hidden", p.model.moe.expert_ffn_hidden}};
-    else if (!p.model.preset.empty() || !p.model.hf_config.empty())
+    m["attention"] = attentionName(p.model);
+    if (p.model.mla_attention())
+        m["mla"] = {{"q_lora_rank", p.model.mla.q_lora_rank},
+                    {"kv_lora_rank", p.model.mla.kv_lora_rank},
+                    {"qk_nope_head_dim", p.model.mla.qk_nope_head_dim},
+                    {"qk_rope_head_dim", p.model.mla.qk_rope_head_dim},
+                    {"v_head_dim", p.model.mla.v_head_dim}};
+    if (p.model.qk_norm)
+        m["qk_norm"] = true;
+    if (p.model.position_embedding == PositionEmbedding::Learned) {
+        m["position_embedding"] = "learned";
+        m["max_positions"] = p.model.max_positions;
+    }
+    if (p.model.mtp_layers > 0)
+        m["mtp_layers"] = p.model.mtp_layers;
+    if (const MoeShape &e = p.model.moe; e.enabled()) {
+        json o = {{"experts", e.experts}, {"top_k", e.top_k}, {"expert_ffn_hidden", e.expert_ffn_hidden}};
+        if (e.shared_experts > 0) {
+            o["shared_experts"] = e.shared_experts;
+            o["shared_expert_ffn_hidden"] = e.shared_expert_ffn_hidden;
+            if (e.shared_expert_gate)
+                o["shared_expert_gate"] = true;
+        }
+        if (e.first_dense_layers > 0)
+            o["first_dense_layers"] = e.first_dense_layers;
+        if (e.layer_freq != 1)
+            o["layer_freq"] = e.layer_freq;
+        if (e.capacity_factor > 0)
+            o["capacity_factor"] = e.capacity_factor;
+        else if (e.imbalance != 1.0)
+            o["imbalance"] = e.imbalance;
+        if (e.router_fp32)
+            o["router_fp32"] = true;
+        if (e.dispatcher != MoeShape::Dispatcher::AllToAll)
+            o["dispatcher"] = toString(e.dispatcher);
+        m["moe"] = o;
+    } else if (!p.model.preset.empty() || !p.model.hf_config.empty())
         m["moe"] = nullptr; // the preset may have experts that this plan turned off
     j["model"] = m;
     j["training"] = {{"seq_len", p.training.seq_len},
                      {"micro_batch", p.training.micro_batch},
                      {"grad_accum", p.training.grad_accum}};
+    if (const Dropout &d = p.training.dropout; !(d == Dropout{})) {
+        json o = json::object();
+        if (d.hidden >= 0)
+            o["hidden"] = d.hidden;
+        if (d.attention >= 0)
+            o["attention"] = d.attention;
+        j["training"]["dropout"] = o;
+    }
     if (const MethodOptions &mo = p.training.method; mo.method != TrainingMethod::Full) {
         json &t = j["training"];
         t["method"] = toString(mo.method);
@@ -731,6 +930,8 @@ nlohmann::json planToJson(const Plan &p)
                      {"reshard_after_forward", p.parallel.reshard_after_forward},
                      {"pp_schedule", toString(p.parallel.pp_schedule)},
                      {"virtual_stages", p.parallel.virtual_stages}};
+    if (p.parallel.etp > 0)
+        j["parallel"]["etp"] = p.parallel.etp;
     j["memory"] = {{"recompute", toString(p.memory.recompute)},
                    {"attention", toString(p.memory.attention)},
                    {"offload",

@@ -20,6 +20,14 @@ enum class Attention { Flash, Eager };
 enum class Optimizer { AdamW, Adam, SGD, Lion, Adafactor, AdamW8bit, PagedAdamW, PagedAdamW8bit, Muon };
 enum class OptimizerImpl { Default, Foreach, Fused, ForLoop };
 
+/// Dropout probabilities (`training.dropout`); a negative value: the framework profile's.
+struct Dropout
+{
+    double hidden = -1;    ///< after attention and after the FFN (Megatron's hidden_dropout)
+    double attention = -1; ///< on the attention probabilities (attention_dropout)
+    bool operator==(const Dropout &) const = default;
+};
+
 struct Training
 {
     int64_t seq_len = 0;
@@ -27,6 +35,7 @@ struct Training
     int grad_accum = 1; ///< micro-batches per step and DP rank (also PP's micro-batch count)
     /// How the model is trained (`training.method` and its options; core/adapters.h).
     MethodOptions method;
+    Dropout dropout;
 };
 
 struct Precision
@@ -54,12 +63,18 @@ struct Precision
 struct Parallel
 {
     int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1;
+    /// Expert tensor parallelism (`parallel.etp`, Megatron's expert_tensor_parallel_size);
+    /// 0: tp's. Experts' data parallelism is then world / (ep x etp x pp).
+    int etp = 0;
     bool sp = false;
     Sharding sharding = Sharding::None;
     bool reshard_after_forward = true;
     PpSchedule pp_schedule = PpSchedule::OneFOneB;
     int virtual_stages = 1;
     int world() const { return dp * tp * pp * cp; }
+    int expertTp() const { return etp > 0 ? etp : tp; }
+    /// Ranks one expert's states are sharded over: world / (ep x etp x pp).
+    double expertDp() const { return double(dp) * cp * tp / (double(ep) * expertTp()); }
 };
 
 struct Offload
@@ -155,5 +170,10 @@ std::string_view toString(LossHead l);
 std::string_view toString(Optimizer o);
 std::string_view toString(OptimizerImpl o);
 std::string_view toString(FfnKind f);
+std::string_view toString(NormKind n);
+std::string_view toString(PositionEmbedding p);
+std::string_view toString(MoeShape::Dispatcher d);
+/// "mha", "gqa" or "mla": the attention kind a shape has.
+std::string_view attentionName(const ModelShape &m);
 
 } // namespace shardscope

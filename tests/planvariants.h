@@ -3,8 +3,9 @@
 // Plans that between them take every branch of explainMemory: the sharding stages, TP with and
 // without SP, the three pipeline schedules, CP, each offload, MoE, eager attention, autocast
 // (fp32 parameters, bf16 compute), grad accumulation, the optimizers and their implementations,
-// the three framework profiles, and the training methods (LoRA, DoRA, QLoRA, freezing); and every collective of the communication engine (FSDP
-// with and without resharding, TP with and without SP under full recompute, CP, PP, EP). Each
+// the three framework profiles, the training methods (LoRA, DoRA, QLoRA, freezing), MLA, MTP,
+// modern MoE and GPT-style models; and every collective of the communication engine (FSDP
+// with and without resharding, TP with and without SP under full recompute, CP, PP, EP, ETP). Each
 // is a merge patch over a Llama-2-7B plan on 8 x 910B.
 #include "core/catalog.h"
 #include "core/plan.h"
@@ -86,6 +87,24 @@ inline const std::vector<PlanVariant> &planVariants()
              "precision": {"main_grads": "bf16", "optimizer_state": "bf16", "reuse_fp32_param": true}})"},
         {"loss-chunked", R"({"memory": {"loss": "chunked", "loss_chunks": 16}})"},
         {"loss-fused-linear", R"({"memory": {"loss": "fused_linear"}, "training": {"seq_len": 32768}})"},
+        // The 2025-26 shapes: MLA without query compression, shared experts and a dense first
+        // layer; DeepSeek-V3's MLA, MTP and fp32 router with expert tensor parallelism 2 under
+        // TP 4 + SP; Qwen3-MoE through the all-gather dispatcher with an imbalance margin; a
+        // capacity factor; Megatron's GPT with its dropout, eager and flash.
+        {"mla-moe", R"({"model": {"preset": "deepseek-v2-lite"}, "parallel": {"ep": 8, "sharding": "optimizer"},
+             "framework": "megatron"})"},
+        {"mla-mtp-etp", R"({"model": {"preset": "deepseek-v3", "layers": 8},
+             "parallel": {"dp": 2, "tp": 4, "sp": true, "ep": 4, "etp": 2, "sharding": "optimizer"},
+             "framework": "megatron", "memory": {"recompute": "selective"}})"},
+        {"moe-allgather", R"({"model": {"preset": "qwen3-30b-a3b", "moe": {"dispatcher": "allgather", "imbalance": 1.3}},
+             "parallel": {"ep": 4, "sharding": "full"}})"},
+        {"moe-capacity", R"({"model": {"preset": "mixtral-8x7b", "moe": {"capacity_factor": 1.25}},
+             "parallel": {"ep": 2, "sharding": "optimizer"}, "memory": {"recompute": "none"}})"},
+        {"gpt-dropout", R"({"model": {"preset": "megatron-gpt-7b"}, "parallel": {"dp": 2, "tp": 4},
+             "framework": "megatron", "memory": {"recompute": "none"}})"},
+        {"gpt-dropout-eager", R"({"model": {"preset": "megatron-gpt-7b"},
+             "training": {"dropout": {"hidden": 0.1, "attention": 0.1}},
+             "memory": {"attention": "eager", "recompute": "selective"}})"},
     };
     return v;
 }

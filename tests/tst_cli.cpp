@@ -177,7 +177,7 @@ private slots:
         const Result preset = runCli({"estimate", casePath("hcie-ai-fsdp.plan.json"), "--format", "json"});
         // The same shape as the llama2-7b preset: the same peak.
         QCOMPARE(json::parse(r.out)["peak_bytes"].get<double>(), json::parse(preset.out)["peak_bytes"].get<double>());
-        writeFile(cfg, R"({"model_type": "deepseek_v3", "hidden_size": 7168})");
+        writeFile(cfg, R"({"model_type": "mamba", "hidden_size": 7168})");
         r = runCli({"estimate", casePath("hcie-ai-fsdp.plan.json"), "--hf-config", cfg.toStdString()});
         QCOMPARE(r.code, 2);
         QVERIFY2(QString::fromStdString(r.err).contains(QStringLiteral("model.hf_config")) &&

@@ -69,8 +69,8 @@ private slots:
                                     << "hbm_bytes: must be a number, not string";
         QTest::addRow("llama3") << "hfconfig" << "corpus-hfconfig/llama3-8b.json" << true << "";
         QTest::addRow("gpt2 null n_inner") << "hfconfig" << "corpus-hfconfig/gpt2-xl.json" << true << "";
-        QTest::addRow("deepseek-v3") << "hfconfig" << "corpus-hfconfig/deepseek-v3-unsupported.json"
-                                     << false << "\"deepseek_v3\" is not supported";
+        QTest::addRow("deepseek-v3") << "hfconfig" << "corpus-hfconfig/deepseek-v3.json" << true << "";
+        QTest::addRow("text_config") << "hfconfig" << "corpus-hfconfig/qwen2.5-vl-7b.json" << true << "";
     }
 
     void findings()

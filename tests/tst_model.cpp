@@ -34,6 +34,30 @@ private slots:
         QTest::addRow("qwen2.5-7b") << QStringLiteral("qwen2.5-7b") << 7615616512LL;
         // Mixtral-8x7B: 46,702,792,704.
         QTest::addRow("mixtral-8x7b") << QStringLiteral("mixtral-8x7b") << 46702792704LL;
+        // The 2025-26 presets, counted module by module from each model's config.json and
+        // modelling code (the preset files' "source" gives the published totals):
+        // DeepSeek-V3 main model 671,026,404,352 (published 671B) + one MTP module
+        // 11,610,067,968 (2 x 7168 norms + 2 x 7168^2 projection + an MoE layer + final norm).
+        QTest::addRow("deepseek-v3") << QStringLiteral("deepseek-v3") << 682636472320LL;
+        // DeepSeek-V2-Lite: 15.7B (no query compression, 2 shared experts, 1 dense layer).
+        QTest::addRow("deepseek-v2-lite") << QStringLiteral("deepseek-v2-lite") << 15706484224LL;
+        // Kimi-K2: 384 experts, 64 heads, 1 dense layer: 1.03T (published: 1T).
+        QTest::addRow("kimi-k2") << QStringLiteral("kimi-k2") << 1026408209408LL;
+        // Qwen3 (QK norms, 2 x 128 per layer): 8.2B and 32.8B.
+        QTest::addRow("qwen3-8b") << QStringLiteral("qwen3-8b") << 8190735360LL;
+        QTest::addRow("qwen3-32b") << QStringLiteral("qwen3-32b") << 32762123264LL;
+        // Qwen3-MoE: 30.5B and 235B.
+        QTest::addRow("qwen3-30b-a3b") << QStringLiteral("qwen3-30b-a3b") << 30532122624LL;
+        QTest::addRow("qwen3-235b-a22b") << QStringLiteral("qwen3-235b-a22b") << 235093634560LL;
+        // Llama 3.1 405B: 405,853,388,800.
+        QTest::addRow("llama3.1-405b") << QStringLiteral("llama3.1-405b") << 405853388800LL;
+        // GLM-4.5-Air: 106,852,245,504 (published 106B) + its MTP module 2,375,059,456.
+        QTest::addRow("glm-4.5-air") << QStringLiteral("glm-4.5-air") << 109227304960LL;
+        // Megatron GPT at 6.7B: 32 x (4h^2 + 4h + 8h^2 + 5h + 4h) + V h + s h + 2h with h = 4096,
+        // V = 50304, s = 4096; Narayanan et al.'s formula gives the same.
+        QTest::addRow("megatron-gpt-7b") << QStringLiteral("megatron-gpt-7b") << 6666985472LL;
+        // GPT-2 XL with its learned positions (1024 x 1600) and biases: 1,557,611,200.
+        QTest::addRow("gpt2-xl") << QStringLiteral("gpt2-xl") << 1557611200LL;
     }
 
     void presetCounts()
@@ -57,6 +81,100 @@ private slots:
         ModelShape tied = *m;
         tied.tied_embeddings = true;
         QCOMPARE(countParameters(tied).total, c.total - c.lm_head);
+    }
+
+    // One DeepSeek-V3 layer of each kind, by hand: MLA's q_a (7168 x 1536), its norm (1536),
+    // q_b (1536 x 128 x 192), kv_a (7168 x 576), its norm (512), kv_b (512 x 128 x 256), o
+    // (128 x 128 x 7168); the dense FFN 3 x 7168 x 18432; the MoE block's router (256 x 7168),
+    // 256 experts and one shared expert of 3 x 7168 x 2048.
+    void deepSeekV3Layers()
+    {
+        const ModelShape *m = Catalog::builtin().model("deepseek-v3");
+        QVERIFY(m);
+        const ParameterCounts c = countParameters(*m);
+        const int64_t attention = 7168LL * 1536 + 1536 + 1536LL * 128 * 192 + 7168LL * 576 + 512 +
+                                  512LL * 128 * 256 + 128LL * 128 * 7168;
+        QCOMPARE(c.attention_per_layer, attention);
+        QCOMPARE(attention, 187107328LL);
+        QCOMPARE(c.dense_layer, attention + 2 * 7168 + 3LL * 7168 * 18432);
+        QCOMPARE(c.expert_per_layer, 3LL * 7168 * 2048);
+        QCOMPARE(c.shared_per_layer, 3LL * 7168 * 2048);
+        QCOMPARE(c.router_per_layer, 256LL * 7168);
+        QCOMPARE(c.moe_layer, attention + 2 * 7168 + 256LL * 7168 + 257LL * 3 * 7168 * 2048);
+        QCOMPARE(c.dense_layers, 3);
+        QCOMPARE(c.moe_layers, 58);
+        QCOMPARE(c.mtp_module, 2 * 7168 + 2LL * 7168 * 7168 + c.moe_layer + 7168);
+        // Every third layer MoE after one dense layer: layers 1, 4, 7, ... of 10.
+        ModelShape every = *m;
+        every.layers = 10;
+        every.moe.first_dense_layers = 1;
+        every.moe.layer_freq = 3;
+        QCOMPARE(every.moeLayers(), 3);
+        QVERIFY(every.moeLayer(1) && every.moeLayer(4) && every.moeLayer(7) && !every.moeLayer(2));
+    }
+
+    // A Qwen3-MoE layer: attention with QK norms (2 x 128), 128 experts of 3 x 2048 x 768 and
+    // the router 128 x 2048, no shared expert and no dense layer.
+    void qwen3MoeLayer()
+    {
+        const ModelShape *m = Catalog::builtin().model("qwen3-30b-a3b");
+        QVERIFY(m);
+        const ParameterCounts c = countParameters(*m);
+        QCOMPARE(c.attention_per_layer, 2048LL * 4096 * 2 + 2048LL * 512 * 2 + 2 * 128);
+        QCOMPARE(c.moe_layer, c.attention_per_layer + 2 * 2048 + 128LL * 2048 + 128LL * 3 * 2048 * 768);
+        QCOMPARE(c.dense_layers, 0);
+        QCOMPARE(c.dense_ffn_per_layer, 0LL);
+        // The largest tensor is the embedding, not the unused dense FFN width.
+        QCOMPARE(c.largest_tensor, 151936LL * 2048);
+    }
+
+    // A Megatron GPT layer: LayerNorm weight and bias (2 x 2h), q/k/v/o with biases (4h^2 + 4h),
+    // fc1 and fc2 with biases (8h^2 + 4h + h).
+    void megatronGptLayer()
+    {
+        const ModelShape *m = Catalog::builtin().model("megatron-gpt-7b");
+        QVERIFY(m);
+        QVERIFY(m->norm == NormKind::LayerNorm);
+        QVERIFY(m->linear_bias);
+        const ParameterCounts c = countParameters(*m);
+        const int64_t h = 4096;
+        QCOMPARE(c.norms_per_layer, 4 * h);
+        QCOMPARE(c.attention_per_layer, 4 * h * h + 4 * h);
+        QCOMPARE(c.dense_ffn_per_layer, 8 * h * h + 4 * h + h);
+        QCOMPARE(c.position, 4096 * h);
+        QCOMPARE(c.lm_head, 0LL);
+    }
+
+    // The Hugging Face reader gives the same shape as the preset of the same model, and reads
+    // what earlier versions could not: Qwen2-MoE's shared expert (57.4B, not 51.2B), a
+    // DeepSeek-V3 config as 671B plus its MTP module (not 702B), a VLM's text_config.
+    void huggingFaceNewTypes_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<qlonglong>("expected");
+        QTest::addRow("deepseek_v3") << QStringLiteral("deepseek-v3.json") << 682636472320LL;
+        QTest::addRow("deepseek_v2") << QStringLiteral("deepseek-v2-lite.json") << 15706484224LL;
+        QTest::addRow("kimi_k2") << QStringLiteral("kimi-k2.json") << 1026408209408LL;
+        QTest::addRow("qwen3") << QStringLiteral("qwen3-8b.json") << 8190735360LL;
+        QTest::addRow("qwen3_moe") << QStringLiteral("qwen3-30b-a3b.json") << 30532122624LL;
+        // Qwen2-57B-A14B: 28 x (attention with q/k/v biases 29,364,736 + norms 7168 + router
+        // 64 x 3584 + 64 experts 3 x 3584 x 2560 + shared expert 3 x 3584 x 20480 + its gate
+        // 3584) + 2 x 151936 x 3584 + 3584.
+        QTest::addRow("qwen2_moe") << QStringLiteral("qwen2-57b-a14b.json") << 57408658944LL;
+        QTest::addRow("glm4_moe") << QStringLiteral("glm-4.5-air.json") << 109227304960LL;
+        // Qwen2.5-VL-7B's decoder is Qwen2.5-7B's shape (152064 tokens, q/k/v biases): the
+        // same 7,615,616,512 (the vision tower is not counted).
+        QTest::addRow("text_config") << QStringLiteral("qwen2.5-vl-7b.json") << 7615616512LL;
+    }
+
+    void huggingFaceNewTypes()
+    {
+        QFETCH(QString, file);
+        QFETCH(qlonglong, expected);
+        const std::string path = qEnvironmentVariable("SHARDSCOPE_SOURCE_DIR").toStdString() +
+                                 "/tests/fuzz/corpus-hfconfig/" + file.toStdString();
+        const ModelShape m = shapeFromHuggingFaceConfigFile(path);
+        QCOMPARE(qlonglong(countParameters(m).total), expected);
     }
 
     void sizeMode_data()
@@ -132,7 +250,7 @@ private slots:
                                        << QStringLiteral("config.model_type")
                                        << QStringLiteral("required");
         QTest::addRow("unsupported type")
-            << QStringLiteral(R"({"model_type": "deepseek_v3", %1})").arg(llama)
+            << QStringLiteral(R"({"model_type": "mamba", %1})").arg(llama)
             << QStringLiteral("config.model_type") << QStringLiteral("not supported");
         QTest::addRow("zero layers")
             << QStringLiteral(R"({"model_type": "llama", "hidden_size": 4096, "num_hidden_layers": 0,

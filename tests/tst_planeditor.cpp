@@ -456,9 +456,16 @@ private Q_SLOTS:
         QVERIFY(m_doc->plan().model.ffn == FfnKind::SwiGLU);
         QCOMPARE(kind->currentData().toInt(), int(FfnKind::SwiGLU));
         QCOMPARE(m_doc->plan().model.preset, std::string("llama2-7b"));
-        // A GELU preset shows as GELU.
+        // A GELU preset shows as GELU. GPT-2's learned position table has 1024 rows: at the
+        // plan's 32K tokens the preset is refused, naming the sequence length.
         auto *preset = child<QComboBox>("preset");
         preset->setCurrentIndex(preset->findData(QStringLiteral("gpt2-xl")));
+        QCOMPARE(m_doc->plan().model.preset, std::string("llama2-7b"));
+        Plan shorter = m_doc->plan();
+        shorter.training.seq_len = 1024;
+        QVERIFY(m_doc->apply(shorter, QStringLiteral("test")));
+        preset->setCurrentIndex(preset->findData(QStringLiteral("gpt2-xl")));
+        QCOMPARE(m_doc->plan().model.preset, std::string("gpt2-xl"));
         QCOMPARE(kind->currentData().toInt(), int(FfnKind::GELU));
     }
 

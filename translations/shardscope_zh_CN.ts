@@ -95,6 +95,26 @@
         <source>gradients of dispatch and combine</source>
         <translation>分发与合并的梯度</translation>
     </message>
+    <message>
+        <source>tokens gathered for the local experts (all-gather dispatcher)</source>
+        <translation>为本地专家汇集的 token（all-gather 分发器）</translation>
+    </message>
+    <message>
+        <source>expert outputs returned (all-gather dispatcher)</source>
+        <translation>专家输出送回（all-gather 分发器）</translation>
+    </message>
+    <message>
+        <source>dispatched tokens across the expert tensor-parallel group</source>
+        <translation>在专家张量并行组内汇集已分发的 token</translation>
+    </message>
+    <message>
+        <source>expert outputs summed back over the expert tensor-parallel group</source>
+        <translation>专家输出在专家张量并行组内求和送回</translation>
+    </message>
+    <message>
+        <source>gradients across the expert tensor-parallel group</source>
+        <translation>专家张量并行组内的梯度</translation>
+    </message>
 </context>
 <context>
     <name>ComponentStyle</name>

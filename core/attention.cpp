@@ -1,0 +1,81 @@
+#include "attention.h"
+
+namespace shardscope {
+
+double normSavedPerToken(const ActivationEnv &e, const ModelShape &m, double width, bool weightTrained)
+{
+    if (m.norm == NormKind::LayerNorm)
+        return e.r * width + 8.0; // input; fp32 mean and rstd per row
+    if (e.upcastNorm)
+        return (4.0 + (weightTrained ? e.r : 0.0)) * width;
+    return e.r * width;
+}
+
+AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool trained)
+{
+    AttentionSaved s;
+    const double c = e.c;
+    const double hSp = double(m.hidden) / (e.sp ? e.tp : 1.0);
+    const double a = double(m.heads) / e.tp;
+    if (m.mla_attention()) {
+        const MlaShape &l = m.mla;
+        const double qk = double(l.qkHeadDim()), v = double(l.v_head_dim);
+        // Both down-projections read the normed input (one tensor; autocast: a cast each).
+        if (trained)
+            s.inputs = (e.casts ? 2.0 : 1.0) * c * hSp;
+        // The latents are duplicated on every TP rank (Megatron-Core's MLA): each norm saves
+        // its input and the up-projection its normed output, over every token.
+        auto latent = [&](double rank) {
+            // The latent norm's weight trains with attention.
+            ActivationEnv le = e;
+            le.r = c; // the latent is in the compute dtype
+            return normSavedPerToken(le, m, rank, trained) + (trained ? c * rank : 0.0);
+        };
+        if (l.q_lora_rank > 0)
+            s.core += latent(double(l.q_lora_rank));
+        s.core += latent(double(l.kv_lora_rank));
+        // Flash attention: q and k (nope and rope parts, the rope key expanded to every head),
+        // v, the output (o_proj's input), fp32 log-sum-exp.
+        s.qWidth = a * qk;
+        s.kvWidth = a * (qk + v);
+        if (e.flash) {
+            s.core += c * (2.0 * a * qk + a * v) + c * a * v + 4.0 * a;
+        } else {
+            s.core += c * (2.0 * a * qk + a * v) + c * a * v;
+            s.scores = (4.0 + c + (e.attentionDropout > 0 ? 1.0 : 0.0)) * a * e.seqTokens;
+        }
+        return s;
+    }
+    const double q = double(m.qDim()) / e.tp;
+    const double kv = double(m.kvDim()) / e.tp;
+    s.qWidth = q;
+    s.kvWidth = 2.0 * kv;
+    if (trained)
+        s.inputs = (e.casts ? 3.0 : 1.0) * c * hSp; // q, k, v projections
+    if (m.qk_norm) {
+        // Qwen3: RMSNorm over each head of q and k before RoPE (weights shared per head_dim).
+        ActivationEnv ne = e;
+        ne.r = c;
+        s.core += normSavedPerToken(ne, m, q, trained) + normSavedPerToken(ne, m, kv, trained);
+    }
+    if (e.flash) {
+        // q, k (after RoPE) and v, the output (also the o_proj input), fp32 log-sum-exp.
+        s.core += c * (q + 2.0 * kv) + c * q + 4.0 * a;
+    } else {
+        // Eager: k and v repeated to all heads (repeat_kv), fp32 softmax and its compute-dtype
+        // cast per score (with dropout: its one-byte mask; the dropped copy replaces the cast
+        // as the PV input), the attention output copied contiguous for o_proj.
+        s.core += c * (q + 2.0 * q) + c * q;
+        s.scores = (4.0 + c + (e.attentionDropout > 0 ? 1.0 : 0.0)) * a * e.seqTokens;
+    }
+    return s;
+}
+
+double attentionCoreFlopsPerToken(const ModelShape &m, double keys)
+{
+    const double qk = double(m.head_dim);
+    const double v = m.mla_attention() ? double(m.mla.v_head_dim) : double(m.head_dim);
+    return 2.0 * keys * double(m.heads) * (qk + v);
+}
+
+} // namespace shardscope

@@ -1,0 +1,45 @@
+#pragma once
+
+// Attention kinds as activation memory and FLOPs see them: MHA / GQA (with Qwen3's QK norms)
+// and multi-head latent attention (DeepSeek-V2/V3, Kimi-K2), under tensor parallelism.
+#include "model.h"
+
+namespace shardscope {
+
+/// What the framework and plan make of the saved tensors of one layer on one rank.
+struct ActivationEnv
+{
+    double c = 2;          ///< compute dtype bytes
+    double r = 2;          ///< residual stream dtype bytes
+    bool upcastNorm = false; ///< Hugging Face RMSNorm: an fp32 copy of the input is saved
+    bool casts = false;    ///< autocast: every linear saves its own cast of its input
+    bool flash = true;     ///< flash attention (false: eager, score matrices saved)
+    double tp = 1;
+    bool sp = false;
+    double seqTokens = 0;  ///< keys each query attends to (s / cp)
+    double attentionDropout = 0;
+};
+
+/// Bytes per token one norm over `width` saves: RMSNorm its input (Hugging Face's upcast
+/// version an fp32 copy, and the normalized tensor when its weight trains); LayerNorm its input
+/// and fp32 mean and rstd per row (torch.native_layer_norm, Apex, TE).
+double normSavedPerToken(const ActivationEnv &e, const ModelShape &m, double width, bool weightTrained);
+
+/// Bytes per token one attention block saves, apart from the pre-norm.
+struct AttentionSaved
+{
+    double inputs = 0; ///< what the first projections save of the normed input (0 if frozen)
+    double core = 0;   ///< latents and their norms, QK norms, q / k / v, output, log-sum-exp
+    double scores = 0; ///< eager attention's score matrices (per token: one row per head)
+    double qWidth = 0; ///< query width on this rank (flash's fp32 dq accumulator)
+    double kvWidth = 0; ///< keys + values width on this rank (what ring attention exchanges)
+};
+
+/// `trained`: the attention weights receive gradients (a frozen linear saves no input).
+AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool trained);
+
+/// Forward FLOPs per token of the attention core against `keys` keys (QK^T and PV, all heads
+/// of the model, no TP split): 2 x keys x heads x (qk head dim + v head dim).
+double attentionCoreFlopsPerToken(const ModelShape &m, double keys);
+
+} // namespace shardscope
