@@ -1381,6 +1381,30 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "Layer weights split by tp = %1; norms replicated. "),
                           {tp});
+    {
+        const ModelShape &mo = plan.model;
+        if (mo.moe.enabled())
+            P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                "Routed experts: %1 of %2 per rank (ep = %3), each "
+                                                "split by etp = %4; their states shard over %5 "
+                                                "expert-data-parallel ranks. "),
+                              {num(double(mo.moe.experts) / x.ep), num(mo.moe.experts), num(x.ep),
+                               num(x.etp), num(x.expertShard)});
+        if (mo.mla_attention() && x.tp > 1)
+            P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                "MLA's down-projections and latent norms are "
+                                                "duplicated on every TP rank. "));
+        if (rank.has_embedding && mo.position_embedding == PositionEmbedding::Learned)
+            P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                "The learned position table (%1 rows) is on this "
+                                                "stage, replicated across TP. "),
+                              {num(double(mo.max_positions))});
+        if (rank.has_head && mo.mtp_layers > 0)
+            P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                "%1 MTP module(s) on this stage, %2 params each "
+                                                "(embedding and head shared with the model). "),
+                              {num(mo.mtp_layers), elemsText(double(x.pc.mtp_module))});
+    }
     if (pr.reuse_fp32_param)
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "reuse-fp32-param: the bf16 parameters live in the fp32 "
@@ -1507,7 +1531,11 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                           "%1 layers x %2 B/token x %3 tokens x %4 micro-batch(es) in flight = %5"),
         {num(x.layersPerStage), num(perToken, 0), num(x.tokens, 0), num(q.inflight, 2),
          gib(q.actTotal)});
-    if (q.actFinal > 0)
+    if (q.actFinal > 0 && plan.model.mtp_layers > 0)
+        A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        " + final norm, head input and %1 MTP module(s) %2"),
+                      {num(plan.model.mtp_layers), gib(q.actFinal)});
+    else if (q.actFinal > 0)
         A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", " + final norm and head input %1"),
                       {gib(q.actFinal)});
     const std::string recompute = id(toString(plan.memory.recompute));
@@ -1527,7 +1555,47 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             QT_TRANSLATE_NOOP("MemoryExplanation",
                               "; %1 attention (fp32 softmax and its cast kept per score)"),
             {attention});
-    A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; norm %1"), {fw.norm});
+    if (plan.model.norm == NormKind::LayerNorm)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; LayerNorm (its input and fp32 mean and rstd per token)"));
+    else
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; norm %1"), {fw.norm});
+    const ModelShape &mo = plan.model;
+    if (mo.mla_attention())
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; multi-head latent attention: the latents (q %1, kv %2) "
+                                            "and their norms on every TP rank, q and k of %3 and v of "
+                                            "%4 per head"),
+                          {num(double(mo.mla.q_lora_rank)), num(double(mo.mla.kv_lora_rank)),
+                           num(double(mo.mla.qkHeadDim())), num(double(mo.mla.v_head_dim))});
+    if (mo.qk_norm)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; QK norms save q and k before RoPE"));
+    if (mo.moe.enabled()) {
+        const MoeRouting route = moeRouting(mo, pa);
+        const LayerMix mix = x.stageMix(rank.stage);
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "; MoE in %1 of this stage's %2 layers: %3 routed copies per token "
+                              "(top_k %4 x load %5, gathered over etp under SP) keep the expert's "
+                              "input, intermediates and output; the router keeps fp32 probabilities"),
+            {num(mix.moe), num(mix.total()), num(route.copies, 2), num(mo.moe.top_k),
+             num(route.load, 2)});
+        if (mo.moe.router_fp32)
+            A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", " and an fp32 copy of its input"));
+        if (mo.moe.shared_experts > 0)
+            A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                "; %1 shared expert(s) of width %2 like a dense FFN"),
+                              {num(mo.moe.shared_experts), num(double(mo.moe.shared_expert_ffn_hidden))});
+        if (mo.moe.capacity_factor > 0)
+            A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                "; capacity factor %1: the busiest rank assumed at the cap"),
+                              {num(mo.moe.capacity_factor, 2)});
+        else if (mo.moe.imbalance == 1.0)
+            A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                "; dropless routing assumed balanced (set "
+                                                "model.moe.imbalance for the busiest rank's margin)"));
+    }
+
     if (x.r == 4.0)
         A.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation", "; fp32 residual stream under autocast"));
@@ -1537,9 +1605,22 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     if (x.cp > 1)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; sequence split by cp = %1"),
                           {num(x.cp)});
+    if ((x.dropout.hidden > 0 || x.dropout.attention > 0) && plan.memory.attention == Attention::Flash)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "; dropout hidden %1 (a one-byte mask after attention and after the "
+                              "FFN), attention %2 (flash attention keeps only its RNG state)"),
+            {num(x.dropout.hidden, 2), num(x.dropout.attention, 2)});
+    else if (x.dropout.hidden > 0 || x.dropout.attention > 0)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "; dropout hidden %1 (a one-byte mask after attention and after the "
+                              "FFN), attention %2 (a one-byte mask per score)"),
+            {num(x.dropout.hidden, 2), num(x.dropout.attention, 2)});
+    else
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; dropout off"));
     A.assumptions.add(QT_TRANSLATE_NOOP(
-        "MemoryExplanation", "; dropout off. Tokens per micro-batch on this rank: seq_len x "
-                             "micro_batch / cp."));
+        "MemoryExplanation", ". Tokens per micro-batch on this rank: seq_len x micro_batch / cp."));
     if (plan.memory.offload.activations)
         A.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", " Activations offloaded to host; two layers stay on device."));
@@ -1661,14 +1742,21 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             "MemoryExplanation", "Gradients of the FFN intermediates and the residual, flash "
                                  "attention's dq/dk/dv with an fp32 dq accumulator, the "
                                  "recomputed layer under full recompute."));
-    else if (x.optImpl == OptimizerImpl::Foreach)
+    if (phase != Phase::OptimizerStep && plan.model.moe.enabled() && dispatchTransientHiddens(plan.model, pa) > 0)
+        T.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              " The token dispatcher (%1) holds %2 hidden states per token while "
+                              "tokens travel: %3."),
+            {id(toString(plan.model.moe.dispatcher)), num(dispatchTransientHiddens(plan.model, pa), 2),
+             gib(dispatchTransientHiddens(plan.model, pa) * double(plan.model.hidden) * x.c * x.tokens)});
+    if (phase == Phase::OptimizerStep && x.optImpl == OptimizerImpl::Foreach)
         T.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "foreach: the step materializes sqrt(exp_avg_sq) (Adam) or the "
                                  "update for all parameters at once."));
-    else if (x.optImpl == OptimizerImpl::Fused)
+    else if (phase == Phase::OptimizerStep && x.optImpl == OptimizerImpl::Fused)
         T.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "fused: the step updates in place, no temporaries."));
-    else
+    else if (phase == Phase::OptimizerStep)
         T.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "for_loop: two temporaries of the largest tensor."));
 

@@ -3,6 +3,8 @@
 // what the engine assumes.
 #include "workload.h"
 
+#include "moe.h"
+
 #include "catalog.h"
 #include "errors.h"
 #include "estimate.h"
@@ -30,8 +32,9 @@ std::string_view toString(KernelKind k)
 
 double attentionFlops(const Kernel &k)
 {
-    const double fwd = 4.0 * double(k.batch) * double(k.seq_q) * double(k.seq_kv) *
-                       double(k.head_dim) * double(k.heads) * (k.causal ? 0.5 : 1.0);
+    const double dv = k.v_head_dim > 0 ? double(k.v_head_dim) : double(k.head_dim);
+    const double fwd = 2.0 * double(k.batch) * double(k.seq_q) * double(k.seq_kv) *
+                       (double(k.head_dim) + dv) * double(k.heads) * (k.causal ? 0.5 : 1.0);
     return k.op == "attention_bwd" ? 2.5 * fwd : fwd;
 }
 
@@ -96,6 +99,7 @@ struct Builder
                    int64_t kvHeads, int64_t seq, int64_t headDim, bool causal, double count,
                    const std::string &note)
     {
+        const ModelShape &mo = plan.model;
         Kernel a;
         a.name = name;
         a.kind = KernelKind::Attention;
@@ -105,6 +109,7 @@ struct Builder
         a.heads = heads;
         a.kv_heads = kvHeads;
         a.head_dim = headDim;
+        a.v_head_dim = mo.mla_attention() ? mo.mla.v_head_dim : 0;
         a.causal = causal;
         a.count_per_step = count;
         // Full size first, then the run size under the token cap.
@@ -119,8 +124,10 @@ struct Builder
         a.flops = attentionFlops(a);
         const double c = bytesOf(a.dtype);
         auto io = [&](const Kernel &x) {
-            return c * double(x.batch) * double(x.seq_q) * double(x.head_dim) *
-                   (2.0 * double(x.heads) + 2.0 * double(x.kv_heads));
+            const double dv = x.v_head_dim > 0 ? double(x.v_head_dim) : double(x.head_dim);
+            return c * double(x.batch) * double(x.seq_q) *
+                   (double(x.head_dim) * (double(x.heads) + double(x.kv_heads)) +
+                    dv * (double(x.heads) + double(x.kv_heads)));
         };
         a.bytes = io(a);
         a.full_bytes = a.bytes * (a.full_flops / std::max(1e-12, a.flops));
@@ -211,28 +218,63 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
     const std::string tpText = tp > 1 ? " (split by tp " + std::to_string(tp) + ")" : "";
 
     // --- GEMMs ----------------------------------------------------------------------------
-    b.gemm("layer.qkv", "QKV projection" + tpText, T, (q + 2 * kv) / tp, h, perLayer,
-           fullRecompute);
-    b.gemm("layer.o", "attention output projection" + tpText, T, h, q / tp, perLayer,
-           fullRecompute);
-    if (mo.moe.enabled()) {
-        const int64_t localExperts = std::max(1, mo.moe.experts / pa.ep);
-        const int64_t tokensPerExpert =
-            std::max<int64_t>(1, T * mo.moe.top_k * pa.ep / std::max(1, mo.moe.experts));
-        const int64_t f = mo.moe.expert_ffn_hidden;
-        b.gemm("layer.router", "MoE router", T, mo.moe.experts, h, perLayer, fullRecompute);
-        b.gemm("layer.expert_gate_up", "one expert's gate and up projections" + tpText,
-               tokensPerExpert, (mo.ffn == FfnKind::SwiGLU ? 2 : 1) * f / tp, h,
-               perLayer * double(localExperts), fullRecompute);
-        b.gemm("layer.expert_down", "one expert's down projection" + tpText, tokensPerExpert, h,
-               f / tp, perLayer * double(localExperts), fullRecompute);
+    // Per layer kind (core/layers.h): the count is that kind's layers on this stage.
+    const ParameterCounts counts = countParameters(mo);
+    const double stageShare = mo.layers > 0 ? L / double(mo.layers) : 0.0;
+    const double denseLayers = counts.dense_layers * stageShare * m;
+    const double moeLayers = counts.moe_layers * stageShare * m;
+    const double attnLayers = denseLayers + moeLayers;
+    if (mo.mla_attention()) {
+        const MlaShape &a = mo.mla;
+        const int64_t qk = int64_t(mo.heads) * a.qkHeadDim();
+        if (a.q_lora_rank > 0) {
+            b.gemm("layer.q_a", "MLA query down-projection (duplicated on every TP rank)", T,
+                   a.q_lora_rank, h, attnLayers, fullRecompute);
+            b.gemm("layer.q_b", "MLA query up-projection" + tpText, T, qk / tp, a.q_lora_rank,
+                   attnLayers, fullRecompute);
+        } else {
+            b.gemm("layer.q", "MLA query projection" + tpText, T, qk / tp, h, attnLayers, fullRecompute);
+        }
+        b.gemm("layer.kv_a", "MLA key/value latent and rope key (duplicated on every TP rank)", T,
+               a.kv_lora_rank + a.qk_rope_head_dim, h, attnLayers, fullRecompute);
+        b.gemm("layer.kv_b", "MLA key/value up-projection" + tpText, T,
+               int64_t(mo.heads) * (a.qk_nope_head_dim + a.v_head_dim) / tp, a.kv_lora_rank,
+               attnLayers, fullRecompute);
     } else {
+        b.gemm("layer.qkv", "QKV projection" + tpText, T, (q + 2 * kv) / tp, h, attnLayers,
+               fullRecompute);
+    }
+    b.gemm("layer.o", "attention output projection" + tpText, T, h, mo.outDim() / tp, attnLayers,
+           fullRecompute);
+    const int64_t up = mo.ffn == FfnKind::SwiGLU ? 2 : 1;
+    const std::string upName = mo.ffn == FfnKind::SwiGLU ? "gate and up projections" : "FFN fc1";
+    if (denseLayers > 0) {
         const int64_t f = mo.ffn_hidden;
-        b.gemm("layer.gate_up",
-               std::string(mo.ffn == FfnKind::SwiGLU ? "gate and up projections" : "FFN fc1") +
-                   tpText,
-               T, (mo.ffn == FfnKind::SwiGLU ? 2 : 1) * f / tp, h, perLayer, fullRecompute);
-        b.gemm("layer.down", "down projection" + tpText, T, h, f / tp, perLayer, fullRecompute);
+        b.gemm("layer.gate_up", upName + tpText, T, up * f / tp, h, denseLayers, fullRecompute);
+        b.gemm("layer.down", "down projection" + tpText, T, h, f / tp, denseLayers, fullRecompute);
+    }
+    if (moeLayers > 0) {
+        const MoeRouting route = moeRouting(mo, pa);
+        const int64_t localExperts = std::max(1, mo.moe.experts / pa.ep);
+        const int etp = pa.expertTp();
+        const std::string etpText = etp > 1 ? " (split by etp " + std::to_string(etp) + ")" : "";
+        // The busiest rank's copies spread over its local experts.
+        const int64_t tokensPerExpert = std::max<int64_t>(
+            1, int64_t(std::llround(double(T) * route.copies / double(localExperts))));
+        const int64_t f = mo.moe.expert_ffn_hidden;
+        b.gemm("layer.router", "MoE router", int64_t(std::llround(double(T) * route.tokensIn)),
+               mo.moe.experts, h, moeLayers, fullRecompute);
+        b.gemm("layer.expert_gate_up", "one expert's " + upName + etpText, tokensPerExpert,
+               up * f / etp, h, moeLayers * double(localExperts), fullRecompute);
+        b.gemm("layer.expert_down", "one expert's down projection" + etpText, tokensPerExpert, h,
+               f / etp, moeLayers * double(localExperts), fullRecompute);
+        if (mo.moe.shared_experts > 0) {
+            const int64_t fs = int64_t(mo.moe.shared_experts) * mo.moe.shared_expert_ffn_hidden;
+            b.gemm("layer.shared_gate_up", "shared experts' " + upName + tpText, T, up * fs / tp, h,
+                   moeLayers, fullRecompute);
+            b.gemm("layer.shared_down", "shared experts' down projection" + tpText, T, h, fs / tp,
+                   moeLayers, fullRecompute);
+        }
     }
     b.gemm("head.lm_head", "LM head (last pipeline stage)" + tpText, T, mo.vocab / tp, h, m, false);
 
@@ -405,8 +447,11 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
              " (Hugging Face Llama layers, fp32-logits loss, AdamW " +
              std::string(toString(p.optimizer_impl)) + ")";
     if (mo.moe.enabled())
-        p.note += "; MoE layers are not built by the probe (dense FFN of the expert width)";
+        p.note += "; MoE layers as Hugging Face's per-expert loop (no expert parallelism)";
+    if (mo.mtp_layers > 0)
+        p.note += "; no MTP module";
     p.method = plan.training.method;
+    p.dropout = plan.training.dropout; // the plan's own; the probe's profile (pytorch) has none
     if (p.method.method != TrainingMethod::Full)
         p.note += "; " + std::string(toString(p.method.method)) +
                   (p.method.method == TrainingMethod::QLoRA
@@ -422,14 +467,16 @@ Plan probePlan(const Plan &plan, const MemoryProbe &probe)
     p.name = plan.name + " (memory probe)";
     p.model = probe.model;
     p.model.layers = std::max(1, probe.layers);
-    if (p.model.moe.enabled()) {
-        p.model.ffn_hidden = p.model.moe.expert_ffn_hidden;
-        p.model.moe = MoeShape{};
-    }
+    // The probe builds MoE layers (Hugging Face's per-expert loop, one device: no dispatch
+    // buffers) and keeps at least one of them; it builds no MTP module.
+    if (p.model.moe.enabled())
+        p.model.moe.first_dense_layers = std::min(p.model.moe.first_dense_layers, p.model.layers - 1);
+    p.model.mtp_layers = 0;
     p.training.seq_len = probe.seq_len;
     p.training.micro_batch = probe.micro_batch;
     p.training.grad_accum = 1;
     p.training.method = probe.method;
+    p.training.dropout = probe.dropout;
     p.training.method.freeze.last_layers = std::min(probe.method.freeze.last_layers, p.model.layers);
     p.parallel = Parallel{};
     p.memory.recompute = probe.recompute;
@@ -507,6 +554,8 @@ nlohmann::json kernelToJson(const Kernel &k)
         j["seq_q"] = k.seq_q;
         j["seq_kv"] = k.seq_kv;
         j["head_dim"] = k.head_dim;
+        if (k.v_head_dim > 0)
+            j["v_head_dim"] = k.v_head_dim;
         j["causal"] = k.causal;
         break;
     case KernelKind::Elementwise:
@@ -565,6 +614,7 @@ Kernel kernelFromJson(const nlohmann::json &j)
     k.seq_q = j.value("seq_q", int64_t(0));
     k.seq_kv = j.value("seq_kv", k.seq_q);
     k.head_dim = j.value("head_dim", int64_t(0));
+    k.v_head_dim = j.value("v_head_dim", int64_t(0));
     k.causal = j.value("causal", true);
     k.elements = j.value("elements", int64_t(0));
     k.width = j.value("width", int64_t(0));
@@ -612,11 +662,35 @@ nlohmann::json probeToJson(const MemoryProbe &p)
             {"heads", m.heads},
             {"kv_heads", m.kv_heads},
             {"head_dim", m.head_dim},
-            {"ffn_hidden", m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden},
+            {"ffn_hidden", m.ffn_hidden},
             {"ffn", std::string(toString(m.ffn))},
             {"vocab", m.vocab},
             {"tied_embeddings", m.tied_embeddings},
             {"attention_bias", m.attention_bias},
+            {"attention_kind", std::string(attentionName(m))},
+            {"mla", m.mla_attention() ? nlohmann::json{{"q_lora_rank", m.mla.q_lora_rank},
+                                                       {"kv_lora_rank", m.mla.kv_lora_rank},
+                                                       {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                                                       {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                                                       {"v_head_dim", m.mla.v_head_dim}}
+                                      : nlohmann::json(nullptr)},
+            {"qk_norm", m.qk_norm},
+            {"norm", std::string(toString(m.norm))},
+            {"linear_bias", m.linear_bias},
+            {"position_embedding", std::string(toString(m.position_embedding))},
+            {"max_positions", m.max_positions},
+            {"moe", m.moe.enabled() ? nlohmann::json{{"experts", m.moe.experts},
+                                                     {"top_k", m.moe.top_k},
+                                                     {"expert_ffn_hidden", m.moe.expert_ffn_hidden},
+                                                     {"shared_experts", m.moe.shared_experts},
+                                                     {"shared_expert_ffn_hidden", m.moe.shared_expert_ffn_hidden},
+                                                     {"shared_expert_gate", m.moe.shared_expert_gate},
+                                                     {"first_dense_layers", std::min(m.moe.first_dense_layers, p.layers - 1)},
+                                                     {"layer_freq", m.moe.layer_freq},
+                                                     {"router_fp32", m.moe.router_fp32}}
+                                    : nlohmann::json(nullptr)},
+            {"dropout", {{"hidden", std::max(0.0, p.dropout.hidden)},
+                         {"attention", std::max(0.0, p.dropout.attention)}}},
             {"seq_len", p.seq_len},
             {"micro_batch", p.micro_batch},
             {"mode", p.mode},

@@ -47,6 +47,7 @@ struct Kernel
 
     // Attention (BNSD): q has `heads`, k and v `kv_heads` (GQA); causal masks the future.
     int64_t batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
+    int64_t v_head_dim = 0; ///< width of v and the output per head; 0: head_dim (MLA: 128 vs 192)
     bool causal = true;
 
     // Elementwise: elements of the (largest) tensor, bytes read + written per call.
@@ -72,7 +73,8 @@ struct Kernel
     double engine_time_s = 0;
 };
 
-/// Attention FLOPs: forward 4 * s_q * s_kv * d * heads (QK^T and PV), halved when causal;
+/// Attention FLOPs: forward 2 * s_q * s_kv * (d + d_v) * heads (QK^T and PV; 4 s_q s_kv d heads
+/// when q/k and v have one width), halved when causal;
 /// backward 2.5 x forward (the calibration data's convention: forward + backward = 3.5 x forward).
 double attentionFlops(const Kernel &k);
 
@@ -99,6 +101,8 @@ struct MemoryProbe
     /// The plan's training method, run by the probe with plain-PyTorch adapters or frozen
     /// layers (QLoRA is not probed); freezing's last layers are clamped to the probe's layers.
     MethodOptions method;
+    /// Dropout the probe trains with: the plan's `training.dropout` (negative: none).
+    Dropout dropout;
     std::string note;
     /// Where the worker writes a memory snapshot of the steady step (CUDA / NPU); "" for none.
     std::string snapshot;

@@ -273,6 +273,9 @@ KernelMeasurement measure(const Kernel &k, const Timing &t)
                 return m;
             m.flops_per_s = m.time_s > 0 ? k.flops / m.time_s : 0;
             m.message = "fp32, GEMM-based (scores materialized per head)";
+            if (k.v_head_dim > 0 && k.v_head_dim != k.head_dim)
+                m.message += "; v run at the q/k width " + std::to_string(k.head_dim) + " (not " +
+                             std::to_string(k.v_head_dim) + ")";
             return m;
         }
         case KernelKind::Elementwise: {

@@ -11,6 +11,7 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QTest>
+#include <nlohmann/json.hpp>
 
 using namespace shardscope;
 
@@ -194,6 +195,63 @@ private slots:
         } else {
             QVERIFY(mc.predicted_peak > full.predicted_peak && mc.measured_peak > full.measured_peak);
         }
+        QVERIFY2(mc.ratio > 0.5 && mc.ratio < 2.0, qPrintable(QString::number(mc.ratio)));
+    }
+
+    // The probe builds the 2025-26 shapes (MLA, QK norms, MoE with shared experts and a dense
+    // first layer, fp32 router; LayerNorm, biases, learned positions and dropout; squared ReLU)
+    // and measures a real step of each on the CPU beside the engine's prediction of it.
+    void shapeProbes_data()
+    {
+        QTest::addColumn<QString>("model");
+        QTest::addColumn<QString>("extra");
+        QTest::addRow("mla-moe") << R"({"layers": 2, "hidden": 256, "heads": 4, "vocab": 512,
+            "ffn_hidden": 512, "attention": "mla", "mla": {"q_lora_rank": 96, "kv_lora_rank": 64,
+            "qk_nope_head_dim": 32, "qk_rope_head_dim": 16, "v_head_dim": 32},
+            "moe": {"experts": 4, "top_k": 2, "expert_ffn_hidden": 128, "shared_experts": 1,
+                    "first_dense_layers": 1, "router_fp32": true}})" << "{}";
+        QTest::addRow("qwen3-moe") << R"({"layers": 2, "hidden": 256, "heads": 4, "kv_heads": 2,
+            "head_dim": 64, "vocab": 512, "ffn_hidden": 512, "qk_norm": true,
+            "moe": {"experts": 8, "top_k": 2, "expert_ffn_hidden": 128}})" << "{}";
+        QTest::addRow("gpt-dropout") << R"({"layers": 2, "hidden": 256, "heads": 4, "vocab": 512,
+            "ffn_hidden": 1024, "ffn": "gelu", "position_embedding": "learned", "max_positions": 512,
+            "tied_embeddings": true})"
+                                     << R"({"training": {"dropout": {"hidden": 0.1, "attention": 0.1}},
+                                           "memory": {"attention": "eager"}})";
+        QTest::addRow("squared-relu") << R"({"layers": 2, "hidden": 256, "heads": 4, "vocab": 512,
+            "ffn_hidden": 1024, "ffn": "squared_relu", "norm": "layernorm", "linear_bias": true})"
+                                      << "{}";
+    }
+
+    void shapeProbes()
+    {
+        QFETCH(QString, model);
+        QFETCH(QString, extra);
+        nlohmann::json j = planToJson(m_plan);
+        j["model"] = nlohmann::json::parse(model.toStdString());
+        j["training"]["seq_len"] = 256;
+        j["parallel"] = {{"dp", 4}};
+        j.merge_patch(nlohmann::json::parse(extra.toStdString()));
+        const Plan plan = parsePlan(j, Catalog::builtin());
+        Workload w = buildWorkload(plan, WorkloadOptions{}, &Catalog::builtin());
+        w.kernels.clear(); // the probe alone
+        RunOptions o;
+        o.backend = QStringLiteral("torch");
+        o.device = QStringLiteral("cpu");
+        o.python = kPython;
+        o.probeBudgetBytes = 1e9;
+        BenchmarkRunner runner;
+        QSignalSpy finished(&runner, &BenchmarkRunner::finished);
+        QSignalSpy failed(&runner, &BenchmarkRunner::failed);
+        QVERIFY(runner.start(plan, w, o));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 120000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+        const RunResults r = runner.results();
+        QVERIFY2(r.probe_result.ran(), (r.probe_result.status + ": " + r.probe_result.message).c_str());
+        QCOMPARE(r.probe_result.layers, 2);
+        const MemoryComparison mc = compareProbe(plan, r, Catalog::builtin());
+        qInfo("%s probe on CPU: predicted %.0f B, measured %.0f B (%.2fx)", QTest::currentDataTag(),
+              mc.predicted_peak, mc.measured_peak, mc.ratio);
         QVERIFY2(mc.ratio > 0.5 && mc.ratio < 2.0, qPrintable(QString::number(mc.ratio)));
     }
 

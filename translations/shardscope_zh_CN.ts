@@ -692,10 +692,6 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <translation>；序列按 cp = %1 切分</translation>
     </message>
     <message>
-        <source>; dropout off. Tokens per micro-batch on this rank: seq_len x micro_batch / cp.</source>
-        <translation>；不使用 dropout。本 rank 每个微批的 token 数：seq_len x micro_batch / cp。</translation>
-    </message>
-    <message>
         <source> Activations offloaded to host; two layers stay on device.</source>
         <translation>激活值卸载到主机；两层保留在设备上。</translation>
     </message>
@@ -878,6 +874,78 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>reuse-fp32-param: the bf16 parameters live in the fp32 master copy&apos;s memory, 2 B per parameter less (/ dp with the distributed optimizer). </source>
         <translation>reuse-fp32-param：bf16 参数存放在 fp32 主副本的内存中，每个参数少 2 B（使用分布式优化器时再除以 dp）。</translation>
+    </message>
+    <message>
+        <source>Routed experts: %1 of %2 per rank (ep = %3), each split by etp = %4; their states shard over %5 expert-data-parallel ranks. </source>
+        <translation>路由专家：每个 rank 持有 %2 个中的 %1 个（ep = %3），每个按 etp = %4 切分；其状态在 %5 个专家数据并行 rank 上分片。</translation>
+    </message>
+    <message>
+        <source>MLA&apos;s down-projections and latent norms are duplicated on every TP rank. </source>
+        <translation>MLA 的降维投影与潜变量归一化在每个 TP rank 上各存一份。</translation>
+    </message>
+    <message>
+        <source>The learned position table (%1 rows) is on this stage, replicated across TP. </source>
+        <translation>可学习位置表（%1 行）位于本阶段，在 TP 间复制。</translation>
+    </message>
+    <message>
+        <source>%1 MTP module(s) on this stage, %2 params each (embedding and head shared with the model). </source>
+        <translation>本阶段有 %1 个 MTP 模块，每个 %2 个参数（嵌入与输出头与主模型共享）。</translation>
+    </message>
+    <message>
+        <source> + final norm, head input and %1 MTP module(s) %2</source>
+        <translation> + 最终归一化、输出头输入与 %1 个 MTP 模块 %2</translation>
+    </message>
+    <message>
+        <source>; LayerNorm (its input and fp32 mean and rstd per token)</source>
+        <translation>；LayerNorm（保存输入及每个 token 的 fp32 均值与 rstd）</translation>
+    </message>
+    <message>
+        <source>; multi-head latent attention: the latents (q %1, kv %2) and their norms on every TP rank, q and k of %3 and v of %4 per head</source>
+        <translation>；多头潜在注意力：潜变量（q %1、kv %2）及其归一化在每个 TP rank 上，每个头的 q、k 宽 %3，v 宽 %4</translation>
+    </message>
+    <message>
+        <source>; QK norms save q and k before RoPE</source>
+        <translation>；QK 归一化保存 RoPE 之前的 q 与 k</translation>
+    </message>
+    <message>
+        <source>; MoE in %1 of this stage&apos;s %2 layers: %3 routed copies per token (top_k %4 x load %5, gathered over etp under SP) keep the expert&apos;s input, intermediates and output; the router keeps fp32 probabilities</source>
+        <translation>；本阶段 %2 层中有 %1 层为 MoE：每个 token %3 份路由副本（top_k %4 × 负载 %5，SP 下在 etp 组内汇集）保存专家的输入、中间结果与输出；路由器保存 fp32 概率</translation>
+    </message>
+    <message>
+        <source> and an fp32 copy of its input</source>
+        <translation> 及其输入的 fp32 副本</translation>
+    </message>
+    <message>
+        <source>; %1 shared expert(s) of width %2 like a dense FFN</source>
+        <translation>；%1 个宽度为 %2 的共享专家，按稠密 FFN 计</translation>
+    </message>
+    <message>
+        <source>; capacity factor %1: the busiest rank assumed at the cap</source>
+        <translation>；容量因子 %1：假定最忙的 rank 达到上限</translation>
+    </message>
+    <message>
+        <source>; dropless routing assumed balanced (set model.moe.imbalance for the busiest rank&apos;s margin)</source>
+        <translation>；无丢弃路由按均衡假定（用 model.moe.imbalance 设置最忙 rank 的余量）</translation>
+    </message>
+    <message>
+        <source>; dropout hidden %1 (a one-byte mask after attention and after the FFN), attention %2 (flash attention keeps only its RNG state)</source>
+        <translation>；dropout：隐藏层 %1（注意力与 FFN 之后各一个单字节掩码），注意力 %2（flash attention 只保存其随机数状态）</translation>
+    </message>
+    <message>
+        <source>; dropout hidden %1 (a one-byte mask after attention and after the FFN), attention %2 (a one-byte mask per score)</source>
+        <translation>；dropout：隐藏层 %1（注意力与 FFN 之后各一个单字节掩码），注意力 %2（每个分数一个单字节掩码）</translation>
+    </message>
+    <message>
+        <source>; dropout off</source>
+        <translation>；不使用 dropout</translation>
+    </message>
+    <message>
+        <source>. Tokens per micro-batch on this rank: seq_len x micro_batch / cp.</source>
+        <translation>。本 rank 每个微批次的 token 数：seq_len × micro_batch / cp。</translation>
+    </message>
+    <message>
+        <source> The token dispatcher (%1) holds %2 hidden states per token while tokens travel: %3.</source>
+        <translation> token 分发器（%1）在 token 传输期间每个 token 持有 %2 份隐藏状态：%3。</translation>
     </message>
 </context>
 <context>

@@ -284,11 +284,12 @@ def run_attention(k, device, cfg, attn):
     dt = torch_dtype(torch, k["dtype"])
     b, h, kvh = int(k["batch"]), int(k["heads"]), int(k["kv_heads"])
     sq, skv, d = int(k["seq_q"]), int(k["seq_kv"]), int(k["head_dim"])
+    dv = int(k.get("v_head_dim") or d)  # MLA: values narrower than queries and keys
     causal = bool(k.get("causal", True))
     bwd = k["op"] == "attention_bwd"
     q = torch.randn(b, h, sq, d, device=device.dev).to(dt).requires_grad_(bwd)
     kk = torch.randn(b, kvh, skv, d, device=device.dev).to(dt).requires_grad_(bwd)
-    v = torch.randn(b, kvh, skv, d, device=device.dev).to(dt).requires_grad_(bwd)
+    v = torch.randn(b, kvh, skv, dv, device=device.dev).to(dt).requires_grad_(bwd)
     if not bwd:
         def fn(_, __):
             with torch.no_grad():
@@ -296,7 +297,7 @@ def run_attention(k, device, cfg, attn):
 
         med, lo, hi, reps = device.time(fn, cfg["warmup"], cfg["repeats"])
     else:
-        grad = torch.randn(b, h, sq, d, device=device.dev).to(dt)
+        grad = torch.randn(b, h, sq, dv, device=device.dev).to(dt)
 
         def before(_):
             q.grad = kk.grad = v.grad = None
@@ -457,14 +458,23 @@ def build_probe_model(p, device, attn):
 
     hidden, heads, kvh, d = int(p["hidden"]), int(p["heads"]), int(p["kv_heads"]), int(p["head_dim"])
     ffn, vocab = int(p["ffn_hidden"]), int(p["vocab"])
-    bias = bool(p.get("attention_bias", False))
+    linear_bias = bool(p.get("linear_bias", False))
+    qkv_bias = bool(p.get("attention_bias", False)) or linear_bias
     selective = p["recompute"] == "selective"
     eager = p["attention"] == "eager"
+    mla = p.get("mla") if p.get("attention_kind") == "mla" else None
+    qk_norm = bool(p.get("qk_norm", False))
+    layernorm = p.get("norm", "rmsnorm") == "layernorm"
+    kind = p.get("ffn", "swiglu")
+    moe = p.get("moe")
+    drop = p.get("dropout") or {}
+    p_hidden, p_attn = float(drop.get("hidden", 0.0)), float(drop.get("attention", 0.0))
+    learned = p.get("position_embedding") == "learned"
 
-    class RMSNorm(nn.Module):
-        def __init__(self):
+    class RMSNorm(nn.Module):  # transformers LlamaRMSNorm
+        def __init__(self, width=hidden):
             super().__init__()
-            self.weight = nn.Parameter(torch.ones(hidden))
+            self.weight = nn.Parameter(torch.ones(width))
 
         def forward(self, x):
             dtype = x.dtype
@@ -473,73 +483,177 @@ def build_probe_model(p, device, attn):
             x = x * torch.rsqrt(var + 1e-6)
             return self.weight * x.to(dtype)
 
+    def Norm(width=hidden):
+        return nn.LayerNorm(width) if layernorm else RMSNorm(width)
+
     def rotate_half(x):
         x1, x2 = x[..., : x.shape[-1] // 2], x[..., x.shape[-1] // 2:]
         return torch.cat((-x2, x1), dim=-1)
 
+    def core(q, k, v):
+        if eager:
+            k = repeat_kv(k, q.shape[1] // k.shape[1])
+            v = repeat_kv(v, q.shape[1] // v.shape[1])
+            w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(q.shape[-1])
+            s = q.shape[2]
+            mask = torch.full((s, s), float("-inf"), device=q.device, dtype=w.dtype).triu(1)
+            w = torch.softmax(w + mask, dim=-1, dtype=torch.float32).to(q.dtype)
+            w = F.dropout(w, p_attn, training=True) if p_attn > 0 else w
+            return torch.matmul(w, v)
+        return attn(q, k, v, True)
+
     class Attention(nn.Module):
+        """Llama / Qwen attention (QK norms for Qwen3)."""
+
         def __init__(self):
             super().__init__()
-            self.q_proj = nn.Linear(hidden, heads * d, bias=bias)
-            self.k_proj = nn.Linear(hidden, kvh * d, bias=bias)
-            self.v_proj = nn.Linear(hidden, kvh * d, bias=bias)
-            self.o_proj = nn.Linear(heads * d, hidden, bias=False)
-
-        def core(self, q, k, v):
-            if eager:
-                k = repeat_kv(k, heads // kvh)
-                v = repeat_kv(v, heads // kvh)
-                w = torch.matmul(q, k.transpose(2, 3)) / math.sqrt(d)
-                s = q.shape[2]
-                mask = torch.full((s, s), float("-inf"), device=q.device, dtype=w.dtype).triu(1)
-                w = torch.softmax(w + mask, dim=-1, dtype=torch.float32).to(q.dtype)
-                return torch.matmul(w, v)
-            return attn(q, k, v, True)
+            self.q_proj = nn.Linear(hidden, heads * d, bias=qkv_bias)
+            self.k_proj = nn.Linear(hidden, kvh * d, bias=qkv_bias)
+            self.v_proj = nn.Linear(hidden, kvh * d, bias=qkv_bias)
+            self.o_proj = nn.Linear(heads * d, hidden, bias=linear_bias)
+            if qk_norm:
+                self.q_norm, self.k_norm = RMSNorm(d), RMSNorm(d)
 
         def forward(self, x, cos, sin):
             b, s, _ = x.shape
-            q = self.q_proj(x).view(b, s, heads, d).transpose(1, 2)
-            k = self.k_proj(x).view(b, s, kvh, d).transpose(1, 2)
+            q = self.q_proj(x).view(b, s, heads, d)
+            k = self.k_proj(x).view(b, s, kvh, d)
+            if qk_norm:
+                q, k = self.q_norm(q), self.k_norm(k)
+            q, k = q.transpose(1, 2), k.transpose(1, 2)
             v = self.v_proj(x).view(b, s, kvh, d).transpose(1, 2)
-            q = q * cos + rotate_half(q) * sin
-            k = k * cos + rotate_half(k) * sin
-            if selective:
-                o = checkpoint(self.core, q, k, v, use_reentrant=False)
-            else:
-                o = self.core(q, k, v)
+            if cos is not None:
+                q = q * cos + rotate_half(q) * sin
+                k = k * cos + rotate_half(k) * sin
+            o = checkpoint(core, q, k, v, use_reentrant=False) if selective else core(q, k, v)
             o = o.transpose(1, 2).reshape(b, s, heads * d)
             return self.o_proj(o)
 
-    class MLP(nn.Module):
+    class MLAttention(nn.Module):
+        """DeepSeek-V2/V3 multi-head latent attention (modeling_deepseek's DeepseekV3Attention)."""
+
         def __init__(self):
             super().__init__()
-            self.gate_proj = nn.Linear(hidden, ffn, bias=False)
-            self.up_proj = nn.Linear(hidden, ffn, bias=False)
-            self.down_proj = nn.Linear(ffn, hidden, bias=False)
-
-        def forward(self, x):
-            if p.get("ffn", "swiglu") == "swiglu":
-                return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
-            return self.down_proj(F.gelu(self.up_proj(x)))
-
-    class Layer(nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.input_layernorm = RMSNorm()
-            self.self_attn = Attention()
-            self.post_attention_layernorm = RMSNorm()
-            self.mlp = MLP()
+            self.ql = int(mla["q_lora_rank"])
+            self.kvl = int(mla["kv_lora_rank"])
+            self.nope, self.rope = int(mla["qk_nope_head_dim"]), int(mla["qk_rope_head_dim"])
+            self.vd = int(mla["v_head_dim"])
+            qk = self.nope + self.rope
+            if self.ql > 0:
+                self.q_a_proj = nn.Linear(hidden, self.ql, bias=qkv_bias)
+                self.q_a_layernorm = Norm(self.ql)
+                self.q_b_proj = nn.Linear(self.ql, heads * qk, bias=qkv_bias)
+            else:
+                self.q_proj = nn.Linear(hidden, heads * qk, bias=qkv_bias)
+            self.kv_a_proj_with_mqa = nn.Linear(hidden, self.kvl + self.rope, bias=qkv_bias)
+            self.kv_a_layernorm = Norm(self.kvl)
+            self.kv_b_proj = nn.Linear(self.kvl, heads * (self.nope + self.vd), bias=qkv_bias)
+            self.o_proj = nn.Linear(heads * self.vd, hidden, bias=linear_bias)
 
         def forward(self, x, cos, sin):
-            x = x + self.self_attn(self.input_layernorm(x), cos, sin)
-            return x + self.mlp(self.post_attention_layernorm(x))
+            b, s, _ = x.shape
+            q = self.q_b_proj(self.q_a_layernorm(self.q_a_proj(x))) if self.ql > 0 else self.q_proj(x)
+            q = q.view(b, s, heads, self.nope + self.rope).transpose(1, 2)
+            q_nope, q_pe = q.split([self.nope, self.rope], dim=-1)
+            kv = self.kv_a_proj_with_mqa(x)
+            latent, k_pe = kv.split([self.kvl, self.rope], dim=-1)
+            k_pe = k_pe.view(b, s, 1, self.rope).transpose(1, 2)
+            kv = self.kv_b_proj(self.kv_a_layernorm(latent))
+            kv = kv.view(b, s, heads, self.nope + self.vd).transpose(1, 2)
+            k_nope, v = kv.split([self.nope, self.vd], dim=-1)
+            c, sn = cos[..., : self.rope], sin[..., : self.rope]
+            q_pe = q_pe * c + rotate_half(q_pe) * sn
+            k_pe = k_pe * c + rotate_half(k_pe) * sn
+            q = torch.cat([q_nope, q_pe], dim=-1)
+            k = torch.cat([k_nope, k_pe.expand(-1, heads, -1, -1)], dim=-1)
+            o = checkpoint(core, q, k, v, use_reentrant=False) if selective else core(q, k, v)
+            o = o.transpose(1, 2).reshape(b, s, heads * self.vd)
+            return self.o_proj(o)
+
+    class MLP(nn.Module):
+        def __init__(self, width):
+            super().__init__()
+            if kind == "swiglu":
+                self.gate_proj = nn.Linear(hidden, width, bias=linear_bias)
+            self.up_proj = nn.Linear(hidden, width, bias=linear_bias)
+            self.down_proj = nn.Linear(width, hidden, bias=linear_bias)
+
+        def forward(self, x):
+            if kind == "swiglu":
+                return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+            if kind == "squared_relu":
+                return self.down_proj(torch.square(F.relu(self.up_proj(x))))
+            return self.down_proj(F.gelu(self.up_proj(x)))
+
+    class MoE(nn.Module):
+        """Router, routed experts looped over as in transformers' Mixtral / Qwen-MoE / DeepSeek
+        blocks (each expert's tokens gathered, its output scaled by the routing weight and added
+        back), and the shared experts."""
+
+        def __init__(self):
+            super().__init__()
+            self.n, self.k = int(moe["experts"]), int(moe["top_k"])
+            self.fp32 = bool(moe.get("router_fp32", False))
+            self.gate = nn.Linear(hidden, self.n, bias=False)
+            self.experts = nn.ModuleList([MLP(int(moe["expert_ffn_hidden"])) for _ in range(self.n)])
+            shared = int(moe.get("shared_experts", 0))
+            self.shared = MLP(shared * int(moe["shared_expert_ffn_hidden"])) if shared else None
+            self.shared_gate = (nn.Linear(hidden, 1, bias=False)
+                                if shared and moe.get("shared_expert_gate") else None)
+
+        def forward(self, x):
+            b, s, h = x.shape
+            flat = x.reshape(-1, h)
+            if self.fp32:
+                logits = F.linear(flat.float(), self.gate.weight.float())
+            else:
+                logits = self.gate(flat)
+            probs = F.softmax(logits, dim=-1, dtype=torch.float32)
+            weights, chosen = torch.topk(probs, self.k, dim=-1)
+            weights = (weights / weights.sum(-1, keepdim=True)).to(x.dtype)
+            out = torch.zeros_like(flat)
+            mask = F.one_hot(chosen, self.n).permute(2, 1, 0)
+            for e in range(self.n):
+                slot, token = torch.where(mask[e])
+                if token.numel() == 0:
+                    continue
+                y = self.experts[e](flat[token]) * weights[token, slot, None]
+                out.index_add_(0, token, y)
+            if self.shared is not None:
+                y = self.shared(flat)
+                if self.shared_gate is not None:
+                    y = torch.sigmoid(self.shared_gate(flat)) * y
+                out = out + y
+            return out.view(b, s, h)
+
+    first_dense = int(moe.get("first_dense_layers", 0)) if moe else 0
+    freq = int(moe.get("layer_freq", 1)) if moe else 1
+
+    class Layer(nn.Module):
+        def __init__(self, index):
+            super().__init__()
+            self.input_layernorm = Norm()
+            self.self_attn = MLAttention() if mla else Attention()
+            self.post_attention_layernorm = Norm()
+            sparse = moe and index >= first_dense and (index - first_dense) % freq == 0
+            self.mlp = MoE() if sparse else MLP(ffn)
+
+        def forward(self, x, cos, sin):
+            a = self.self_attn(self.input_layernorm(x), cos, sin)
+            x = x + (F.dropout(a, p_hidden, training=True) if p_hidden > 0 else a)
+            y = self.mlp(self.post_attention_layernorm(x))
+            return x + (F.dropout(y, p_hidden, training=True) if p_hidden > 0 else y)
+
+    rope_dim = int(mla["qk_rope_head_dim"]) if mla else d
 
     class Model(nn.Module):
         def __init__(self):
             super().__init__()
             self.embed_tokens = nn.Embedding(vocab, hidden)
-            self.layers = nn.ModuleList([Layer() for _ in range(int(p["layers"]))])
-            self.norm = RMSNorm()
+            if learned:
+                self.wpe = nn.Embedding(int(p["max_positions"]), hidden)
+            self.layers = nn.ModuleList([Layer(i) for i in range(int(p["layers"]))])
+            self.norm = Norm()
             self.lm_head = nn.Linear(hidden, vocab, bias=False)
             if p.get("tied_embeddings"):
                 self.lm_head.weight = self.embed_tokens.weight
@@ -548,10 +662,14 @@ def build_probe_model(p, device, attn):
         def forward(self, ids, labels):
             h = self.embed_tokens(ids)
             s = ids.shape[1]
-            inv = 1.0 / (10000 ** (torch.arange(0, d, 2, device=ids.device).float() / d))
-            f = torch.outer(torch.arange(s, device=ids.device).float(), inv)
-            emb = torch.cat((f, f), dim=-1)
-            cos, sin = emb.cos().to(h.dtype), emb.sin().to(h.dtype)
+            cos = sin = None
+            if learned:
+                h = h + self.wpe(torch.arange(s, device=ids.device))
+            else:
+                inv = 1.0 / (10000 ** (torch.arange(0, rope_dim, 2, device=ids.device).float() / rope_dim))
+                f = torch.outer(torch.arange(s, device=ids.device).float(), inv)
+                emb = torch.cat((f, f), dim=-1)
+                cos, sin = emb.cos().to(h.dtype), emb.sin().to(h.dtype)
             for layer in self.layers:
                 if self.full:
                     h = checkpoint(layer, h, cos, sin, use_reentrant=False)
@@ -656,12 +774,20 @@ def apply_method(model, p, device, compute):
                 return result + (scale - 1) * result + scale * lora.to(result.dtype)
 
         targets = set(m.get("targets", ["q", "v"]))
+        # MLA's linears answer to the same targets as the engine's (q: q_a / q_b or q_proj, k:
+        # kv_a_proj_with_mqa, v: kv_b_proj); FFN targets adapt every expert and the shared ones.
+        mla_names = {"q": ("q_proj", "q_a_proj", "q_b_proj"), "k": ("kv_a_proj_with_mqa",),
+                     "v": ("kv_b_proj",)}
         for layer in model.layers:
             for t in targets:
                 part, name = names[t]
-                mod = getattr(layer, part)
-                if hasattr(mod, name):
-                    setattr(mod, name, LoraLinear(getattr(mod, name)))
+                mods = [getattr(layer, part)]
+                if part == "mlp" and hasattr(mods[0], "experts"):
+                    mods = list(mods[0].experts) + ([mods[0].shared] if mods[0].shared is not None else [])
+                for mod in mods:
+                    for n in (name,) + mla_names.get(t, ()):
+                        if hasattr(mod, n) and isinstance(getattr(mod, n), nn.Linear):
+                            setattr(mod, n, LoraLinear(getattr(mod, n)))
         import copy
 
         for part in m.get("modules_to_save", []):
