@@ -2,6 +2,23 @@
 
 namespace shardscope {
 
+namespace {
+
+/// Bytes per score eager attention saves: Hugging Face's fp32 softmax and its compute-dtype
+/// cast (with dropout: the mask, the dropped copy replacing the cast as the PV input);
+/// Megatron's fused softmax its compute-dtype output (with dropout: the mask and the dropped
+/// copy: Korthikanti et al. 2022's 5 bytes per score in bf16).
+double scoreBytes(const ActivationEnv &e)
+{
+    const bool dropout = e.attentionDropout > 0;
+    if (e.fusedSoftmax)
+        return e.c + (dropout ? 1.0 + e.c : 0.0);
+    return 4.0 + e.c + (dropout ? 1.0 : 0.0);
+}
+
+} // namespace
+
+
 double normSavedPerToken(const ActivationEnv &e, const ModelShape &m, double width, bool weightTrained)
 {
     if (m.norm == NormKind::LayerNorm)
@@ -42,7 +59,7 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
             s.core += c * (2.0 * a * qk + a * v) + c * a * v + 4.0 * a;
         } else {
             s.core += c * (2.0 * a * qk + a * v) + c * a * v;
-            s.scores = (4.0 + c + (e.attentionDropout > 0 ? 1.0 : 0.0)) * a * e.seqTokens;
+            s.scores = scoreBytes(e) * a * e.seqTokens;
         }
         return s;
     }
@@ -66,7 +83,7 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
         // cast per score (with dropout: its one-byte mask; the dropped copy replaces the cast
         // as the PV input), the attention output copied contiguous for o_proj.
         s.core += c * (q + 2.0 * q) + c * q;
-        s.scores = (4.0 + c + (e.attentionDropout > 0 ? 1.0 : 0.0)) * a * e.seqTokens;
+        s.scores = scoreBytes(e) * a * e.seqTokens;
     }
     return s;
 }

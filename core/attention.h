@@ -18,6 +18,9 @@ struct ActivationEnv
     bool sp = false;
     double seqTokens = 0;  ///< keys each query attends to (s / cp)
     double attentionDropout = 0;
+    /// Eager attention's softmax in the compute dtype (Megatron's FusedScaleMaskSoftmax)
+    /// rather than Hugging Face's fp32 softmax and its cast.
+    bool fusedSoftmax = false;
 };
 
 /// Bytes per token one norm over `width` saves: RMSNorm its input (Hugging Face's upcast

@@ -44,6 +44,7 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     f.autocast_input_casts = r.boolean("autocast_input_casts", true);
     f.autocast_weight_cache = r.boolean("autocast_weight_cache", true);
     f.fused_swiglu = r.boolean("fused_swiglu", false);
+    f.fused_softmax = r.boolean("fused_softmax", false);
     f.hidden_dropout = r.number("hidden_dropout", 0, 0.99, 0.0);
     f.attention_dropout = r.number("attention_dropout", 0, 0.99, 0.0);
     f.loss = r.string("loss", std::string("hf_upcast"));

@@ -56,6 +56,10 @@ struct FrameworkProfile
     bool autocast_weight_cache = true;
     /// SwiGLU as one fused kernel (saves only the fc1 output).
     bool fused_swiglu = false;
+    /// Unfused ("eager") attention's softmax: Megatron's FusedScaleMaskSoftmax keeps its output
+    /// in the compute dtype (also the PV input); Hugging Face's eager path an fp32 softmax and
+    /// its cast.
+    bool fused_softmax = false;
     /// Dropout unless the plan gives `training.dropout`: Megatron's arguments default both to
     /// 0.1; Hugging Face Llama-family configs to 0.
     double hidden_dropout = 0;

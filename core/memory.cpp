@@ -156,6 +156,7 @@ struct Context
         env.sp = pa.sp;
         env.seqTokens = seqTokens;
         env.attentionDropout = dropout.attention;
+        env.fusedSoftmax = f.fused_softmax;
     }
     /// Decoder layers of `stage` by kind (interleaved chunks round-robin).
     LayerMix stageMix(int stage) const
@@ -1187,6 +1188,12 @@ void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m
     m.replayed = true;
 }
 
+double savedBytesPerToken(const Plan &plan, const Catalog &catalog, int layer)
+{
+    const Context x(plan, *catalog.device(plan.cluster.device), *catalog.framework(plan.framework));
+    return layerActivationBytes(x, layerKind(plan.model, layer), false, nullptr) / std::max(1.0, x.tokens);
+}
+
 StepTimeline memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, int steadyLimit)
 {
     const DeviceProfile &dev = *catalog.device(plan.cluster.device);
@@ -1278,6 +1285,11 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
 
     // --- parameters ---------------------------------------------------------------------------
     auto elemsText = [](double v) { return formatCount((long long)std::llround(v)); };
+    // Routed experts shard over their own data-parallel group (world / (ep x etp x pp)): the
+    // sharded formulas then give dense and expert elements apart.
+    const bool expertSplit = !partial && q.expertParams > 0 && x.expertShard != x.shard;
+    const std::string denseCount = elemsText(q.denseParams), expertCount = elemsText(q.expertParams);
+    const std::string expertShardText = num(x.expertShard);
     if (partial && !plan.memory.offload.params) {
         const double frozen = se.frozenDense + se.frozenExpert;
         const double quantized = se.quantizedDense + se.quantizedExpert;
@@ -1343,6 +1355,12 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     } else if (plan.memory.offload.params)
         P.formula.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "0 (parameters offloaded to host memory; gathered per layer)"));
+    else if (full && expertSplit)
+        P.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "(%1 dense params / %2 (dp x cp) + %3 expert params / %4 "
+                                        "(expert dp)) x %5 B (%6) = %7"),
+                      {denseCount, shard, expertCount, expertShardText, num(x.bParams),
+                       id(toString(pr.params)), gib(q.params)});
     else if (full)
         P.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                         "%1 params on this rank x %2 B (%3) / %4 (dp x cp) = %5"),
@@ -1422,7 +1440,12 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             return num(fallback);
         return num(bytes * (sharded ? x.shard : 1.0) / elems, 2);
     };
-    if (gradSh)
+    if (gradSh && expertSplit)
+        G.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "(%1 dense / %2 (dp x cp) + %3 expert / %4 (expert dp)) x "
+                                        "%5 B = %6"),
+                      {denseCount, shard, expertCount, expertShardText, num(x.bGrads), gib(q.grads)});
+    else if (gradSh)
         G.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B / %3 (dp x cp) = %4"),
                       {count, perElement(q.grads, true, x.bGrads), shard, gib(q.grads)});
     else
@@ -1455,6 +1478,12 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                       {id(toString(partial && q.master <= 0 && se.adapterDense + se.adapterExpert > 0
                                        ? (x.bAdapter == 4.0 ? DType::FP32 : pr.compute)
                                        : pr.params))});
+    else if (optSh && expertSplit)
+        M.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "(%1 dense / %2 (dp x cp) + %3 expert / %4 (expert dp)) x "
+                                        "%5 B (%6) = %7"),
+                      {denseCount, shard, expertCount, expertShardText, num(x.bMaster),
+                       id(toString(pr.master_weights)), gib(q.master)});
     else if (optSh)
         M.formula.add(
             QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 B (%3) / %4 (dp x cp) = %5"),
@@ -1513,7 +1542,13 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         }
         if (optSh)
             O.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", ", sharded over %1 (dp x cp)"), {shard});
-    } else if (optSh)
+    } else if (optSh && expertSplit)
+        O.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "(%1 dense / %2 (dp x cp) + %3 expert / %4 (expert dp)) x "
+                                        "%5 states x %6 B = %7"),
+                      {denseCount, shard, expertCount, expertShardText, num(x.nStates), num(x.bState),
+                       gib(q.states)});
+    else if (optSh)
         O.formula.add(
             QT_TRANSLATE_NOOP("MemoryExplanation", "%1 x %2 states x %3 B / %4 (dp x cp) = %5"),
             {count, num(x.nStates), num(x.bState), shard, gib(q.states)});

@@ -124,6 +124,11 @@ struct StepTimeline;
 /// (they change no peak; StepTimeline::omitted_microbatches counts them).
 StepTimeline memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, int steadyLimit = 3);
 
+/// Bytes decoder layer `layer` (0-based) saves for backward per token of a micro-batch on one
+/// rank, fully trained, under the plan's recompute policy (its eager score matrices included):
+/// what the activation formula's "B/token" averages over a stage.
+double savedBytesPerToken(const Plan &plan, const Catalog &catalog, int layer);
+
 /// The formula (with the plan's numbers) and the assumptions behind one component, as phrases
 /// the interface translates (context kTextContext); english() gives the English text.
 struct ComponentExplanation

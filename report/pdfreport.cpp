@@ -248,11 +248,36 @@ public:
                      QString::number(m.layers), QString::number(m.hidden), QString::number(m.heads),
                      QString::number(m.kv_heads), QString::number(m.ffn_hidden),
                      qs(toString(m.ffn)), QString::number(m.vocab));
-        if (m.moe.enabled())
+        if (m.mla_attention())
+            model += QStringLiteral("; ") + tr("multi-head latent attention: q rank %1, kv rank %2, "
+                                               "q/k head %3 + %4, v head %5")
+                                                .arg(m.mla.q_lora_rank)
+                                                .arg(m.mla.kv_lora_rank)
+                                                .arg(m.mla.qk_nope_head_dim)
+                                                .arg(m.mla.qk_rope_head_dim)
+                                                .arg(m.mla.v_head_dim);
+        if (m.qk_norm)
+            model += QStringLiteral("; ") + tr("QK norms");
+        if (m.moe.enabled()) {
             model += QStringLiteral("; ") + tr("%1 experts, top-%2, expert FFN %3")
                                                 .arg(m.moe.experts)
                                                 .arg(m.moe.top_k)
                                                 .arg(m.moe.expert_ffn_hidden);
+            if (m.moe.shared_experts > 0)
+                model += QStringLiteral(", ") + tr("%1 shared of %2").arg(m.moe.shared_experts)
+                                                     .arg(m.moe.shared_expert_ffn_hidden);
+            model += QStringLiteral(", ") + tr("MoE in %1 of %2 layers").arg(pc.moe_layers).arg(m.layers);
+        }
+        if (m.mtp_layers > 0)
+            model += QStringLiteral("; ") + tr("%1 MTP module(s)").arg(m.mtp_layers);
+        if (m.norm == NormKind::LayerNorm || m.linear_bias ||
+            m.position_embedding == PositionEmbedding::Learned)
+            model += QStringLiteral("; ") + tr("%1, %2, %3")
+                                                .arg(m.norm == NormKind::LayerNorm ? tr("LayerNorm") : tr("RMSNorm"),
+                                                     m.linear_bias ? tr("biases on every linear") : tr("no linear biases"),
+                                                     m.position_embedding == PositionEmbedding::Learned
+                                                         ? tr("learned positions (%1)").arg(m.max_positions)
+                                                         : tr("RoPE"));
         std::vector<std::pair<QString, QString>> summary{
             {tr("Model"), model},
             {tr("Tokens"), tokensText(plan)},
@@ -675,6 +700,8 @@ private:
         QString s = tr("DP %1 x TP %2 x PP %3 x CP %4").arg(p.dp).arg(p.tp).arg(p.pp).arg(p.cp);
         if (p.ep > 1)
             s += QStringLiteral(", ") + tr("EP %1").arg(p.ep);
+        if (p.etp > 0)
+            s += QStringLiteral(", ") + tr("expert TP %1").arg(p.etp);
         s += QStringLiteral("; ") + tr("sharding %1").arg(shardingText(p.sharding));
         if (p.sp)
             s += QStringLiteral("; ") + tr("sequence parallel");

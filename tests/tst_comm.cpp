@@ -89,7 +89,66 @@ private slots:
     void placement();
     void overlap();
     void estimateCarriesInventory();
+    void expertCollectives_data();
+    void expertCollectives();
 };
+
+// The expert collectives alone, hand-checked. DeepSeek-V3 cut to 4 layers (3 dense, 1 MoE) at
+// T = 4096 tokens, h = 7168, top-8, bf16, one micro-batch.
+void TestComm::expertCollectives_data()
+{
+    QTest::addColumn<QByteArray>("plan");
+    QTest::addColumn<QString>("expected");
+    auto v3 = [](json parallel) {
+        json j = casePlan("deepseek-v3", 4096, std::move(parallel), "none");
+        j["model"]["layers"] = 4;
+        j["framework"] = "megatron";
+        return QByteArray(j.dump().c_str());
+    };
+    // ep 8 over dp 8: each rank sends its T x 8 copies: 4096 x 8 x 7168 x 2 = 469,762,048 B,
+    // dispatch and combine in the one MoE layer: 2 forward, 2 backward.
+    QTest::addRow("ep8") << v3({{"dp", 8}, {"ep", 8}, {"sharding", "optimizer"}})
+                         << QStringLiteral("all_to_all epx8 S=469762048 n=2; all_to_all epx8 S=469762048 n=2");
+    // tp 4 + SP, ep 4, etp 2, dp 2: a rank's tokens are T / 4, its copies T / 4 x 8:
+    // 4096 x 2 x 7168 x 2 = 117,440,512 B per all-to-all; the etp 2 group all-gathers the
+    // dispatched copies (T / 4 x 2 x 8 = 4 per token: 234,881,024 B) and reduce-scatters the
+    // experts' outputs, forward and backward.
+    QTest::addRow("tp4 sp ep4 etp2")
+        << v3({{"dp", 2}, {"tp", 4}, {"sp", true}, {"ep", 4}, {"etp", 2}, {"sharding", "optimizer"}})
+        << QStringLiteral("all_to_all epx4 S=117440512 n=2; all_to_all epx4 S=117440512 n=2; "
+                          "all_gather etpx2 S=234881024 n=1; reduce_scatter etpx2 S=234881024 n=1; "
+                          "all_gather etpx2 S=234881024 n=1; reduce_scatter etpx2 S=234881024 n=1");
+    // The all-gather dispatcher at ep 8: every rank gathers the group's T x 8 tokens
+    // (4096 x 8 x 7168 x 2 = 469,762,048 B) and reduce-scatters the outputs back.
+    QTest::addRow("allgather ep8")
+        << [] {
+               json j = casePlan("deepseek-v3", 4096, {{"dp", 8}, {"ep", 8}, {"sharding", "optimizer"}}, "none");
+               j["model"]["layers"] = 4;
+               j["model"]["moe"] = {{"dispatcher", "allgather"}};
+               return QByteArray(j.dump().c_str());
+           }()
+        << QStringLiteral("all_gather epx8 S=469762048 n=1; reduce_scatter epx8 S=469762048 n=1; "
+                          "all_gather epx8 S=469762048 n=1; reduce_scatter epx8 S=469762048 n=1");
+    // Full recompute runs the dispatch and combine again in backward: 4 there.
+    QTest::addRow("ep8 full recompute")
+        << [] {
+               json j = casePlan("deepseek-v3", 4096, {{"dp", 8}, {"ep", 8}, {"sharding", "optimizer"}}, "full");
+               j["model"]["layers"] = 4;
+               return QByteArray(j.dump().c_str());
+           }()
+        << QStringLiteral("all_to_all epx8 S=469762048 n=2; all_to_all epx8 S=469762048 n=4");
+}
+
+void TestComm::expertCollectives()
+{
+    QFETCH(QByteArray, plan);
+    QFETCH(QString, expected);
+    std::vector<CommItem> items = inventory(json::parse(plan.constData()));
+    std::erase_if(items, [](const CommItem &it) {
+        return it.group != CommGroup::EP && it.group != CommGroup::ETP;
+    });
+    QCOMPARE(describe(items), expected);
+}
 
 void TestComm::inventories_data()
 {

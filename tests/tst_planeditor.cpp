@@ -506,11 +506,93 @@ private Q_SLOTS:
         QVERIFY(!child<QSpinBox>("moeExperts")->isEnabled());
     }
 
+    // The 2025-26 shape fields: MLA, MoE extras, etp and dropout edit the plan, one undo each;
+    // a field that does not apply is disabled.
+    void shapeFieldsEditThePlan()
+    {
+        auto *kind = child<QComboBox>("attentionKind");
+        QVERIFY(!child<QSpinBox>("mlaKvLoraRank")->isEnabled());
+        kind->setCurrentIndex(kind->findData(int(AttentionKind::MLA)));
+        QVERIFY(m_doc->plan().model.mla_attention());
+        QCOMPARE(m_doc->plan().model.head_dim, int64_t(192));
+        QCOMPARE(m_doc->plan().model.kv_heads, m_doc->plan().model.heads);
+        auto *kvRank = child<QSpinBox>("mlaKvLoraRank");
+        QVERIFY(kvRank->isEnabled());
+        QVERIFY(!child<QCheckBox>("qkNorm")->isEnabled());
+        kvRank->setValue(256);
+        QCOMPARE(m_doc->plan().model.mla.kv_lora_rank, int64_t(256));
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().model.mla.kv_lora_rank, int64_t(512));
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().model.mla_attention());
+        QCOMPARE(m_doc->plan().model.preset, std::string("llama2-7b"));
+
+        // MoE: shared experts, dense first layers, a capacity factor (which turns the
+        // imbalance margin off), the dispatcher.
+        child<QCheckBox>("moe")->setChecked(true);
+        QVERIFY(child<QSpinBox>("moeShared")->isEnabled());
+        QVERIFY(!child<QSpinBox>("moeSharedFfn")->isEnabled());
+        child<QSpinBox>("moeShared")->setValue(2);
+        QCOMPARE(m_doc->plan().model.moe.shared_experts, 2);
+        QVERIFY(child<QSpinBox>("moeSharedFfn")->isEnabled());
+        child<QSpinBox>("moeFirstDense")->setValue(1);
+        QCOMPARE(m_doc->plan().model.moeLayers(), m_doc->plan().model.layers - 1);
+        child<QDoubleSpinBox>("moeCapacity")->setValue(1.25);
+        QCOMPARE(m_doc->plan().model.moe.capacity_factor, 1.25);
+        QVERIFY(!child<QDoubleSpinBox>("moeImbalance")->isEnabled());
+        auto *dispatcher = child<QComboBox>("moeDispatcher");
+        dispatcher->setCurrentIndex(dispatcher->findData(int(MoeShape::Dispatcher::AllGather)));
+        QVERIFY(m_doc->plan().model.moe.dispatcher == MoeShape::Dispatcher::AllGather);
+
+        // Dropout: the lowest value is the framework profile's.
+        auto *hidden = child<QDoubleSpinBox>("dropoutHidden");
+        QCOMPARE(hidden->value(), hidden->minimum());
+        hidden->setValue(0.1);
+        QCOMPARE(m_doc->plan().training.dropout.hidden, 0.1);
+        hidden->setValue(hidden->minimum());
+        QVERIFY(m_doc->plan().training.dropout.hidden < 0);
+
+        // Positions: a learned table enables its size; the sequence must fit it.
+        auto *positions = child<QComboBox>("positionEmbedding");
+        QVERIFY(!child<QSpinBox>("maxPositions")->isEnabled());
+        Plan shorter = m_doc->plan();
+        shorter.training.seq_len = 4096;
+        QVERIFY(m_doc->apply(shorter, QStringLiteral("test")));
+        positions->setCurrentIndex(positions->findData(int(PositionEmbedding::Learned)));
+        QVERIFY(m_doc->plan().model.position_embedding == PositionEmbedding::Learned);
+        QVERIFY(child<QSpinBox>("maxPositions")->isEnabled());
+        QCOMPARE(m_doc->plan().model.max_positions, int64_t(4096));
+    }
+
+    // Expert tensor parallelism: "as tp" or a degree; one that cannot tile the stage is
+    // offered disabled with the reason.
+    void etpCombo()
+    {
+        Plan p = m_doc->plan();
+        p.model = *m_doc->catalog().model("mixtral-8x7b");
+        p.parallel.ep = 2;
+        QVERIFY(m_doc->apply(p, QStringLiteral("test")));
+        auto *etp = child<QComboBox>("etp");
+        QCOMPARE(etp->currentData().toInt(), 0);
+        QCOMPARE(etp->itemText(0), QStringLiteral("as tp"));
+        etp->setCurrentIndex(etp->findData(2));
+        QCOMPARE(m_doc->plan().parallel.etp, 2);
+        // ep 2 x etp 8 = 16 does not divide dp x cp x tp = 8.
+        auto *model = qobject_cast<QStandardItemModel *>(etp->model());
+        QVERIFY(model);
+        QVERIFY(!model->item(etp->findData(8))->isEnabled());
+        QVERIFY(model->item(etp->findData(8))->toolTip().contains(QStringLiteral("parallel.etp")));
+    }
+
     void keyboardReachesTheNewControls()
     {
         // Every new field has a label whose buddy it is, and Tab reaches it in reading order.
         for (const char *name :
-             {"ffnKind", "moeExperts", "moeTopK", "moeExpertFfn", "ppSchedule", "virtualStages"}) {
+             {"ffnKind", "moeExperts", "moeTopK", "moeExpertFfn", "ppSchedule", "virtualStages",
+              "attentionKind", "mlaQLoraRank", "mlaKvLoraRank", "mlaQkNope", "mlaQkRope", "mlaVHead",
+              "normKind", "positionEmbedding", "maxPositions", "mtpLayers", "moeShared", "moeSharedFfn",
+              "moeFirstDense", "moeLayerFreq", "moeCapacity", "moeImbalance", "moeDispatcher", "etp",
+              "dropoutHidden", "dropoutAttention"}) {
             QWidget *w = child<QWidget>(name);
             bool labelled = false;
             for (QLabel *label : m_editor->findChildren<QLabel *>())
@@ -520,8 +602,10 @@ private Q_SLOTS:
         // Enable the expert fields so that Tab stops on them.
         child<QCheckBox>("moe")->setChecked(true);
         const std::vector<std::vector<const char *>> chains = {
-            {"headDim", "ffnKind", "ffnHidden", "vocab", "moe", "moeExperts", "moeTopK",
-             "moeExpertFfn", "seqLen"},
+            {"headDim", "ffnKind", "ffnHidden", "vocab", "attentionKind", "qkNorm", "normKind",
+             "linearBias", "positionEmbedding", "mtpLayers", "moe", "moeExperts", "moeTopK",
+             "moeExpertFfn", "moeShared", "moeFirstDense", "moeLayerFreq", "moeCapacity",
+             "moeImbalance", "moeRouterFp32", "moeDispatcher", "seqLen"},
             {"pp", "ppSchedule", "virtualStages", "cp"},
         };
         for (const auto &chain : chains) {

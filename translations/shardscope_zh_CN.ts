@@ -947,6 +947,22 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source> The token dispatcher (%1) holds %2 hidden states per token while tokens travel: %3.</source>
         <translation> token 分发器（%1）在 token 传输期间每个 token 持有 %2 份隐藏状态：%3。</translation>
     </message>
+    <message>
+        <source>(%1 dense params / %2 (dp x cp) + %3 expert params / %4 (expert dp)) x %5 B (%6) = %7</source>
+        <translation>（%1 个稠密参数 / %2 (dp x cp) + %3 个专家参数 / %4（专家数据并行））× %5 B（%6）= %7</translation>
+    </message>
+    <message>
+        <source>(%1 dense / %2 (dp x cp) + %3 expert / %4 (expert dp)) x %5 B = %6</source>
+        <translation>（%1 稠密 / %2 (dp x cp) + %3 专家 / %4（专家数据并行））× %5 B = %6</translation>
+    </message>
+    <message>
+        <source>(%1 dense / %2 (dp x cp) + %3 expert / %4 (expert dp)) x %5 B (%6) = %7</source>
+        <translation>（%1 稠密 / %2 (dp x cp) + %3 专家 / %4（专家数据并行））× %5 B（%6）= %7</translation>
+    </message>
+    <message>
+        <source>(%1 dense / %2 (dp x cp) + %3 expert / %4 (expert dp)) x %5 states x %6 B = %7</source>
+        <translation>（%1 稠密 / %2 (dp x cp) + %3 专家 / %4（专家数据并行））× %5 个状态 × %6 B = %7</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -1596,6 +1612,58 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>step-wide</source>
         <translation>整个训练步</translation>
+    </message>
+    <message>
+        <source>multi-head latent attention: q rank %1, kv rank %2, q/k head %3 + %4, v head %5</source>
+        <translation>多头潜在注意力：q 秩 %1，kv 秩 %2，q/k 头宽 %3 + %4，v 头宽 %5</translation>
+    </message>
+    <message>
+        <source>QK norms</source>
+        <translation>QK 归一化</translation>
+    </message>
+    <message>
+        <source>%1 shared of %2</source>
+        <translation>%1 个宽 %2 的共享专家</translation>
+    </message>
+    <message>
+        <source>MoE in %1 of %2 layers</source>
+        <translation>%2 层中 %1 层为 MoE</translation>
+    </message>
+    <message>
+        <source>%1 MTP module(s)</source>
+        <translation>%1 个 MTP 模块</translation>
+    </message>
+    <message>
+        <source>%1, %2, %3</source>
+        <translation>%1，%2，%3</translation>
+    </message>
+    <message>
+        <source>LayerNorm</source>
+        <translation>LayerNorm</translation>
+    </message>
+    <message>
+        <source>RMSNorm</source>
+        <translation>RMSNorm</translation>
+    </message>
+    <message>
+        <source>biases on every linear</source>
+        <translation>每个线性层带偏置</translation>
+    </message>
+    <message>
+        <source>no linear biases</source>
+        <translation>线性层无偏置</translation>
+    </message>
+    <message>
+        <source>learned positions (%1)</source>
+        <translation>可学习位置（%1）</translation>
+    </message>
+    <message>
+        <source>RoPE</source>
+        <translation>RoPE</translation>
+    </message>
+    <message>
+        <source>expert TP %1</source>
+        <translation>专家 TP %1</translation>
     </message>
 </context>
 <context>
@@ -3188,10 +3256,6 @@ Not possible now: %2</source>
         <translation>GELU（GPT）</translation>
     </message>
     <message>
-        <source>The feed-forward block of every layer: SwiGLU (gate, up and down projections, RMSNorm) or GELU (two projections with biases, LayerNorm)</source>
-        <translation>每层的前馈块：SwiGLU（gate、up、down 三个投影，RMSNorm）或 GELU（两个带偏置的投影，LayerNorm）</translation>
-    </message>
-    <message>
         <source>FFN &amp;kind</source>
         <translation>FFN 类型(&amp;K)</translation>
     </message>
@@ -3504,6 +3568,62 @@ Not possible now:
     <message>
         <source>Allocator &amp;GC threshold</source>
         <translation>分配器 GC 阈值(&amp;G)</translation>
+    </message>
+    <message>
+        <source>squared ReLU (Nemotron)</source>
+        <translation>平方 ReLU（Nemotron）</translation>
+    </message>
+    <message>
+        <source>The feed-forward block of every layer: SwiGLU (gate, up and down projections) or a non-gated GELU or squared ReLU (two projections); choosing GELU also picks the GPT family&apos;s LayerNorm and biases, which the fields below change</source>
+        <translation>每层的前馈块：SwiGLU（gate、up、down 三个投影），或无门控的 GELU、平方 ReLU（两个投影）；选择 GELU 时同时选用 GPT 系列的 LayerNorm 与偏置，可在下方字段中修改</translation>
+    </message>
+    <message>
+        <source>framework&apos;s</source>
+        <translation>框架默认</translation>
+    </message>
+    <message>
+        <source>Set dropout</source>
+        <translation>设置 dropout</translation>
+    </message>
+    <message>
+        <source>Hidden dropout</source>
+        <translation>隐藏层 dropout</translation>
+    </message>
+    <message>
+        <source>Attention dropout</source>
+        <translation>注意力 dropout</translation>
+    </message>
+    <message>
+        <source>Expert tensor parallel (etp)</source>
+        <translation>专家张量并行（etp）</translation>
+    </message>
+    <message>
+        <source>Multi-head latent attention: one key and value per head</source>
+        <translation>多头潜在注意力：每个头各有键与值</translation>
+    </message>
+    <message>
+        <source>Fewer than the heads for grouped-query attention</source>
+        <translation>少于注意力头数即为分组查询注意力</translation>
+    </message>
+    <message>
+        <source>Multi-head latent attention: q/k head without rope + with rope</source>
+        <translation>多头潜在注意力：q/k 头宽 = 无 rope 部分 + rope 部分</translation>
+    </message>
+    <message>
+        <source>Width of one attention head</source>
+        <translation>一个注意力头的宽度</translation>
+    </message>
+    <message>
+        <source>Saved masks: one byte per element after attention and after the FFN (hidden), per score under eager attention. Now %1 (the lowest value: the framework profile&apos;s)</source>
+        <translation>保存的掩码：注意力与 FFN 之后每个元素一个字节（隐藏层），eager 注意力下每个分数一个字节。当前 %1（最小值表示采用框架配置的默认值）</translation>
+    </message>
+    <message>
+        <source>Tensor parallelism inside each expert; experts&apos; data parallelism is world / (ep x etp x pp)</source>
+        <translation>专家内部的张量并行；专家的数据并行度为 world / (ep × etp × pp)</translation>
+    </message>
+    <message>
+        <source>as tp</source>
+        <translation>同 tp</translation>
     </message>
 </context>
 <context>
@@ -3864,6 +3984,245 @@ Not possible now:
     <message>
         <source>Pareto</source>
         <translation>Pareto</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::ShapeFields</name>
+    <message>
+        <source>Edit model shape</source>
+        <translation>编辑模型形状</translation>
+    </message>
+    <message>
+        <source>MHA / GQA</source>
+        <translation>MHA / GQA</translation>
+    </message>
+    <message>
+        <source>MLA (latent)</source>
+        <translation>MLA（潜在）</translation>
+    </message>
+    <message>
+        <source>Attention &amp;kind</source>
+        <translation>注意力类型(&amp;K)</translation>
+    </message>
+    <message>
+        <source>Change attention kind</source>
+        <translation>更改注意力类型</translation>
+    </message>
+    <message>
+        <source>MLA query rank</source>
+        <translation>MLA 查询秩</translation>
+    </message>
+    <message>
+        <source>MLA key/value rank</source>
+        <translation>MLA 键/值秩</translation>
+    </message>
+    <message>
+        <source>MLA q/k head (no rope)</source>
+        <translation>MLA q/k 头宽（无 rope）</translation>
+    </message>
+    <message>
+        <source>MLA q/k head (rope)</source>
+        <translation>MLA q/k 头宽（rope）</translation>
+    </message>
+    <message>
+        <source>MLA v head</source>
+        <translation>MLA v 头宽</translation>
+    </message>
+    <message>
+        <source>QK &amp;norms (Qwen3)</source>
+        <translation>QK 归一化(&amp;N)（Qwen3）</translation>
+    </message>
+    <message>
+        <source>Change QK norms</source>
+        <translation>更改 QK 归一化</translation>
+    </message>
+    <message>
+        <source>RMSNorm</source>
+        <translation>RMSNorm</translation>
+    </message>
+    <message>
+        <source>LayerNorm</source>
+        <translation>LayerNorm</translation>
+    </message>
+    <message>
+        <source>Nor&amp;m</source>
+        <translation>归一化(&amp;M)</translation>
+    </message>
+    <message>
+        <source>Change norm</source>
+        <translation>更改归一化</translation>
+    </message>
+    <message>
+        <source>&amp;Biases on every linear (GPT)</source>
+        <translation>每个线性层带偏置(&amp;B)（GPT）</translation>
+    </message>
+    <message>
+        <source>Change linear biases</source>
+        <translation>更改线性层偏置</translation>
+    </message>
+    <message>
+        <source>RoPE</source>
+        <translation>RoPE</translation>
+    </message>
+    <message>
+        <source>learned table</source>
+        <translation>可学习表</translation>
+    </message>
+    <message>
+        <source>Positions</source>
+        <translation>位置编码</translation>
+    </message>
+    <message>
+        <source>Change position embedding</source>
+        <translation>更改位置编码</translation>
+    </message>
+    <message>
+        <source>Position table rows</source>
+        <translation>位置表行数</translation>
+    </message>
+    <message>
+        <source>MTP modules</source>
+        <translation>MTP 模块</translation>
+    </message>
+    <message>
+        <source>Shared experts</source>
+        <translation>共享专家</translation>
+    </message>
+    <message>
+        <source>Shared expert width</source>
+        <translation>共享专家宽度</translation>
+    </message>
+    <message>
+        <source>Dense first layers</source>
+        <translation>前部稠密层</translation>
+    </message>
+    <message>
+        <source>MoE every k-th layer</source>
+        <translation>每 k 层一个 MoE</translation>
+    </message>
+    <message>
+        <source>dropless</source>
+        <translation>无丢弃</translation>
+    </message>
+    <message>
+        <source>Capacity factor</source>
+        <translation>容量因子</translation>
+    </message>
+    <message>
+        <source>Busiest rank&apos;s load</source>
+        <translation>最忙 rank 的负载</translation>
+    </message>
+    <message>
+        <source>Router in &amp;fp32</source>
+        <translation>路由器使用 fp32(&amp;F)</translation>
+    </message>
+    <message>
+        <source>all-to-all</source>
+        <translation>all-to-all</translation>
+    </message>
+    <message>
+        <source>all-gather</source>
+        <translation>all-gather</translation>
+    </message>
+    <message>
+        <source>Token dispatcher</source>
+        <translation>token 分发器</translation>
+    </message>
+    <message>
+        <source>Multi-head or grouped-query attention (KV heads say which), or DeepSeek&apos;s multi-head latent attention</source>
+        <translation>多头或分组查询注意力（由 KV 头数决定），或 DeepSeek 的多头潜在注意力</translation>
+    </message>
+    <message>
+        <source>Applies to multi-head latent attention</source>
+        <translation>仅适用于多头潜在注意力</translation>
+    </message>
+    <message>
+        <source>Rank of the query compression (0: queries projected directly)</source>
+        <translation>查询压缩的秩（0：直接投影查询）</translation>
+    </message>
+    <message>
+        <source>Rank of the compressed key/value latent</source>
+        <translation>压缩后键/值潜变量的秩</translation>
+    </message>
+    <message>
+        <source>Query/key width per head without rotary embedding</source>
+        <translation>每个头不带旋转位置编码的查询/键宽度</translation>
+    </message>
+    <message>
+        <source>Query/key width per head with rotary embedding (the key&apos;s is shared by all heads)</source>
+        <translation>每个头带旋转位置编码的查询/键宽度（键的这一部分由所有头共享）</translation>
+    </message>
+    <message>
+        <source>Value width per head</source>
+        <translation>每个头的值宽度</translation>
+    </message>
+    <message>
+        <source>Per-head RMSNorm on queries and keys before RoPE (Qwen3)</source>
+        <translation>RoPE 之前对查询与键逐头做 RMSNorm（Qwen3）</translation>
+    </message>
+    <message>
+        <source>MLA norms its latents instead</source>
+        <translation>MLA 改为对潜变量做归一化</translation>
+    </message>
+    <message>
+        <source>RMSNorm saves its input; LayerNorm also an fp32 mean and rstd per token</source>
+        <translation>RMSNorm 保存其输入；LayerNorm 还保存每个 token 的 fp32 均值与 rstd</translation>
+    </message>
+    <message>
+        <source>Rows of the learned position table: the longest sequence</source>
+        <translation>可学习位置表的行数：即最长序列</translation>
+    </message>
+    <message>
+        <source>Applies to a learned position table</source>
+        <translation>仅适用于可学习位置表</translation>
+    </message>
+    <message>
+        <source>Multi-token prediction modules on the last stage (DeepSeek-V3: 1)</source>
+        <translation>最后一个阶段上的多 token 预测模块（DeepSeek-V3：1）</translation>
+    </message>
+    <message>
+        <source>Dense model: turn on mixture of experts first</source>
+        <translation>稠密模型：请先开启混合专家</translation>
+    </message>
+    <message>
+        <source>Experts every token passes through (DeepSeek, Qwen2-MoE)</source>
+        <translation>每个 token 都经过的专家（DeepSeek、Qwen2-MoE）</translation>
+    </message>
+    <message>
+        <source>FFN width of one shared expert</source>
+        <translation>一个共享专家的 FFN 宽度</translation>
+    </message>
+    <message>
+        <source>Applies when there are shared experts</source>
+        <translation>有共享专家时适用</translation>
+    </message>
+    <message>
+        <source>Leading layers that keep the dense FFN (DeepSeek-V3: 3)</source>
+        <translation>保留稠密 FFN 的前部层数（DeepSeek-V3：3）</translation>
+    </message>
+    <message>
+        <source>After the dense layers, every k-th layer is MoE</source>
+        <translation>稠密层之后，每 k 层一个 MoE 层</translation>
+    </message>
+    <message>
+        <source>Tokens per expert capped at this factor x the balanced share; dropless when 0. The busiest rank is assumed at the cap</source>
+        <translation>每个专家的 token 数上限为此因子 × 均衡份额；为 0 时不丢弃。假定最忙的 rank 达到上限</translation>
+    </message>
+    <message>
+        <source>Dropless routing: the busiest rank&apos;s token copies over the balanced share</source>
+        <translation>无丢弃路由：最忙 rank 的 token 副本数相对均衡份额的倍数</translation>
+    </message>
+    <message>
+        <source>A capacity factor bounds each expert instead</source>
+        <translation>改由容量因子限制每个专家</translation>
+    </message>
+    <message>
+        <source>Router logits computed in fp32: an fp32 copy of its input is saved</source>
+        <translation>路由器 logits 以 fp32 计算：保存其输入的 fp32 副本</translation>
+    </message>
+    <message>
+        <source>How tokens reach their experts under expert parallelism: all-to-all, or every token of the group gathered</source>
+        <translation>专家并行下 token 到达专家的方式：all-to-all，或汇集组内所有 token</translation>
     </message>
 </context>
 <context>

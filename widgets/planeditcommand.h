@@ -26,6 +26,7 @@ enum class EditId {
     Framework,
     Cluster,
     LoadPlan,
+    Dropout,
 };
 
 /// Replaces the document's plan by another (validated) plan.

@@ -2,9 +2,11 @@
 
 #include "plandocument.h"
 #include "qstrings.h"
+#include "shapefields.h"
 
 #include "core/adapters.h"
 #include "core/catalog.h"
+#include "core/framework.h"
 #include "core/model.h"
 #include "core/units.h"
 
@@ -341,20 +343,32 @@ void PlanEditor::buildUi()
     m_ffnKind->setObjectName(QStringLiteral("ffnKind"));
     m_ffnKind->addItem(tr("SwiGLU (Llama)"), int(FfnKind::SwiGLU));
     m_ffnKind->addItem(tr("GELU (GPT)"), int(FfnKind::GELU));
+    m_ffnKind->addItem(tr("squared ReLU (Nemotron)"), int(FfnKind::SquaredReLU));
     m_ffnKind->setToolTip(
-        tr("The feed-forward block of every layer: SwiGLU (gate, up and down "
-           "projections, RMSNorm) or GELU (two projections with biases, LayerNorm)"));
+        tr("The feed-forward block of every layer: SwiGLU (gate, up and down projections) or a "
+           "non-gated GELU or squared ReLU (two projections); choosing GELU also picks the GPT "
+           "family's LayerNorm and biases, which the fields below change"));
     model->addRow(tr("FFN &kind"), m_ffnKind);
     connect(m_ffnKind, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto kind = FfnKind(m_ffnKind->itemData(index).toInt());
         edit(tr("Change FFN kind"), EditId::ModelShape, [&](Plan &p) {
             p.model.ffn = kind;
+            // As a plan's "ffn" alone means: GELU the GPT family's LayerNorm and biases.
+            p.model.norm = kind == FfnKind::GELU ? NormKind::LayerNorm : NormKind::RMSNorm;
+            p.model.linear_bias = kind == FfnKind::GELU;
             makeCustom(p.model);
         });
     });
     shapeField(m_ffn, "ffnHidden", tr("FFN width"), 1, 1048576, [](ModelShape &m, int v) { m.ffn_hidden = v; });
     m_ffn->setToolTip(tr("Width of the dense FFN; an MoE model uses the expert FFN width instead"));
     shapeField(m_vocab, "vocab", tr("Vocabulary"), 1, 16777216, [](ModelShape &m, int v) { m.vocab = v; });
+    m_shape = new ShapeFields(content, [this](const QString &label, const std::function<void(ModelShape &)> &change) {
+        edit(label, EditId::ModelShape, [&](Plan &p) {
+            change(p.model);
+            makeCustom(p.model);
+        });
+    });
+    m_shape->addModelRows(model);
 
     m_moe = new QCheckBox(tr("Mi&xture of experts (MoE)"), content);
     m_moe->setObjectName(QStringLiteral("moe"));
@@ -388,6 +402,7 @@ void PlanEditor::buildUi()
     moeField(m_topK, "moeTopK", tr("T&op-k"), 1, 4096, [](MoeShape &m, int v) { m.top_k = v; });
     moeField(m_expertFfn, "moeExpertFfn", tr("Expert FFN &width"), 1, 1048576,
              [](MoeShape &m, int v) { m.expert_ffn_hidden = v; });
+    m_shape->addMoeRows(model);
 
     // ---- Training ----
     QFormLayout *training = group(tr("Training"));
@@ -425,6 +440,23 @@ void PlanEditor::buildUi()
     connect(m_microBatch, &QSpinBox::valueChanged, this, [this](int v) {
         edit(tr("Set micro-batch"), EditId::MicroBatch, [&](Plan &p) { p.training.micro_batch = v; });
     });
+    auto dropoutBox = [&](QDoubleSpinBox *&box, const char *name, const QString &label,
+                          double Dropout::*field) {
+        box = new QDoubleSpinBox(content);
+        box->setObjectName(QLatin1String(name));
+        box->setRange(-0.01, 0.99);
+        box->setSingleStep(0.05);
+        box->setSpecialValueText(tr("framework's"));
+        box->setKeyboardTracking(false);
+        training->addRow(label, box);
+        connect(box, &QDoubleSpinBox::valueChanged, this, [this, field](double v) {
+            edit(tr("Set dropout"), EditId::Dropout, [&](Plan &p) {
+                p.training.dropout.*field = v < 0 ? -1.0 : v;
+            });
+        });
+    };
+    dropoutBox(m_dropoutHidden, "dropoutHidden", tr("Hidden dropout"), &Dropout::hidden);
+    dropoutBox(m_dropoutAttention, "dropoutAttention", tr("Attention dropout"), &Dropout::attention);
     m_gradAccum = spin(content, 1, 65536);
     m_gradAccum->setObjectName(QStringLiteral("gradAccum"));
     m_gradAccum->setToolTip(tr("Micro-batches per optimizer step and data-parallel rank"));
@@ -604,6 +636,8 @@ void PlanEditor::buildUi()
     });
     degree(m_ep, "ep", tr("&Expert parallel (ep)"), QStringLiteral("ep"),
            [](Plan &p, int v) { p.parallel.ep = v; });
+    degree(m_etp, "etp", tr("Expert tensor parallel (etp)"), QStringLiteral("etp"),
+           [](Plan &p, int v) { p.parallel.etp = v; });
 
     m_sharding = new QComboBox(content);
     m_sharding->setObjectName(QStringLiteral("sharding"));
@@ -785,6 +819,16 @@ void PlanEditor::refresh()
     setValue(m_heads, p.model.heads);
     setValue(m_kvHeads, p.model.kv_heads);
     setValue(m_headDim, int(p.model.head_dim));
+    {
+        // Under MLA every head has its own keys and values and the head width is nope + rope.
+        const bool mla = p.model.mla_attention();
+        m_kvHeads->setEnabled(!mla);
+        m_headDim->setEnabled(!mla);
+        m_kvHeads->setToolTip(mla ? tr("Multi-head latent attention: one key and value per head")
+                                  : tr("Fewer than the heads for grouped-query attention"));
+        m_headDim->setToolTip(mla ? tr("Multi-head latent attention: q/k head without rope + with rope")
+                                  : tr("Width of one attention head"));
+    }
     selectData(m_ffnKind, int(p.model.ffn));
     setValue(m_ffn, int(p.model.ffn_hidden));
     setValue(m_vocab, int(p.model.vocab));
@@ -815,6 +859,24 @@ void PlanEditor::refresh()
     setValue(m_seqEntry, int(p.training.seq_len));
     setValue(m_microBatch, p.training.micro_batch);
     setValue(m_gradAccum, p.training.grad_accum);
+    {
+        const Dropout d = dropoutOf(p, *m_document->catalog().framework(p.framework));
+        const std::pair<QDoubleSpinBox *, std::pair<double, double>> boxes[] = {
+            {m_dropoutHidden, {p.training.dropout.hidden, d.hidden}},
+            {m_dropoutAttention, {p.training.dropout.attention, d.attention}}};
+        for (const auto &[box, v] : boxes) {
+            const double shown = v.first < 0 ? -0.01 : v.first;
+            if (box->value() != shown) {
+                const QSignalBlocker block(box);
+                box->setValue(shown);
+            }
+            box->setToolTip(tr("Saved masks: one byte per element after attention and after the FFN "
+                               "(hidden), per score under eager attention. Now %1 (the lowest value: "
+                               "the framework profile's)")
+                                .arg(v.second, 0, 'f', 2));
+        }
+    }
+    m_shape->refresh(p);
 
     {
         const MethodOptions &mo = p.training.method;
@@ -947,6 +1009,19 @@ void PlanEditor::refreshDegrees()
     fillDegreeCombo(m_pp, QStringLiteral("pp"), [](Plan &c, int v) { c.parallel.pp = v; rebalanceDp(c); }, p.parallel.pp);
     fillDegreeCombo(m_cp, QStringLiteral("cp"), [](Plan &c, int v) { c.parallel.cp = v; rebalanceDp(c); }, p.parallel.cp);
     fillDegreeCombo(m_ep, QStringLiteral("ep"), [](Plan &c, int v) { c.parallel.ep = v; }, p.parallel.ep);
+    {
+        // Expert tensor parallelism: tp's (0) or its own degree (Megatron's
+        // expert_tensor_parallel_size).
+        QList<int> values{0};
+        for (int v = 1; v <= p.cluster.world(); ++v)
+            if (p.cluster.world() % v == 0)
+                values.append(v);
+        fillChoiceCombo(m_etp, QStringLiteral("etp"), values, [](Plan &c, int v) { c.parallel.etp = v; },
+                        p.parallel.etp,
+                        tr("Tensor parallelism inside each expert; experts' data parallelism is world / "
+                           "(ep x etp x pp)"));
+        m_etp->setItemText(0, tr("as tp"));
+    }
 
     // Virtual stages: the counts v for which pp x v divides the layers.
     QList<int> stages;

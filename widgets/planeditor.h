@@ -17,6 +17,8 @@ class QDoubleSpinBox;
 
 namespace shardscope {
 
+class ShapeFields;
+
 class PlanDocument;
 
 /// Edits the plan: model, sequence, precision, parallel layout, memory switches and cluster.
@@ -69,6 +71,8 @@ private:
     QComboBox *m_ffnKind = nullptr;
     QCheckBox *m_moe = nullptr;
     QSpinBox *m_experts = nullptr, *m_topK = nullptr, *m_expertFfn = nullptr;
+    ShapeFields *m_shape = nullptr; ///< attention kind, MLA, norms, positions, MTP, MoE extras
+    QDoubleSpinBox *m_dropoutHidden = nullptr, *m_dropoutAttention = nullptr;
     QSlider *m_seqSlider = nullptr;
     QSpinBox *m_seqEntry = nullptr, *m_microBatch = nullptr, *m_gradAccum = nullptr;
     QComboBox *m_method = nullptr, *m_loraTargets = nullptr, *m_quant = nullptr, *m_loss = nullptr;
@@ -78,7 +82,7 @@ private:
     QList<QPair<QCheckBox *, uint8_t>> m_freezeParts, m_savedModules;
     QComboBox *m_dtParams = nullptr, *m_dtGrads = nullptr, *m_dtMaster = nullptr,
               *m_dtOptimizer = nullptr, *m_dtCompute = nullptr, *m_optimizer = nullptr;
-    QComboBox *m_tp = nullptr, *m_pp = nullptr, *m_cp = nullptr, *m_ep = nullptr;
+    QComboBox *m_tp = nullptr, *m_pp = nullptr, *m_cp = nullptr, *m_ep = nullptr, *m_etp = nullptr;
     QComboBox *m_ppSchedule = nullptr, *m_virtualStages = nullptr;
     QLabel *m_dp = nullptr;
     QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr;

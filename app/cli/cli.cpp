@@ -149,6 +149,37 @@ std::string estimateTable(const Plan &plan)
       << plan.model.hidden << ", " << plan.model.heads << " heads / " << plan.model.kv_heads
       << " KV, FFN " << plan.model.ffn_hidden << " " << toString(plan.model.ffn) << ", vocab "
       << plan.model.vocab << ")\n";
+    if (const ModelShape &m = plan.model; m.mla_attention() || m.moe.enabled() || m.qk_norm ||
+                                           m.mtp_layers > 0 || m.norm == NormKind::LayerNorm ||
+                                           m.linear_bias || m.position_embedding == PositionEmbedding::Learned) {
+        o << "Shape:  ";
+        if (m.mla_attention())
+            o << " MLA (q rank " << m.mla.q_lora_rank << ", kv rank " << m.mla.kv_lora_rank
+              << ", q/k head " << m.mla.qk_nope_head_dim << "+" << m.mla.qk_rope_head_dim
+              << ", v head " << m.mla.v_head_dim << ");";
+        if (m.qk_norm)
+            o << " QK norms;";
+        if (m.moe.enabled()) {
+            o << " MoE " << m.moe.experts << " experts top-" << m.moe.top_k << " of "
+              << m.moe.expert_ffn_hidden;
+            if (m.moe.shared_experts > 0)
+                o << " + " << m.moe.shared_experts << " shared of " << m.moe.shared_expert_ffn_hidden;
+            o << " in " << pc.moe_layers << " of " << m.layers << " layers";
+            if (m.moe.capacity_factor > 0)
+                o << ", capacity factor " << formatFixed(m.moe.capacity_factor, 2);
+            else
+                o << ", dropless (load " << formatFixed(m.moe.imbalance, 2) << ")";
+            o << ", " << toString(m.moe.dispatcher) << " dispatcher"
+              << (m.moe.router_fp32 ? ", fp32 router" : "") << ";";
+        }
+        if (m.mtp_layers > 0)
+            o << " " << m.mtp_layers << " MTP module(s);";
+        o << " " << toString(m.norm) << (m.linear_bias ? ", linear biases" : "")
+          << (m.position_embedding == PositionEmbedding::Learned
+                  ? ", learned positions " + std::to_string(m.max_positions)
+                  : std::string(", rope"))
+          << "\n";
+    }
     if (const MethodOptions &mo = plan.training.method; mo.method != TrainingMethod::Full) {
         o << "Method:  " << toString(mo.method);
         if (mo.usesAdapters()) {
@@ -167,7 +198,8 @@ std::string estimateTable(const Plan &plan)
           << formatFixed(100.0 * double(trainableParameters(plan)) / double(pc.total), 3) << "%)\n";
     }
     o << "Layout:  dp " << pa.dp << " x tp " << pa.tp << " x pp " << pa.pp << " x cp " << pa.cp
-      << (pa.ep > 1 ? " (ep " + std::to_string(pa.ep) + ")" : "") << ", sharding "
+      << (pa.ep > 1 ? " (ep " + std::to_string(pa.ep) + ")" : "")
+      << (pa.etp > 0 ? " (etp " + std::to_string(pa.etp) + ")" : "") << ", sharding "
       << toString(pa.sharding) << (pa.sp ? ", SP" : "") << ", recompute "
       << toString(plan.memory.recompute) << ", " << toString(plan.memory.attention)
       << " attention; " << plan.training.seq_len << " tokens x micro-batch "

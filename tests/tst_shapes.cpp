@@ -1,0 +1,207 @@
+// The 2025-26 shapes unit by unit: a layer's linears and their per-rank split (core/layers),
+// what an attention kind saves (core/attention), how MoE tokens travel (core/moe), and the
+// bytes per token of whole layers against hand computations: a DeepSeek-V3 dense and MoE
+// layer, a Qwen3-MoE layer, and a Megatron GPT layer with dropout against Korthikanti et al.
+// 2022's 34 sbh (flash), sbh (10 + 24 / t) (TP without SP) and 5 as / h (unfused softmax).
+#include "core/attention.h"
+#include "core/catalog.h"
+#include "core/layers.h"
+#include "core/memory.h"
+#include "core/moe.h"
+#include "core/plan.h"
+#include "planvariants.h"
+
+#include <QTest>
+#include <nlohmann/json.hpp>
+
+using namespace shardscope;
+using nlohmann::json;
+
+namespace {
+
+Plan plan(const json &patch)
+{
+    json j = testing::variantBase();
+    j["memory"]["recompute"] = "none";
+    j.merge_patch(patch);
+    return parsePlan(j, Catalog::builtin());
+}
+
+} // namespace
+
+class TestShapes : public QObject
+{
+    Q_OBJECT
+
+private slots:
+    // MLA under TP 4: q_b, kv_b split by heads, o by rows; q_a, kv_a and the latent norms whole
+    // on every rank. Routed experts split by etp, spread over ep; shared experts split by tp.
+    void rankLayerSplits()
+    {
+        const ModelShape &m = *Catalog::builtin().model("deepseek-v3");
+        const RankLayer r = rankLayer(m, LayerKind::Moe, 4, 8, 2);
+        const double qa = 7168.0 * 1536, qb = 1536.0 * 128 * 192, kva = 7168.0 * 576,
+                     kvb = 512.0 * 128 * 256, o = 128.0 * 128 * 7168;
+        QCOMPARE(r.attention, qa + kvb / 4 + qb / 4 + kva + o / 4 + 1536 + 512);
+        QCOMPARE(r.experts, 256.0 / 8 * 3 * 7168 * 2048 / 2);
+        QCOMPARE(r.shared, 3.0 * 7168 * 2048 / 4);
+        QCOMPARE(r.router, 256.0 * 7168);
+        QCOMPARE(r.norms, 2.0 * 7168);
+        // A column-parallel bias is split, a row-parallel one replicated (o_proj's, down's).
+        const ModelShape &g = *Catalog::builtin().model("megatron-gpt-7b");
+        const RankLayer d = rankLayer(g, LayerKind::Dense, 4, 1, 4);
+        const double h = 4096;
+        QCOMPARE(d.attention, (4 * h * h + 3 * h) / 4 + h);
+        QCOMPARE(d.denseFfn, (8 * h * h + 4 * h) / 4 + h);
+        QCOMPARE(d.norms, 4 * h);
+    }
+
+    // What attention saves per token: GQA under flash (q, k, v, output, log-sum-exp), Qwen3's
+    // QK norms, MLA's latents, eager score bytes in both softmax styles.
+    void attentionSavedBytes()
+    {
+        ActivationEnv e;
+        e.c = e.r = 2;
+        const ModelShape &q3 = *Catalog::builtin().model("qwen3-8b");
+        ModelShape plain = q3;
+        plain.qk_norm = false;
+        const AttentionSaved a = attentionSaved(e, plain, true);
+        QCOMPARE(a.inputs, 2.0 * 4096);
+        QCOMPARE(a.core, 2.0 * (4096 + 2 * 1024) + 2.0 * 4096 + 4.0 * 32);
+        // QK norms (fused here): their inputs, q and k, in the compute dtype.
+        QCOMPARE(attentionSaved(e, q3, true).core - a.core, 2.0 * 4096 + 2.0 * 1024);
+        const ModelShape &v3 = *Catalog::builtin().model("deepseek-v3");
+        const AttentionSaved m = attentionSaved(e, v3, true);
+        QCOMPARE(m.core, 2.0 * (2 * 1536) + 2.0 * (2 * 512) + 2.0 * (2 * 128 * 192 + 128 * 128) +
+                             2.0 * 128 * 128 + 4.0 * 128);
+        QCOMPARE(m.kvWidth, 128.0 * (192 + 128));
+        // Eager at 1024 keys: Hugging Face 4 + 2 B per score, + 1 with dropout; Megatron's
+        // fused softmax 2, 5 with dropout.
+        e.flash = false;
+        e.seqTokens = 1024;
+        QCOMPARE(attentionSaved(e, plain, true).scores, 6.0 * 32 * 1024);
+        e.attentionDropout = 0.1;
+        QCOMPARE(attentionSaved(e, plain, true).scores, 7.0 * 32 * 1024);
+        e.fusedSoftmax = true;
+        QCOMPARE(attentionSaved(e, plain, true).scores, 5.0 * 32 * 1024);
+        e.attentionDropout = 0;
+        QCOMPARE(attentionSaved(e, plain, true).scores, 2.0 * 32 * 1024);
+    }
+
+    // Routed copies per token of the micro-batch: top_k x load, / tp under SP, x etp for the
+    // expert tensor-parallel gather; dispatch buffers: the all-to-all's send and receive, the
+    // all-gather's ep x etp tokens.
+    void moeRoutingFactors()
+    {
+        ModelShape m = *Catalog::builtin().model("deepseek-v3");
+        Parallel pa;
+        pa.dp = 64;
+        pa.ep = 8;
+        MoeRouting r = moeRouting(m, pa);
+        QCOMPARE(r.copies, 8.0);
+        QCOMPARE(r.localExperts, 32.0);
+        QCOMPARE(dispatchTransientHiddens(m, pa), 16.0);
+        pa.tp = 4;
+        pa.sp = true;
+        pa.etp = 2;
+        r = moeRouting(m, pa);
+        QCOMPARE(r.tokensIn, 0.25);
+        QCOMPARE(r.copies, 0.25 * 2 * 8);
+        QCOMPARE(r.expertWidth, 1024.0);
+        QCOMPARE(r.sharedWidth, 512.0);
+        m.moe.capacity_factor = 1.25;
+        QCOMPARE(moeRouting(m, pa).copies, 0.25 * 2 * 8 * 1.25);
+        m.moe.capacity_factor = 0;
+        m.moe.imbalance = 1.5;
+        QCOMPARE(moeRouting(m, pa).load, 1.5);
+        m.moe.dispatcher = MoeShape::Dispatcher::AllGather;
+        QCOMPARE(dispatchTransientHiddens(m, pa), 0.25 * 8 * 2);
+        pa.ep = 1;
+        m.moe.dispatcher = MoeShape::Dispatcher::AllToAll;
+        QCOMPARE(dispatchTransientHiddens(m, pa), 0.0); // no all-to-all: the permuted copy is the input
+    }
+
+    // Whole layers, bytes per token (bf16, no recompute, flash, dropout off unless said).
+    void layerBytesPerToken_data()
+    {
+        QTest::addColumn<QString>("patch");
+        QTest::addColumn<int>("layer");
+        QTest::addColumn<double>("expected");
+        // DeepSeek-V3, megatron, tp 1 (fused norms save their input; fused SwiGLU its fc1
+        // output and result):
+        //   norms 2 x 2 x 7168 = 28,672; attention input 2 x 7168 = 14,336; q latent norm and
+        //   up-projection input 2 x 2 x 1536 = 6,144; kv latent 2 x 2 x 512 = 2,048; flash
+        //   q + k (2 x 128 x 192) and v (128 x 128) = 2 x 65,536, the output 2 x 16,384, the
+        //   log-sum-exp 4 x 128: 164,352; FFN input 14,336.
+        //   Dense layer: + 3 x 2 x 18,432 = 110,592 -> 340,480.
+        //   MoE layer: 8 routed copies x (3 x 2 x 2048 + the expert's input and output
+        //   2 x 2 x 7168) = 327,680; the fp32 router's probabilities and input copy
+        //   4 x 256 + 4 x 7168 = 29,696; the shared expert 3 x 2 x 2048 = 12,288 -> 599,552.
+        const char *v3 = R"({"model": {"preset": "deepseek-v3", "layers": 4}, "framework": "megatron",
+            "training": {"dropout": {"hidden": 0, "attention": 0}},
+            "parallel": {"dp": 8, "ep": 8, "sharding": "optimizer"}})";
+        QTest::addRow("deepseek-v3 dense") << v3 << 0 << 340480.0;
+        QTest::addRow("deepseek-v3 moe") << v3 << 3 << 599552.0;
+        // The same MoE layer at tp 4 + SP, etp 1, ep 8: norms and inputs / 4 (7,168 + 3,584 +
+        // 3,584); latents whole (8,192); flash over 32 heads 41,088; 2 routed copies per token
+        // (1/4 x 8) x 40,960 = 81,920; router 29,696 / 4 = 7,424; shared expert / 4: 3,072.
+        QTest::addRow("deepseek-v3 moe tp4 sp etp1")
+            << R"({"model": {"preset": "deepseek-v3", "layers": 4}, "framework": "megatron",
+                  "training": {"dropout": {"hidden": 0, "attention": 0}},
+                  "parallel": {"dp": 2, "tp": 4, "sp": true, "ep": 8, "etp": 1, "sharding": "optimizer"}})"
+            << 3 << 156032.0;
+        // Qwen3-30B-A3B, pytorch (Hugging Face: upcast RMSNorm saves fp32 input and the
+        // normalized tensor, 6 B per element): norms 2 x 6 x 2048 = 24,576; attention input
+        // 4,096; QK norms 6 x 4096 + 6 x 512 = 27,648; flash 2 x (4096 + 2 x 512) + 2 x 4096 +
+        // 4 x 32 = 18,560; FFN input 4,096; 8 copies x (4 x 2 x 768 + 2 x 2 x 2048) = 114,688;
+        // router probabilities 4 x 128 = 512 -> 194,176.
+        QTest::addRow("qwen3-moe")
+            << R"({"model": {"preset": "qwen3-30b-a3b"}, "parallel": {"ep": 8, "sharding": "optimizer"}})"
+            << 0 << 194176.0;
+        // Megatron GPT 6.7B with the profile's 0.1 dropout, flash: Korthikanti's 34 h (two
+        // one-byte dropout masks included) + the log-sum-exp 4 x 32 + LayerNorm's fp32 mean
+        // and rstd 2 x 8 = 139,408.
+        const char *gpt = R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron"})";
+        QTest::addRow("gpt flash") << gpt << 0 << 34.0 * 4096 + 128 + 16;
+        // TP 4 without SP: (10 + 24 / 4) h + 4 x 8 + 16.
+        QTest::addRow("gpt tp4")
+            << R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron",
+                  "parallel": {"dp": 2, "tp": 4}})"
+            << 0 << 16.0 * 4096 + 32 + 16;
+        // Unfused softmax with attention dropout at 2048 tokens: + 5 a s per token.
+        QTest::addRow("gpt eager dropout")
+            << R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron",
+                  "training": {"seq_len": 2048}, "memory": {"attention": "eager"}})"
+            << 0 << 34.0 * 4096 + 5.0 * 32 * 2048 + 16;
+        // Without dropout the two masks go: 32 h.
+        QTest::addRow("gpt no dropout")
+            << R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron",
+                  "training": {"dropout": {"hidden": 0, "attention": 0}}})"
+            << 0 << 32.0 * 4096 + 128 + 16;
+    }
+
+    void layerBytesPerToken()
+    {
+        QFETCH(QString, patch);
+        QFETCH(int, layer);
+        QFETCH(double, expected);
+        const Plan p = plan(json::parse(patch.toStdString()));
+        QCOMPARE(savedBytesPerToken(p, Catalog::builtin(), layer), expected);
+    }
+
+    // Dense and MoE layers of one stage: the activation formula's B/token is their mean.
+    void mixedStageMean()
+    {
+        const Plan p = plan(json::parse(R"({"model": {"preset": "deepseek-v3", "layers": 4},
+            "framework": "megatron", "training": {"dropout": {"hidden": 0, "attention": 0}},
+            "parallel": {"dp": 8, "ep": 8, "sharding": "optimizer"}})"));
+        const MemoryEstimate m = estimateMemory(p, Catalog::builtin());
+        const MemoryExplanation ex = explainMemory(p, Catalog::builtin(), m.ranks[0], Phase::Backward);
+        const std::string text = ex[size_t(Component::Activations)].formula.english();
+        // (3 x 340,480 + 599,552) / 4 = 405,248.
+        QVERIFY2(text.find("4 layers x 405248 B/token") != std::string::npos, text.c_str());
+    }
+};
+
+QTEST_APPLESS_MAIN(TestShapes)
+#include "tst_shapes.moc"
