@@ -113,8 +113,22 @@ bool quickValidate(const Plan &plan)
         return false;
     if (m.heads % pa.tp != 0 || m.kv_heads % pa.tp != 0)
         return false;
-    const int64_t ffn = m.moe.enabled() ? m.moe.expert_ffn_hidden : m.ffn_hidden;
-    if (ffn % pa.tp != 0)
+    // The same rules as validatePlan: the dense FFN (when some layer has it), each expert under
+    // expert tensor parallelism, the shared experts under tp; ep x etp tiles the stage.
+    if (m.layers > m.moeLayers() && m.ffn_hidden % pa.tp != 0)
+        return false;
+    if (m.moe.enabled()) {
+        const int etp = pa.expertTp();
+        if (m.moe.expert_ffn_hidden % etp != 0)
+            return false;
+        if (m.moe.shared_experts > 0 && m.moe.shared_expert_ffn_hidden % pa.tp != 0)
+            return false;
+        if ((int64_t(pa.dp) * pa.cp * pa.tp) % (int64_t(pa.ep) * etp) != 0)
+            return false;
+        if (etp != pa.tp && pa.tp > 1 && !pa.sp)
+            return false;
+    }
+    if (m.position_embedding == PositionEmbedding::Learned && plan.training.seq_len > m.max_positions)
         return false;
     if (pa.pp_schedule == PpSchedule::Interleaved) {
         if (pa.pp < 2 || pa.virtual_stages < 2 || plan.training.grad_accum % pa.pp != 0)
@@ -129,7 +143,8 @@ bool quickValidate(const Plan &plan)
     if (pa.sp && (pa.tp < 2 || (plan.training.seq_len / pa.cp) % pa.tp != 0))
         return false;
     if (pa.ep > 1) {
-        if (!m.moe.enabled() || m.moe.experts % pa.ep != 0 || (int64_t(pa.dp) * pa.cp) % pa.ep != 0)
+        if (!m.moe.enabled() || m.moe.experts % pa.ep != 0 ||
+            (pa.etp == 0 && (int64_t(pa.dp) * pa.cp) % pa.ep != 0))
             return false;
     }
     if (plan.memory.offload.params && pa.sharding != Sharding::Full)
@@ -166,13 +181,19 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                             std::to_string(work.training.seq_len) +
                                             " tokens is beyond any run (at most 1e12 tokens per "
                                             "step)");
-    const int64_t ffn = mo.moe.enabled() ? mo.moe.expert_ffn_hidden : mo.ffn_hidden;
-
-    // TP stays inside a node (its collectives are on the critical path of every layer).
+    // TP stays inside a node (its collectives are on the critical path of every layer); it
+    // splits the heads, the dense FFN where a layer has one, the shared experts, and the routed
+    // experts unless the plan gives them their own etp.
+    const bool denseFfn = mo.layers > mo.moeLayers();
     std::vector<int> tps;
     for (int t : divisors(world, work.cluster.devices_per_node)) {
-        if (mo.heads % t == 0 && mo.kv_heads % t == 0 && ffn % t == 0)
-            tps.push_back(t);
+        if (mo.heads % t != 0 || mo.kv_heads % t != 0 || (denseFfn && mo.ffn_hidden % t != 0))
+            continue;
+        if (mo.moe.enabled() && work.parallel.etp == 0 && mo.moe.expert_ffn_hidden % t != 0)
+            continue;
+        if (mo.moe.shared_experts > 0 && mo.moe.shared_expert_ffn_hidden % t != 0)
+            continue;
+        tps.push_back(t);
     }
     const int maxMicro = std::max(1, request.max_micro_batch);
     const int maxV = std::max(1, request.max_virtual_stages);
@@ -193,8 +214,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     std::vector<int> eps = {1};
                     if (mo.moe.enabled()) {
                         eps.clear();
+                        const int64_t etp = work.parallel.etp > 0 ? work.parallel.etp : tp;
                         for (int e : divisors(mo.moe.experts, mo.moe.experts)) {
-                            if ((int64_t(dp) * cpar) % e == 0)
+                            if ((int64_t(dp) * cpar * tp) % (int64_t(e) * etp) == 0)
                                 eps.push_back(e);
                         }
                     }

@@ -7,6 +7,8 @@
 #include <QDir>
 #include <QFile>
 #include <QTemporaryDir>
+#include "planvariants.h"
+#include "core/memory.h"
 #include <QTest>
 #include <nlohmann/json.hpp>
 
@@ -60,6 +62,27 @@ private slots:
         QVERIFY(q.parallel.sharding == Sharding::Full);
         QVERIFY(out["format"] == json("shardscope-plan"));
         QVERIFY(out["version"] == json(1));
+    }
+
+    // Every variant (MLA, MTP, MoE extras, etp, GPT-style fields, dropout among them) saves and
+    // loads to the same plan and the same numbers; an explicit shape without its preset too.
+    void variantsRoundTrip()
+    {
+        for (const testing::PlanVariant &v : testing::planVariants()) {
+            const Plan p = testing::variantPlan(v);
+            const json out = planToJson(p);
+            const Plan q = parsePlan(out, Catalog::builtin());
+            QVERIFY2(planToJson(q) == out, v.name);
+            json bare = out;
+            bare["model"].erase("preset");
+            if (bare["model"].contains("moe") && bare["model"]["moe"].is_null())
+                bare["model"].erase("moe");
+            const Plan r = parsePlan(bare, Catalog::builtin());
+            QVERIFY2(countParameters(r.model).total == countParameters(p.model).total, v.name);
+            QVERIFY2(estimateMemory(r, Catalog::builtin()).peak_bytes ==
+                         estimateMemory(p, Catalog::builtin()).peak_bytes,
+                     v.name);
+        }
     }
 
     void presetFieldsCanBeOverridden()
@@ -136,6 +159,45 @@ private slots:
         row("unknown framework", R"({"framework": "jax"})", "framework", "unknown");
         row("recompute typo", R"({"memory": {"recompute": "all"}})", "memory.recompute", "one of");
         row("training missing", R"({"training": null})", "training", "object");
+        // The 2025-26 shape fields (the DDP case is Llama-2-7B at 32K on 8 x 910B).
+        row("attention kind typo", R"({"model": {"attention": "mqa"}})", "model.attention", "one of");
+        row("mla without ranks", R"({"model": {"attention": "mla"}})", "model.mla", "required");
+        row("mla on gqa", R"({"model": {"mla": {"kv_lora_rank": 512}}})", "model.mla", "applies to attention");
+        row("mla kv heads", R"({"model": {"attention": "mla", "kv_heads": 8, "mla": {"q_lora_rank": 0, "kv_lora_rank": 512,
+             "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}}})", "model.kv_heads", "kv_heads == heads");
+        row("mla head dim", R"({"model": {"attention": "mla", "head_dim": 128, "mla": {"q_lora_rank": 0, "kv_lora_rank": 512,
+             "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}}})", "model.head_dim", "qk_nope_head_dim + qk_rope_head_dim");
+        row("mla qk norm", R"({"model": {"attention": "mla", "qk_norm": true, "mla": {"q_lora_rank": 0, "kv_lora_rank": 512,
+             "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "v_head_dim": 128}}})", "model.qk_norm", "mla");
+        row("mha with fewer kv heads", R"({"model": {"attention": "mha", "kv_heads": 8}})", "model.attention", "gqa");
+        row("norm typo", R"({"model": {"norm": "batchnorm"}})", "model.norm", "one of");
+        row("ffn typo", R"({"model": {"ffn": "relu"}})", "model.ffn", "squared_relu");
+        row("learned without rows", R"({"model": {"position_embedding": "learned"}})", "model.max_positions", "required");
+        row("rows without learned", R"({"model": {"max_positions": 4096}})", "model.max_positions", "learned");
+        row("sequence beyond the table", R"({"model": {"position_embedding": "learned", "max_positions": 4096}})",
+            "training.seq_len", "max_positions");
+        row("too many mtp", R"({"model": {"mtp_layers": 17}})", "model.mtp_layers", "between");
+        row("capacity below 1/top_k", R"({"model": {"preset": "mixtral-8x7b", "moe": {"capacity_factor": 0.25}}})",
+            "model.moe.capacity_factor", "1 / top_k");
+        row("imbalance with capacity", R"({"model": {"preset": "mixtral-8x7b", "moe": {"capacity_factor": 1.5, "imbalance": 1.2}}})",
+            "model.moe.imbalance", "dropless");
+        row("imbalance below 1", R"({"model": {"preset": "mixtral-8x7b", "moe": {"imbalance": 0.8}}})",
+            "model.moe.imbalance", "between");
+        row("shared width without shared", R"({"model": {"preset": "mixtral-8x7b", "moe": {"shared_expert_ffn_hidden": 4096}}})",
+            "model.moe.shared_experts", "at least 1");
+        row("no moe layer left", R"({"model": {"preset": "mixtral-8x7b", "moe": {"first_dense_layers": 32}}})",
+            "model.moe.first_dense_layers", "between");
+        row("dispatcher typo", R"({"model": {"preset": "mixtral-8x7b", "moe": {"dispatcher": "p2p"}}})",
+            "model.moe.dispatcher", "one of");
+        row("etp on dense", R"({"parallel": {"etp": 2}})", "parallel.etp", "MoE");
+        row("etp not dividing the expert", R"({"model": {"preset": "mixtral-8x7b", "moe": {"expert_ffn_hidden": 1004}}, "parallel": {"etp": 8}})",
+            "parallel.etp", "expert_ffn_hidden");
+        row("ep x etp not tiling", R"({"model": {"preset": "mixtral-8x7b"}, "parallel": {"ep": 8, "etp": 2}})",
+            "parallel.etp", "must divide dp * cp * tp");
+        row("etp without sp", R"({"model": {"preset": "mixtral-8x7b"}, "parallel": {"dp": 2, "tp": 4, "etp": 1}})",
+            "parallel.etp", "parallel.sp");
+        row("dropout out of range", R"({"training": {"dropout": {"hidden": 1.5}}})", "training.dropout.hidden", "between");
+        row("dropout not object", R"({"training": {"dropout": 0.1}})", "training.dropout", "object");
     }
 
     void errors()
