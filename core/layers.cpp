@@ -69,6 +69,7 @@ LayerSpec layerSpec(const ModelShape &m, LayerKind kind)
 {
     LayerSpec s;
     s.kind = kind;
+    s.linears.reserve(10);
     const int64_t h = m.hidden;
     s.norms = 2 * normParams(m, h);
     const bool qkvBias = m.attention_bias || m.linear_bias;
@@ -116,7 +117,11 @@ LayerSpec layerSpec(const ModelShape &m, LayerKind kind)
 
 RankLayer rankLayer(const ModelShape &m, LayerKind kind, int tp, int ep, int etp)
 {
-    const LayerSpec s = layerSpec(m, kind);
+    return rankLayer(layerSpec(m, kind), tp, ep, etp);
+}
+
+RankLayer rankLayer(const LayerSpec &s, int tp, int ep, int etp)
+{
     RankLayer r;
     r.norms = double(s.norms);
     r.attention = double(s.attentionVectors);

@@ -72,6 +72,7 @@ struct RankLayer
 };
 
 RankLayer rankLayer(const ModelShape &m, LayerKind kind, int tp, int ep, int etp);
+RankLayer rankLayer(const LayerSpec &spec, int tp, int ep, int etp);
 
 /// Layers of each kind among `layers` (indices of the decoder layers a stage holds).
 struct LayerMix

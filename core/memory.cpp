@@ -157,17 +157,30 @@ struct Context
         env.seqTokens = seqTokens;
         env.attentionDropout = dropout.attention;
         env.fusedSoftmax = f.fused_softmax;
+        layerKinds();
     }
     /// Decoder layers of `stage` by kind (interleaved chunks round-robin).
-    LayerMix stageMix(int stage) const
+    LayerMix stageMix(int stage) const { return mixes[size_t(stage)]; }
+    /// One layer of each kind: its linears (core/layers.h) and this rank's share of them.
+    LayerSpec denseSpec, moeSpec;
+    RankLayer denseRank, moeRank;
+    std::vector<LayerMix> mixes;
+
+    void layerKinds()
     {
-        LayerMix mix;
-        const int chunks = pp * v;
-        const int perChunk = std::max(1, plan.model.layers / chunks);
-        for (int layer = 0; layer < plan.model.layers; ++layer)
-            if ((layer / perChunk) % pp == stage)
-                (plan.model.moeLayer(layer) ? mix.moe : mix.dense) += 1;
-        return mix;
+        const ModelShape &mo = plan.model;
+        denseSpec = layerSpec(mo, LayerKind::Dense);
+        denseRank = rankLayer(denseSpec, tp, ep, etp);
+        if (mo.moe.enabled()) {
+            moeSpec = layerSpec(mo, LayerKind::Moe);
+            moeRank = rankLayer(moeSpec, tp, ep, etp);
+        }
+        mixes.assign(size_t(std::max(1, pp)), LayerMix{});
+        const int perChunk = std::max(1, mo.layers / (pp * v));
+        for (int layer = 0; layer < mo.layers; ++layer) {
+            LayerMix &mix = mixes[size_t((layer / perChunk) % pp)];
+            (mo.moeLayer(layer) ? mix.moe : mix.dense) += 1;
+        }
     }
 };
 
@@ -397,8 +410,8 @@ Quantities computeQuantities(const Context &x, int stage)
     // Layers by kind (core/layers.h): attention, norms, the dense FFN or the router and shared
     // experts split by tp; routed experts by etp, spread over ep.
     const LayerMix mix = x.stageMix(stage);
-    const RankLayer dl = rankLayer(mo, LayerKind::Dense, x.tp, x.ep, x.etp);
-    const RankLayer ml = mo.moe.enabled() ? rankLayer(mo, LayerKind::Moe, x.tp, x.ep, x.etp) : RankLayer{};
+    const RankLayer &dl = x.denseRank;
+    const RankLayer &ml = x.moeRank;
     double root = 0, rootMatmul = 0;
     if (first) {
         root += double(x.pc.embedding) / t;
@@ -789,7 +802,7 @@ void parameterTensorShares(const Context &x, int stage, std::vector<double> &lay
     // The stage's prevalent layer kind, tensor by tensor (core/layers.h); routed experts
     // stacked per weight.
     const LayerMix mix = x.stageMix(stage);
-    const LayerSpec spec = layerSpec(mo, mix.moe >= mix.dense && mix.moe > 0 ? LayerKind::Moe : LayerKind::Dense);
+    const LayerSpec &spec = mix.moe >= mix.dense && mix.moe > 0 ? x.moeSpec : x.denseSpec;
     layer.clear();
     for (const LinearSpec &l : spec.linears) {
         const double split = l.split == Split::Duplicated ? 1.0 : (l.part == LayerPart::Expert ? x.etp : t);
