@@ -246,6 +246,52 @@ private Q_SLOTS:
         QTest::keyClick(&w, Qt::Key_3, Qt::ControlModifier);
         QCOMPARE(w.memoryPanel()->phaseView(), PhaseView::Backward);
     }
+
+    // Ctrl+Z and Ctrl+Shift+Z undo and redo the plan while a spin box or the name field has the
+    // focus (their own line edits would otherwise take the keys); typing not yet applied is
+    // undone first.
+    void undoWinsInPlanControls_data()
+    {
+        QTest::addColumn<QString>("control");
+        QTest::addRow("spin box") << QStringLiteral("microBatch");
+        QTest::addRow("sequence entry") << QStringLiteral("seqLenEntry");
+        QTest::addRow("name") << QStringLiteral("name");
+    }
+    void undoWinsInPlanControls()
+    {
+        QFETCH(QString, control);
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QWidget *field = w.findChild<QWidget *>(control);
+        QVERIFY(field);
+        field->setFocus();
+        QTRY_VERIFY(field->hasFocus());
+        const std::string before = planToJson(w.document()->plan()).dump();
+        // An edit applied through the control.
+        QTest::keyClick(field, Qt::Key_A, Qt::ControlModifier);
+        QTest::keyClicks(field, control == QLatin1String("name")         ? QStringLiteral("mine")
+                                : control == QLatin1String("microBatch") ? QStringLiteral("4")
+                                                                         : QStringLiteral("4096"));
+        QTest::keyClick(field, Qt::Key_Return);
+        QVERIFY(planToJson(w.document()->plan()).dump() != before);
+        QCOMPARE(w.document()->undoStack()->count(), 1);
+        QVERIFY(field->hasFocus());
+        QTest::keyClick(field, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(w.document()->undoStack()->index(), 0);
+        QVERIFY(planToJson(w.document()->plan()).dump() == before);
+        QTest::keyClick(field, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(w.document()->undoStack()->index(), 1);
+        const std::string edited = planToJson(w.document()->plan()).dump();
+        QVERIFY(edited != before);
+        // Typing not applied yet: the first Ctrl+Z undoes the typing, the plan is untouched.
+        QTest::keyClick(field, Qt::Key_A, Qt::ControlModifier);
+        QTest::keyClicks(field, QStringLiteral("2"));
+        QTest::keyClick(field, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(w.document()->undoStack()->index(), 1);
+        QVERIFY(planToJson(w.document()->plan()).dump() == edited);
+        w.setSavePrompt([] { return QMessageBox::Discard; });
+    }
 };
 
 QTEST_MAIN(TestMainWindow)

@@ -16,6 +16,8 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
+#include <QKeyEvent>
+#include <QKeySequence>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
@@ -154,10 +156,43 @@ QSpinBox *spin(QWidget *parent, int lo, int hi)
     return s;
 }
 
+// The text a spin box shows for its value (textFromValue() is protected).
+template <typename Box, typename... Precision>
+QString shownText(const Box *box, Precision... precision)
+{
+    if (!box->specialValueText().isEmpty() && box->value() == box->minimum())
+        return box->specialValueText();
+    QString text = box->locale().toString(box->value(), precision...);
+    if (!box->isGroupSeparatorShown())
+        text.remove(box->locale().groupSeparator());
+    return box->prefix() + text + box->suffix();
+}
+
 } // namespace
+
+bool PlanEditor::hasPendingTyping(const QObject *control) const
+{
+    if (control == m_name)
+        return m_name->text() != m_shownName;
+    if (const auto *box = qobject_cast<const QSpinBox *>(control))
+        return box->text() != shownText(box);
+    if (const auto *box = qobject_cast<const QDoubleSpinBox *>(control))
+        return box->text() != shownText(box, 'f', box->decimals());
+    return false;
+}
 
 bool PlanEditor::eventFilter(QObject *watched, QEvent *event)
 {
+    if (event->type() == QEvent::ShortcutOverride) {
+        // A spin box or line edit takes Ctrl+Z for its own text. Once its text is applied to the
+        // plan, Undo and Redo are the plan's (Edit > Undo); typing not yet applied is undone first.
+        const auto *key = static_cast<QKeyEvent *>(event);
+        if ((key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo)) &&
+            !hasPendingTyping(watched)) {
+            event->ignore();
+            return true;
+        }
+    }
     if (event->type() == QEvent::Wheel) {
         auto *w = qobject_cast<QWidget *>(watched);
         if (w && !w->hasFocus()) {
@@ -181,6 +216,7 @@ PlanEditor::PlanEditor(PlanDocument *document, QWidget *parent)
             w->installEventFilter(this);
         }
     }
+    m_name->installEventFilter(this);
     connect(m_document, &PlanDocument::planChanged, this, [this] {
         m_status->clear();
         m_status->hide();
@@ -255,7 +291,8 @@ void PlanEditor::buildUi()
     model->addRow(tr("&Name"), m_name);
     connect(m_name, &QLineEdit::editingFinished, this, [this] {
         const std::string name = toStd(m_name->text());
-        edit(tr("Rename plan"), EditId::Name, [&](Plan &p) { p.name = name; });
+        if (edit(tr("Rename plan"), EditId::Name, [&](Plan &p) { p.name = name; }))
+            m_shownName = m_name->text();
     });
 
     m_preset = new QComboBox(content);
@@ -767,8 +804,12 @@ void PlanEditor::refresh()
 {
     m_refreshing = true;
     const Plan &p = m_document->plan();
-    if (!m_name->hasFocus())
-        m_name->setText(qs(p.name));
+    // The name field keeps what is being typed into it; otherwise it shows the plan's name.
+    if (!m_name->hasFocus() || m_name->text() == m_shownName) {
+        m_shownName = qs(p.name);
+        if (m_name->text() != m_shownName)
+            m_name->setText(m_shownName);
+    }
     {
         const QSignalBlocker block(m_preset);
         const int i = m_preset->findData(qs(p.model.preset));

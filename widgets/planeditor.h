@@ -47,6 +47,8 @@ protected:
 private:
     using Mutation = std::function<void(Plan &)>;
     bool edit(const QString &text, EditId id, const Mutation &mutate);
+    /// Whether a spin box or the name field holds typing not yet applied to the plan.
+    bool hasPendingTyping(const QObject *control) const;
     void showRefusal(const QString &reason);
     void refreshDegrees();
     void refreshChoices();
@@ -61,6 +63,7 @@ private:
     bool m_refreshing = false;
 
     QLineEdit *m_name = nullptr;
+    QString m_shownName; ///< the plan name the name field was last filled with or applied
     QComboBox *m_preset = nullptr;
     QSlider *m_size = nullptr;
     QLabel *m_sizeLabel = nullptr;
