@@ -60,6 +60,31 @@ private Q_SLOTS:
         model->clear();
         QCOMPARE(model->rowCount(), 0);
     }
+
+    // Pinned plans are told apart by what they are, not by the name they were opened with:
+    // the case edited to FSDP is not "DDP (the attempt that OOMs)" a second time.
+    void pinnedPlansAreToldApart()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.loadAsUntitled(QString::fromStdString(locateDataDir()) +
+                                       QStringLiteral("/cases/hcie-ai-ddp.plan.json"),
+                                   nullptr));
+        ComparePanel panel(&doc);
+        ComparisonModel *model = panel.model();
+        QAbstractItemModelTester tester(model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        QVERIFY(panel.pinCurrent());
+        Plan p = doc.plan();
+        p.parallel.sharding = Sharding::Full;
+        QVERIFY(doc.apply(p, QStringLiteral("edit")));
+        QVERIFY(panel.pinCurrent());
+        const QString a = model->index(0, ComparisonModel::PlanColumn).data().toString();
+        const QString b = model->index(1, ComparisonModel::PlanColumn).data().toString();
+        QVERIFY2(a.endsWith(QStringLiteral("DDP dp 8")), qPrintable(a));
+        QVERIFY2(b.endsWith(QStringLiteral("FSDP (ZeRO-3) dp 8 (edited)")), qPrintable(b));
+        // The user's name stays, as a name, in its own column.
+        QCOMPARE(model->index(1, ComparisonModel::NameColumn).data().toString(), QString::fromStdString(p.name));
+        QVERIFY(model->title(1).startsWith(QStringLiteral("B: Llama 2 7B")));
+    }
 };
 
 QTEST_MAIN(TestComparisonModel)

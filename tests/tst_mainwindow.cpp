@@ -3,6 +3,8 @@
 #include "widgets/memorychartview.h"
 #include "widgets/memorypanel.h"
 #include "widgets/plandocument.h"
+#include "widgets/searchpanel.h"
+#include "widgets/searchresultsmodel.h"
 #include "widgets/workbench.h"
 
 #include "core/catalog.h"
@@ -245,6 +247,53 @@ private Q_SLOTS:
         // Ctrl+3 switches the chart to the backward phase.
         QTest::keyClick(&w, Qt::Key_3, Qt::ControlModifier);
         QCOMPARE(w.memoryPanel()->phaseView(), PhaseView::Backward);
+    }
+
+    // The headline and the window title say what the plan is now, from its fields; the name it
+    // was opened with stays a name, and an edit of the case is marked.
+    void headlineAndTitleSayWhatThePlanIs()
+    {
+        MainWindow w;
+        const QString ddp = QStringLiteral("Llama 2 7B \u00b7 32K tokens \u00b7 8 x Ascend 910B2 \u00b7 DDP dp 8");
+        QVERIFY2(w.memoryPanel()->headline().contains(ddp), qPrintable(w.memoryPanel()->headline()));
+        QVERIFY(w.windowTitle().contains(ddp));
+        QVERIFY(!w.windowTitle().contains(QStringLiteral("OOMs")));
+        QVERIFY(!w.memoryPanel()->headline().contains(QStringLiteral("edited")));
+
+        Plan p = w.document()->plan();
+        p.parallel.sharding = Sharding::Full;
+        p.training.seq_len = 65536;
+        QVERIFY(w.document()->apply(p, QStringLiteral("edit")));
+        const QString headline = w.memoryPanel()->headline();
+        const QString fsdp = QStringLiteral("Llama 2 7B \u00b7 64K tokens \u00b7 8 x Ascend 910B2 \u00b7 FSDP (ZeRO-3) dp 8");
+        // The large first line is the description; the old name follows as a name, marked edited.
+        QVERIFY2(headline.indexOf(fsdp) >= 0 && headline.indexOf(fsdp) < headline.indexOf(QStringLiteral("<br>")),
+                 qPrintable(headline));
+        QVERIFY2(headline.contains(QStringLiteral("Name: \u201cHCIE-AI case")) &&
+                     headline.contains(QStringLiteral("edited from hcie-ai-ddp.plan.json")),
+                 qPrintable(headline));
+        QVERIFY2(w.windowTitle().contains(fsdp), qPrintable(w.windowTitle()));
+        // Back to the case: no longer edited.
+        w.document()->undoStack()->undo();
+        QVERIFY(!w.memoryPanel()->headline().contains(QStringLiteral("edited")));
+        QVERIFY(w.windowTitle().contains(ddp));
+        w.setSavePrompt([] { return QMessageBox::Discard; });
+    }
+
+    // A search result is another plan: it does not keep the searched plan's name.
+    void loadedSearchResultDropsTheName()
+    {
+        MainWindow w;
+        SearchResult r;
+        r.plan = parsePlanFile(testing::casePath("hcie-ai-tp8").toStdString(), Catalog::builtin());
+        r.plan.name = w.document()->plan().name;
+        w.searchPanel()->model()->setResults({r});
+        QVERIFY(w.searchPanel()->loadResult(0));
+        QCOMPARE(w.document()->plan().parallel.tp, 8);
+        QVERIFY(w.document()->plan().name.empty());
+        QVERIFY(!w.memoryPanel()->headline().contains(QStringLiteral("OOMs")));
+        QVERIFY(w.memoryPanel()->headline().contains(QStringLiteral("TP 8 + SP")));
+        w.setSavePrompt([] { return QMessageBox::Discard; });
     }
 
     // Ctrl+Z and Ctrl+Shift+Z undo and redo the plan while a spin box or the name field has the

@@ -6,6 +6,7 @@
 #include "widgets/reportexport.h"
 
 #include <QProcess>
+#include <QUndoStack>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -35,8 +36,23 @@ private Q_SLOTS:
         p.start(QStringLiteral("pdftotext"), {one, QStringLiteral("-")});
         QVERIFY(p.waitForFinished(30000));
         QString text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
+        // Titled by what the plan is; the name it was opened with beneath, as a name.
+        QVERIFY2(text.contains(QStringLiteral("FSDP (ZeRO-3) dp 8")), qPrintable(text.left(300)));
         QVERIFY(text.contains(QString::fromStdString(window.document()->plan().name)));
         QVERIFY(!text.contains(QStringLiteral("Comparison of")));
+
+        // Edited, the title follows the plan and says it was edited.
+        Plan edited = window.document()->plan();
+        edited.parallel.sharding = Sharding::Grads;
+        QVERIFY(window.document()->apply(edited, QStringLiteral("edit")));
+        QVERIFY2(ReportExport::exportTo(window, one, QPageSize::A4, &error), qPrintable(error));
+        p.start(QStringLiteral("pdftotext"), {one, QStringLiteral("-")});
+        QVERIFY(p.waitForFinished(30000));
+        text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
+        QVERIFY2(text.contains(QStringLiteral("ZeRO-2 dp 8")) &&
+                     text.contains(QStringLiteral("hcie-ai-fsdp.plan.json, edited")),
+                 qPrintable(text.left(400)));
+        window.document()->undoStack()->undo();
 
         // With the four case plans pinned, the current one is not repeated: four plans.
         QVERIFY(window.comparePanel()->pinCases() > 0);

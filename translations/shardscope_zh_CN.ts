@@ -1511,6 +1511,163 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
 </context>
 <context>
+    <name>PlanDescription</name>
+    <message>
+        <source>DDP</source>
+        <translation>DDP</translation>
+    </message>
+    <message>
+        <source>ZeRO-1</source>
+        <translation>ZeRO-1</translation>
+    </message>
+    <message>
+        <source>ZeRO-2</source>
+        <translation>ZeRO-2</translation>
+    </message>
+    <message>
+        <source>FSDP (ZeRO-3)</source>
+        <translation>FSDP（ZeRO-3）</translation>
+    </message>
+    <message>
+        <source>LoRA r%1</source>
+        <translation>LoRA r%1</translation>
+    </message>
+    <message>
+        <source>DoRA r%1</source>
+        <translation>DoRA r%1</translation>
+    </message>
+    <message>
+        <source>QLoRA r%1</source>
+        <translation>QLoRA r%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>last %n layer(s) trained</source>
+        <translation>
+            <numerusform>训练最后 %n 层</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>custom %1 model</source>
+        <translation>自定义 %1 模型</translation>
+    </message>
+    <message>
+        <source>%1, %2</source>
+        <translation>%1，%2</translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation>%1 tokens</translation>
+    </message>
+    <message>
+        <source>%1 x %2</source>
+        <translation>%1 x %2</translation>
+    </message>
+    <message>
+        <source>%1 (%2 nodes)</source>
+        <translation>%1（%2 个节点）</translation>
+    </message>
+    <message>
+        <source>TP %1 + SP</source>
+        <translation>TP %1 + SP</translation>
+    </message>
+    <message>
+        <source>TP %1</source>
+        <translation>TP %1</translation>
+    </message>
+    <message>
+        <source>PP %1</source>
+        <translation>PP %1</translation>
+    </message>
+    <message>
+        <source>%1 interleaved x%2</source>
+        <translation>%1 交错 x%2</translation>
+    </message>
+    <message>
+        <source>%1 GPipe</source>
+        <translation>%1 GPipe</translation>
+    </message>
+    <message>
+        <source>CP %1</source>
+        <translation>CP %1</translation>
+    </message>
+    <message>
+        <source>EP %1</source>
+        <translation>EP %1</translation>
+    </message>
+    <message>
+        <source>DDP dp %1</source>
+        <translation>DDP dp %1</translation>
+    </message>
+    <message>
+        <source>%1 over dp %2 x cp %3</source>
+        <translation>%1 跨 dp %2 x cp %3</translation>
+    </message>
+    <message>
+        <source>%1 over cp %2</source>
+        <translation>%1 跨 cp %2</translation>
+    </message>
+    <message>
+        <source>%1 dp %2</source>
+        <translation>%1 dp %2</translation>
+    </message>
+    <message>
+        <source>dp %1</source>
+        <translation>dp %1</translation>
+    </message>
+    <message>
+        <source>one device</source>
+        <translation>单设备</translation>
+    </message>
+    <message>
+        <source>model %1</source>
+        <translation>模型 %1</translation>
+    </message>
+    <message>
+        <source>sequence %1 tokens</source>
+        <translation>序列 %1 tokens</translation>
+    </message>
+    <message>
+        <source>micro-batch %1</source>
+        <translation>微批次 %1</translation>
+    </message>
+    <message>
+        <source>accumulation %1</source>
+        <translation>梯度累积 %1</translation>
+    </message>
+    <message>
+        <source>sharding %1</source>
+        <translation>分片：%1</translation>
+    </message>
+    <message>
+        <source>SP on</source>
+        <translation>SP 开</translation>
+    </message>
+    <message>
+        <source>SP off</source>
+        <translation>SP 关</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>%1 as default</source>
+        <translation>%1 为默认值</translation>
+    </message>
+</context>
+<context>
     <name>ReportExport</name>
     <message>
         <source>pinned for comparison</source>
@@ -1535,6 +1692,14 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>Wrote %1</source>
         <translation>已写入 %1</translation>
+    </message>
+    <message>
+        <source>%1, edited</source>
+        <translation>%1，已编辑</translation>
+    </message>
+    <message>
+        <source>%1; named “%2”</source>
+        <translation>%1；名称“%2”</translation>
     </message>
 </context>
 <context>
@@ -2013,6 +2178,18 @@ measured beside predicted.
         <source>MFU</source>
         <translation>MFU</translation>
     </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>%1 (edited)</source>
+        <translation>%1（已编辑）</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::LanguageMenu</name>
@@ -2196,10 +2373,6 @@ measured beside predicted.
         <translation>搜索</translation>
     </message>
     <message>
-        <source>%1[*] (%2) - ShardScope</source>
-        <translation>%1[*]（%2）- ShardScope</translation>
-    </message>
-    <message>
         <source>%1 was not opened; the current plan is unchanged.
 
 %2</source>
@@ -2343,6 +2516,10 @@ measured beside predicted.
         <source>Ctrl+5</source>
         <translation>Ctrl+5</translation>
     </message>
+    <message>
+        <source>%1[*]: %2 - ShardScope</source>
+        <translation>%1[*]：%2 - ShardScope</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryChartView</name>
@@ -2428,14 +2605,6 @@ measured beside predicted.
         <translation>Rank %1 需要 &lt;b&gt;%2&lt;/b&gt;：%4峰值时分配 %3 + 运行时预留 %5。最大部分：%6（%7）。</translation>
     </message>
     <message>
-        <source>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;&lt;span style=&apos;color:#2e7d32; font-weight:bold&apos;&gt;Fits&lt;/span&gt; on %2 (%3 HBM, %4 headroom). %5</source>
-        <translation>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;在 %2 上&lt;span style=&apos;color:#2e7d32; font-weight:bold&apos;&gt;可容纳&lt;/span&gt;（HBM %3，余量 %4）。%5</translation>
-    </message>
-    <message>
-        <source>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;Does not fit&lt;/span&gt; on %2 (%3 HBM): %4 over. %5</source>
-        <translation>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;在 %2 上&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;无法容纳&lt;/span&gt;（HBM %3）：超出 %4。%5</translation>
-    </message>
-    <message>
         <source>Ranks %1 (%2 identical ranks, stage %3)</source>
         <translation>Rank %1（%2 个相同 rank，第 %3 级）</translation>
     </message>
@@ -2462,6 +2631,22 @@ measured beside predicted.
     <message>
         <source>%1: ranks 0-%2, left to right (hover a bar for its rank)</source>
         <translation>%1：rank 0-%2，从左到右（悬停柱形可查看其 rank）</translation>
+    </message>
+    <message>
+        <source>Name: “%1”</source>
+        <translation>名称：“%1”</translation>
+    </message>
+    <message>
+        <source>edited from %1</source>
+        <translation>由 %1 编辑而来</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;Fits&lt;/span&gt; on %2 (%3 HBM, %4 headroom). %5</source>
+        <translation>在 %2 上&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;可容纳&lt;/span&gt;（HBM %3，余量 %4）。%5</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;Does not fit&lt;/span&gt; on %2 (%3 HBM): %4 over. %5</source>
+        <translation>在 %2 上&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;无法容纳&lt;/span&gt;（HBM %3）：超出 %4。%5</translation>
     </message>
 </context>
 <context>

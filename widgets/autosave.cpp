@@ -2,6 +2,7 @@
 
 #include "filewrite.h"
 
+#include "plandescription.h"
 #include "plandocument.h"
 #include "qstrings.h"
 
@@ -94,7 +95,8 @@ void Autosave::saveNow()
     }
     QJsonObject meta;
     meta.insert(QStringLiteral("original"), m_document->filePath());
-    meta.insert(QStringLiteral("name"), qs(m_document->plan().name));
+    // What the recovery prompt calls the plan: what it is, not the name it was opened with.
+    meta.insert(QStringLiteral("name"), describePlan(m_document->plan(), m_document->catalog()));
     meta.insert(QStringLiteral("saved"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate));
     if (!writeFileSafely(metaPath(), QJsonDocument(meta).toJson(), &error))
         Q_EMIT saveFailed(error);

@@ -4,6 +4,7 @@
 #include "componentstyle.h"
 #include "layouttext.h"
 #include "memorychartview.h"
+#include "plandescription.h"
 #include "plandocument.h"
 #include "qstrings.h"
 
@@ -45,7 +46,7 @@ ComparePanel::ComparePanel(PlanDocument *document, QWidget *parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setSelectionMode(QAbstractItemView::SingleSelection);
     m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-    m_table->horizontalHeader()->setSectionResizeMode(ComparisonModel::NameColumn, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setSectionResizeMode(ComparisonModel::PlanColumn, QHeaderView::Stretch);
     m_table->setWordWrap(false);
     connect(m_table, &QTableView::activated, this,
             [this](const QModelIndex &index) { loadPinned(index.row()); });
@@ -61,7 +62,7 @@ ComparePanel::ComparePanel(PlanDocument *document, QWidget *parent)
         const double bytes = segment == ComponentStyle::kReserve ? r->reserve.total()
                                                                  : r->peak().bytes[size_t(segment)];
         return tr("<b>%1</b><br>%2: %3 on rank %4 at its %5 peak")
-            .arg(qs(p.plan.name).toHtmlEscaped(), ComponentStyle::name(segment),
+            .arg(m_model->title(bar).toHtmlEscaped(), ComponentStyle::name(segment),
                  qs(formatGiB(bytes)))
             .arg(r->rank)
             .arg(ComponentStyle::phaseName(r->peak_phase));
@@ -97,7 +98,9 @@ ComparePanel::~ComparePanel() = default;
 
 bool ComparePanel::pinCurrent()
 {
-    return m_model->pin(m_document->plan(), m_document->estimate());
+    return m_model->pin(PinnedPlan{m_document->plan(), m_document->estimate(),
+                                   describePlan(m_document->plan(), m_document->catalog()),
+                                   m_document->isEdited()});
 }
 
 int ComparePanel::pinCases()
@@ -111,7 +114,8 @@ int ComparePanel::pinCases()
         const std::optional<Plan> plan = PlanDocument::readPlanFile(
             dir.filePath(QLatin1String(name) + QStringLiteral(".plan.json")), m_document->catalog(),
             nullptr);
-        if (plan && m_model->pin(*plan, shardscope::estimate(*plan, m_document->catalog())))
+        if (plan && m_model->pin(PinnedPlan{*plan, shardscope::estimate(*plan, m_document->catalog()),
+                                            describePlan(*plan, m_document->catalog()), false}))
             ++pinned;
     }
     return pinned;

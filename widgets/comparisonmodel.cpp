@@ -14,15 +14,26 @@ ComparisonModel::ComparisonModel(QObject *parent) : QAbstractTableModel(parent) 
 
 ComparisonModel::~ComparisonModel() = default;
 
-bool ComparisonModel::pin(const Plan &plan, const Estimate &estimate)
+bool ComparisonModel::pin(const PinnedPlan &plan)
 {
     if (int(m_plans.size()) >= kMaxPlans)
         return false;
     const int row = int(m_plans.size());
     beginInsertRows(QModelIndex(), row, row);
-    m_plans.push_back(PinnedPlan{plan, estimate});
+    m_plans.push_back(plan);
+    if (m_plans.back().description.isEmpty())
+        m_plans.back().description = layoutText(plan.plan);
     endInsertRows();
     return true;
+}
+
+QString ComparisonModel::title(int row) const
+{
+    if (row < 0 || row >= int(m_plans.size()))
+        return {};
+    const PinnedPlan &p = m_plans[size_t(row)];
+    const QString text = tr("%1: %2").arg(tag(row), p.description);
+    return p.edited ? tr("%1 (edited)").arg(text) : text;
 }
 
 void ComparisonModel::unpin(int row)
@@ -72,6 +83,7 @@ QVariant ComparisonModel::data(const QModelIndex &index, int role) const
     const StepEstimate &s = p.estimate.step;
     if (role == Qt::DisplayRole) {
         switch (Column(index.column())) {
+        case PlanColumn: return p.edited ? tr("%1 (edited)").arg(p.description) : p.description;
         case NameColumn: return qs(p.plan.name);
         case LayoutColumn: return layoutText(p.plan);
         case DeviceColumn: return tr("%1 x %2").arg(p.plan.cluster.world()).arg(qs(p.plan.cluster.device));
@@ -102,6 +114,8 @@ QVariant ComparisonModel::data(const QModelIndex &index, int role) const
         return QBrush(p.estimate.memory.fits ? QColor(0x2e, 0x7d, 0x32) : QColor(0xd3, 0x2f, 0x2f));
     if (role == Qt::TextAlignmentRole && index.column() >= PeakColumn)
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ToolTipRole && index.column() == PlanColumn)
+        return title(index.row());
     if (role == Qt::ToolTipRole && index.column() == NameColumn)
         return qs(p.plan.name);
     return {};
@@ -112,9 +126,10 @@ QVariant ComparisonModel::headerData(int section, Qt::Orientation orientation, i
     if (role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
     if (orientation == Qt::Vertical)
-        return QString(QLatin1Char(char('A' + section)));
+        return tag(section);
     switch (Column(section)) {
-    case NameColumn: return tr("Plan");
+    case PlanColumn: return tr("Plan");
+    case NameColumn: return tr("Name");
     case LayoutColumn: return tr("Layout");
     case DeviceColumn: return tr("Devices");
     case PeakColumn: return tr("Peak allocated");

@@ -4,6 +4,7 @@
 #include "core/plan.h"
 
 #include <QAbstractTableModel>
+#include <QString>
 #include <vector>
 
 namespace shardscope {
@@ -15,6 +16,8 @@ struct PinnedPlan
 {
     Plan plan;
     Estimate estimate;
+    QString description; ///< what the plan is (describePlan); empty: its layout
+    bool edited = false; ///< edited since it was opened from a case or file
 };
 
 /// Pinned plans side by side: one row per plan, its key figures as columns.
@@ -27,7 +30,8 @@ public:
     static constexpr int kMaxPlans = 4;
 
     enum Column {
-        NameColumn,
+        PlanColumn, ///< what the plan is, derived from it
+        NameColumn, ///< the user's name for it
         LayoutColumn,
         DeviceColumn,
         PeakColumn,
@@ -47,7 +51,11 @@ public:
     ~ComparisonModel() override;
 
     /// Adds a plan; false when kMaxPlans are pinned already.
-    bool pin(const Plan &plan, const Estimate &estimate);
+    bool pin(const PinnedPlan &plan);
+    bool pin(const Plan &plan, const Estimate &estimate) { return pin(PinnedPlan{plan, estimate, {}, false}); }
+    /// "A: Llama 2 7B · ... (edited)": the tag of a row and what its plan is.
+    QString title(int row) const;
+    static QString tag(int row) { return QString(QLatin1Char(char('A' + row))); }
     void unpin(int row);
     void clear();
     const std::vector<PinnedPlan> &plans() const { return m_plans; }

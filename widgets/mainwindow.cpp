@@ -6,6 +6,7 @@
 #include "filewrite.h"
 #include "memorypanel.h"
 #include "memorytimelineview.h"
+#include "plandescription.h"
 #include "plandocument.h"
 #include "planeditor.h"
 #include "qstrings.h"
@@ -253,8 +254,10 @@ QAction *MainWindow::addExportAction(const QString &text, std::function<void()> 
 
 void MainWindow::updateTitle()
 {
-    const QString name = qs(m_document->plan().name);
-    setWindowTitle(tr("%1[*] (%2) - ShardScope").arg(m_document->displayName(), name));
+    // What the plan is, never the name it was opened with (a name says what it was once).
+    setWindowTitle(tr("%1[*]: %2 - ShardScope")
+                       .arg(m_document->displayName(),
+                            describePlan(m_document->plan(), m_document->catalog())));
     setWindowModified(m_document->isModified());
 }
 
@@ -422,7 +425,7 @@ bool MainWindow::maybeSave()
         m_savePrompt ? m_savePrompt()
                      : QMessageBox::warning(this, tr("Unsaved changes"),
                                             tr("The plan \"%1\" has unsaved changes. Save them?")
-                                                .arg(qs(m_document->plan().name)),
+                                                .arg(describePlan(m_document->plan(), m_document->catalog())),
                                             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
                                             QMessageBox::Save);
     if (answer == QMessageBox::Save)

@@ -2,6 +2,7 @@
 
 #include "componentstyle.h"
 #include "memorychartview.h"
+#include "plandescription.h"
 #include "plandocument.h"
 #include "qstrings.h"
 
@@ -9,6 +10,7 @@
 #include "core/units.h"
 #include "i18n/enginetext.h"
 
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QTabBar>
@@ -60,6 +62,12 @@ MemoryPanel::MemoryPanel(PlanDocument *document, QWidget *parent)
 
     m_chart->setTooltipProvider([this](int bar, int segment) { return segmentTooltip(bar, segment); });
     connect(m_document, &PlanDocument::planChanged, this, &MemoryPanel::refresh);
+    // Saving changes what the plan counts as edited from.
+    connect(m_document, &PlanDocument::fileStateChanged, this, [this] {
+        const QString text = headline();
+        if (m_headline->text() != text)
+            m_headline->setText(text);
+    });
     refresh();
 }
 
@@ -136,19 +144,29 @@ QString MemoryPanel::headline() const
             .arg(gib(required), gib(worst->peak_bytes), ComponentStyle::phaseName(worst->peak_phase),
                  gib(worst->reserve.total()), ComponentStyle::name(largest),
                  gib(peak.bytes[size_t(largest)]));
-    const QString name = qs(plan.name).toHtmlEscaped();
+    // What the plan is, from its fields; under it the user's name for it and whether it was
+    // edited since it was opened from a case or file.
+    QString text = QStringLiteral("<span style='font-size:large'><b>%1</b></span><br>")
+                       .arg(describePlan(plan, m_document->catalog()).toHtmlEscaped());
+    QStringList about;
+    if (!plan.name.empty())
+        about << tr("Name: “%1”").arg(qs(plan.name)).toHtmlEscaped();
+    if (m_document->isEdited())
+        about << tr("edited from %1").arg(QFileInfo(m_document->originPath()).fileName()).toHtmlEscaped();
+    if (!about.isEmpty())
+        text += QStringLiteral("<span style='color:%1'>%2</span><br>")
+                    .arg(palette().color(QPalette::PlaceholderText).name(),
+                         about.join(QStringLiteral(" · ")));
     if (mem.fits) {
-        return tr("<span style='font-size:large'><b>%1</b></span><br>"
-                  "<span style='color:#2e7d32; font-weight:bold'>Fits</span> on %2 (%3 HBM, "
-                  "%4 headroom). %5")
-            .arg(name, deviceName.toHtmlEscaped(), gib(mem.hbm_bytes), gib(mem.hbm_bytes - required),
-                 detail);
+        return text + tr("<span style='color:%1; font-weight:bold'>Fits</span> on %2 (%3 HBM, "
+                         "%4 headroom). %5")
+                          .arg(QStringLiteral("#2e7d32"), deviceName.toHtmlEscaped(), gib(mem.hbm_bytes),
+                               gib(mem.hbm_bytes - required), detail);
     }
-    return tr("<span style='font-size:large'><b>%1</b></span><br>"
-              "<span style='color:#d32f2f; font-weight:bold'>Does not fit</span> on %2 "
-              "(%3 HBM): %4 over. %5")
-        .arg(name, deviceName.toHtmlEscaped(), gib(mem.hbm_bytes), gib(required - mem.hbm_bytes),
-             detail);
+    return text + tr("<span style='color:%1; font-weight:bold'>Does not fit</span> on %2 "
+                     "(%3 HBM): %4 over. %5")
+                      .arg(QStringLiteral("#d32f2f"), deviceName.toHtmlEscaped(), gib(mem.hbm_bytes),
+                           gib(required - mem.hbm_bytes), detail);
 }
 
 QString MemoryPanel::segmentTooltip(int bar, int segment) const
