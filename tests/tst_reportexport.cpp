@@ -54,15 +54,15 @@ private Q_SLOTS:
                  qPrintable(text.left(400)));
         window.document()->undoStack()->undo();
 
-        // With the four case plans pinned, the current one is not repeated: four plans.
+        // With the five case plans pinned, the current one is not repeated: five plans.
         QVERIFY(window.comparePanel()->pinCases() > 0);
-        const QString four = dir.filePath(QStringLiteral("four.pdf"));
-        QVERIFY2(ReportExport::exportTo(window, four, QPageSize::Letter, &error),
+        const QString five = dir.filePath(QStringLiteral("five.pdf"));
+        QVERIFY2(ReportExport::exportTo(window, five, QPageSize::Letter, &error),
                  qPrintable(error));
-        p.start(QStringLiteral("pdftotext"), {four, QStringLiteral("-")});
+        p.start(QStringLiteral("pdftotext"), {five, QStringLiteral("-")});
         QVERIFY(p.waitForFinished(30000));
         text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
-        QVERIFY2(text.contains(QStringLiteral("Comparison of 4 plans")),
+        QVERIFY2(text.contains(QStringLiteral("Comparison of 5 plans")),
                  qPrintable(text.left(300)));
 
         QVERIFY(!ReportExport::exportTo(window, QStringLiteral("/no/such/dir/x.pdf"), QPageSize::A4,

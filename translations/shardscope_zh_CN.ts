@@ -2092,14 +2092,6 @@ measured beside predicted.
         <translation>固定 HCIE-AI 案例(&amp;C)</translation>
     </message>
     <message>
-        <source>DDP, FSDP, TP8 and TP4 x FSDP2 for the 7B, 32K, 8 x 910B case</source>
-        <translation>7B、32K、8 x 910B 案例的 DDP、FSDP、TP8 与 TP4 x FSDP2</translation>
-    </message>
-    <message>
-        <source>Keep the current plan for comparison (up to four)</source>
-        <translation>保留当前方案用于对比（最多四个）</translation>
-    </message>
-    <message>
         <source>Load the selected pinned plan into the editor (undoable)</source>
         <translation>将选中的固定方案载入编辑器（可撤销）</translation>
     </message>
@@ -2119,13 +2111,135 @@ measured beside predicted.
         <source>Load pinned plan</source>
         <translation>载入固定方案</translation>
     </message>
+    <message>
+        <source>Sa&amp;ve comparison...</source>
+        <translation>保存对比(&amp;V)...</translation>
+    </message>
+    <message>
+        <source>DDP, FSDP, FSDP with cp 8, TP8 and TP4 x FSDP2 for the 7B, 32K, 8 x 910B case; asks before replacing the plans pinned already</source>
+        <translation>7B、32K、8 x 910B 案例的 DDP、FSDP、cp 8 的 FSDP、TP8 和 TP4 x FSDP2；替换已固定的方案前会先询问</translation>
+    </message>
+    <message>
+        <source>&amp;Open comparison...</source>
+        <translation>打开对比(&amp;O)...</translation>
+    </message>
+    <message>
+        <source>Pin the plans of a comparison saved before</source>
+        <translation>固定之前保存的对比中的方案</translation>
+    </message>
+    <message>
+        <source>Keep the current plan for comparison (up to %1)</source>
+        <translation>保留当前方案用于对比（最多 %1 个）</translation>
+    </message>
+    <message>
+        <source>Save the pinned plans and the baseline to a JSON file</source>
+        <translation>将固定的方案和基准保存为 JSON 文件</translation>
+    </message>
+    <message>
+        <source>The plan the others are compared against: the figures show their difference to it, and the last columns what the plan changes</source>
+        <translation>其他方案与之对比的方案：各项数字显示与它的差值，最后几列列出方案改动了什么</translation>
+    </message>
+    <message>
+        <source>Save comparison</source>
+        <translation>保存对比</translation>
+    </message>
+    <message>
+        <source>Comparisons (*.json)</source>
+        <translation>对比文件 (*.json)</translation>
+    </message>
+    <message>
+        <source>Open comparison</source>
+        <translation>打开对比</translation>
+    </message>
+    <message>
+        <source>Comparisons (*.json);;All files (*)</source>
+        <translation>对比文件 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>&amp;Baseline:</source>
+        <translation>基准(&amp;B)：</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>对比</translation>
+    </message>
+    <message>
+        <source>%1 plans are pinned; unpin one first.</source>
+        <translation>已固定 %1 个方案；请先取消固定一个。</translation>
+    </message>
+    <message>
+        <source>The current plan is pinned already.</source>
+        <translation>当前方案已经固定。</translation>
+    </message>
+    <message>
+        <source>Pinned as %1.</source>
+        <translation>已固定为 %1。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n plan(s) are pinned. Add %1 to them, or replace them?</source>
+        <translation>
+            <numerusform>已固定 %n 个方案。要把 %1 添加进去，还是替换它们？</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>&amp;Add</source>
+        <translation>添加(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;Replace</source>
+        <translation>替换(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Nothing pinned; the pinned plans are as they were.</source>
+        <translation>未固定任何方案；已固定的方案保持不变。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Pinned %n plan(s).</source>
+        <translation>
+            <numerusform>已固定 %n 个方案。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n were pinned already.</source>
+        <translation>
+            <numerusform>其中 %n 个之前已固定。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n did not fit: at most %1 plans are compared.</source>
+        <translation>
+            <numerusform>%n 个未能加入：最多对比 %1 个方案。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The case %1 cannot be read: %2</source>
+        <translation>无法读取案例 %1：%2</translation>
+    </message>
+    <message numerus="yes">
+        <source>the %n HCIE-AI case(s)</source>
+        <translation>
+            <numerusform>%n 个 HCIE-AI 案例</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Saved the comparison of %n plan(s) to %1.</source>
+        <translation>
+            <numerusform>已将 %n 个方案的对比保存到 %1。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The comparison was not opened; the pinned plans are unchanged.
+%1</source>
+        <translation>未打开对比；已固定的方案保持不变。
+%1</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::ComparisonModel</name>
-    <message>
-        <source>%1 x %2</source>
-        <translation>%1 x %2</translation>
-    </message>
     <message>
         <source>fits</source>
         <translation>可容纳</translation>
@@ -2141,14 +2255,6 @@ measured beside predicted.
     <message>
         <source>Plan</source>
         <translation>方案</translation>
-    </message>
-    <message>
-        <source>Layout</source>
-        <translation>并行布局</translation>
-    </message>
-    <message>
-        <source>Devices</source>
-        <translation>设备</translation>
     </message>
     <message>
         <source>Peak allocated</source>
@@ -2189,6 +2295,76 @@ measured beside predicted.
     <message>
         <source>Name</source>
         <translation>名称</translation>
+    </message>
+    <message>
+        <source>%1%</source>
+        <translation>%1%</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>baseline</source>
+        <translation>基准</translation>
+    </message>
+    <message>
+        <source>same plan</source>
+        <translation>相同方案</translation>
+    </message>
+    <message>
+        <source>Against %1:
+%2</source>
+        <translation>相对于 %1：
+%2</translation>
+    </message>
+    <message>
+        <source>%1 (the baseline)</source>
+        <translation>%1（基准）</translation>
+    </message>
+    <message>
+        <source>Against the baseline</source>
+        <translation>相对于基准</translation>
+    </message>
+    <message>
+        <source>%1: %2: %3</source>
+        <translation>%1：%2：%3</translation>
+    </message>
+    <message>
+        <source>is not a ShardScope comparison (a JSON object with &quot;format&quot;: &quot;%1&quot;)</source>
+        <translation>不是 ShardScope 对比文件（应为带有 &quot;format&quot;: &quot;%1&quot; 的 JSON 对象）</translation>
+    </message>
+    <message>
+        <source>must be &quot;%1&quot;; a plan file opens with File &gt; Open</source>
+        <translation>必须为 &quot;%1&quot;；方案文件请用 文件 &gt; 打开</translation>
+    </message>
+    <message>
+        <source>must be a whole number from 1</source>
+        <translation>必须是从 1 开始的整数</translation>
+    </message>
+    <message>
+        <source>this comparison was written by a newer ShardScope (format %1); this version reads format %2</source>
+        <translation>此对比由更新版本的 ShardScope 写入（格式 %1）；此版本读取格式 %2</translation>
+    </message>
+    <message>
+        <source>must be a list of pinned plans</source>
+        <translation>必须是固定方案的列表</translation>
+    </message>
+    <message>
+        <source>must hold 1 to %1 plans, not %2</source>
+        <translation>必须包含 1 到 %1 个方案，而不是 %2 个</translation>
+    </message>
+    <message>
+        <source>must be an object with a &quot;plan&quot;</source>
+        <translation>必须是带有 &quot;plan&quot; 的对象</translation>
+    </message>
+    <message>
+        <source>must be true or false</source>
+        <translation>必须为 true 或 false</translation>
+    </message>
+    <message>
+        <source>must be the index of a plan (0 to %1) or -1 for none</source>
+        <translation>必须是方案的序号（0 到 %1），或 -1 表示无</translation>
     </message>
 </context>
 <context>
@@ -2291,10 +2467,6 @@ measured beside predicted.
     <message>
         <source>&amp;Pin for comparison</source>
         <translation>固定以便对比(&amp;P)</translation>
-    </message>
-    <message>
-        <source>Four plans are pinned; unpin one first.</source>
-        <translation>已固定四个方案；请先取消固定一个。</translation>
     </message>
     <message>
         <source>Ctrl+Shift+P</source>
@@ -2552,6 +2724,16 @@ measured beside predicted.
 (HBM minus runtime reserve)</source>
         <translation>可用 %1 GiB
 （HBM 减去运行时预留）</translation>
+    </message>
+    <message>
+        <source>HBM capacity of each bar&apos;s device</source>
+        <translation>各柱所在设备的 HBM 容量</translation>
+    </message>
+    <message>
+        <source>Usable, each bar&apos;s own
+(HBM minus its runtime reserve)</source>
+        <translation>可用，各柱各自的
+（HBM 减去其运行时预留）</translation>
     </message>
 </context>
 <context>

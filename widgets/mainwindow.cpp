@@ -162,8 +162,8 @@ void MainWindow::createActions()
 
     QMenu *plan = menuBar()->addMenu(tr("&Plan"));
     QAction *pin = plan->addAction(tr("&Pin for comparison"), this, [this] {
-        if (!m_compare->pinCurrent())
-            statusBar()->showMessage(tr("Four plans are pinned; unpin one first."), 5000);
+        m_compare->pinCurrent();
+        statusBar()->showMessage(m_compare->lastMessage(), 5000);
     });
     pin->setShortcut(QKeySequence(tr("Ctrl+Shift+P")));
     QAction *search = plan->addAction(tr("&Search layouts"), m_search, &SearchPanel::run);

@@ -24,6 +24,7 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace shardscope {
 
@@ -272,6 +273,31 @@ void MemoryChartView::setLine(QLineSeries *series, double gib)
         series->replace(points);
 }
 
+void MemoryChartView::setSteps(QLineSeries *series, const std::vector<double> &values)
+{
+    const bool flat = std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) == values.end();
+    if (values.empty() || flat) {
+        setLine(series, values.empty() ? 0 : values.front());
+        return;
+    }
+    QList<QPointF> points;
+    points.reserve(2 * qsizetype(values.size()));
+    for (size_t i = 0; i < values.size(); ++i)
+        points << QPointF(double(i) - 0.5, values[i]) << QPointF(double(i) + 0.5, values[i]);
+    if (series->points() != points)
+        series->replace(points);
+}
+
+double MemoryChartView::capacityAt(int bar) const
+{
+    return bar >= 0 && bar < int(m_capacityGiB.size()) ? m_capacityGiB[size_t(bar)] : 0;
+}
+
+double MemoryChartView::usableAt(int bar) const
+{
+    return bar >= 0 && bar < int(m_usableGiB.size()) ? m_usableGiB[size_t(bar)] : 0;
+}
+
 void MemoryChartView::setCategories(const QStringList &labels)
 {
     if (labels == m_labels)
@@ -324,9 +350,20 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
             area->lowerSeries()->replace(lower);
         }
     }
+    // Each bar's own lines where its plan has them (Compare), otherwise the chart's.
+    m_capacityGiB.assign(size_t(n), hbmBytes / kGiB);
+    m_usableGiB.assign(size_t(n), usableBytes / kGiB);
+    for (int i = 0; i < n; ++i) {
+        if (bars[size_t(i)].capacity > 0)
+            m_capacityGiB[size_t(i)] = bars[size_t(i)].capacity / kGiB;
+        if (bars[size_t(i)].usable > 0)
+            m_usableGiB[size_t(i)] = bars[size_t(i)].usable / kGiB;
+    }
     double top = hbmBytes / kGiB;
     for (double barTop : base)
         top = std::max(top, barTop);
+    for (double capacity : m_capacityGiB)
+        top = std::max(top, capacity);
 
     QStringList labels;
     labels.reserve(n);
@@ -334,16 +371,25 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
         labels.append(b.label);
     setCategories(labels);
 
-    m_hbmGiB = hbmBytes / kGiB;
-    m_usableGiB = usableBytes / kGiB;
-    setLine(m_capacity, m_hbmGiB);
-    setLine(m_usable, m_usableGiB);
-    const QString capacityName = tr("HBM capacity %1 GiB").arg(m_hbmGiB, 0, 'f', 1);
+    if (n == 0) {
+        m_capacityGiB.assign(1, hbmBytes / kGiB);
+        m_usableGiB.assign(1, usableBytes / kGiB);
+    }
+    setSteps(m_capacity, m_capacityGiB);
+    setSteps(m_usable, m_usableGiB);
+    auto same = [](const std::vector<double> &v) {
+        return std::adjacent_find(v.begin(), v.end(), std::not_equal_to<>()) == v.end();
+    };
+    const QString capacityName = same(m_capacityGiB)
+                                     ? tr("HBM capacity %1 GiB").arg(m_capacityGiB.front(), 0, 'f', 1)
+                                     : tr("HBM capacity of each bar's device");
     if (m_capacity->name() != capacityName) {
         m_capacity->setName(capacityName);
         m_legendTexts[0]->setText(capacityName);
     }
-    const QString usableName = tr("Usable %1 GiB\n(HBM minus runtime reserve)").arg(m_usableGiB, 0, 'f', 1);
+    const QString usableName =
+        same(m_usableGiB) ? tr("Usable %1 GiB\n(HBM minus runtime reserve)").arg(m_usableGiB.front(), 0, 'f', 1)
+                          : tr("Usable, each bar's own\n(HBM minus its runtime reserve)");
     if (m_usable->name() != usableName) {
         m_usable->setName(usableName);
         m_legendTexts[1]->setText(usableName);
@@ -372,7 +418,7 @@ void MemoryChartView::updateValueAxis()
         m_axisY->setTickCount(ticks);
     }
     setLine(m_overTop, axisMax);
-    setLine(m_overBottom, m_hbmGiB);
+    setSteps(m_overBottom, m_capacityGiB);
 }
 
 void MemoryChartView::changeEvent(QEvent *event)

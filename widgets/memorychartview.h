@@ -26,6 +26,10 @@ struct ChartBar
     QString label;
     Breakdown bytes;
     double reserve = 0;
+    /// This bar's own HBM capacity and usable line, bytes (bars of different plans); 0: the
+    /// chart's, given to setBars().
+    double capacity = 0;
+    double usable = 0;
 };
 
 /// Stacked HBM bars with the capacity and usable lines. Keeps the chart library behind one
@@ -65,6 +69,9 @@ public:
     QPoint segmentCentre(int bar, int segment) const;
     QLineSeries *capacitySeries() const { return m_capacity; }
     QLineSeries *usableSeries() const { return m_usable; }
+    /// The capacity and usable line drawn over bar `bar`, GiB.
+    double capacityAt(int bar) const;
+    double usableAt(int bar) const;
     QStringList categories() const;
     /// Legend entries as shown, top to bottom.
     QStringList legendTexts() const;
@@ -79,6 +86,8 @@ private:
     void updateLegend();
     void styleSegment(int segment);
     void setLine(QLineSeries *series, double gib);
+    /// A line at values[i] over bar i, stepping between bars; a flat line when all are equal.
+    void setSteps(QLineSeries *series, const std::vector<double> &values);
     void setCategories(const QStringList &labels);
     void updateValueAxis();
     void showTooltipAt(const QPoint &viewportPos);
@@ -101,8 +110,8 @@ private:
     TooltipProvider m_tooltip;
     int m_count = -1;
     std::pair<int, int> m_hovered{-1, -1};
-    double m_hbmGiB = 0;
-    double m_usableGiB = 0;
+    std::vector<double> m_capacityGiB; ///< per bar
+    std::vector<double> m_usableGiB;   ///< per bar
     double m_topGiB = 0;     ///< highest bar or the capacity, GiB
     double m_plotHeight = 0; ///< of the last layout, pixels
 };

@@ -7,6 +7,7 @@
 
 #include <QCoreApplication>
 #include <QLocale>
+#include <algorithm>
 
 namespace shardscope {
 
@@ -176,6 +177,18 @@ QStringList planDifferences(const Plan &plan, const Plan &baseline, const Catalo
     }
     flatten(a, {}, left); // sections a later version adds
     flatten(b, {}, right);
+    // The degrees as the layout names them: tp, pp, cp, ep, then dp and its sharding.
+    static const std::vector<std::string> order{
+        "parallel.tp", "parallel.sp", "parallel.pp", "parallel.pp_schedule", "parallel.virtual_stages",
+        "parallel.cp", "parallel.ep", "parallel.dp", "parallel.sharding", "parallel.reshard_after_forward"};
+    auto rank = [](const std::string &path) {
+        const auto it = std::find(order.begin(), order.end(), path);
+        return it == order.end() ? order.size() : size_t(it - order.begin());
+    };
+    auto isParallel = [](const auto &entry) { return entry.first.rfind("parallel.", 0) == 0; };
+    const auto first = std::find_if(left.begin(), left.end(), isParallel);
+    const auto last = std::find_if_not(first, left.end(), isParallel);
+    std::stable_sort(first, last, [&](const auto &x, const auto &y) { return rank(x.first) < rank(y.first); });
     auto baseValue = [&right](const std::string &path) -> const nlohmann::json * {
         for (const auto &[p, v] : right)
             if (p == path)
