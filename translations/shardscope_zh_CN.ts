@@ -2962,10 +2962,6 @@ measured beside predicted.
         <translation>第一步的峰值更高，为 %1：优化器状态在此时创建。</translation>
     </message>
     <message>
-        <source>&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;Runs out of memory&lt;/span&gt; on the device in the %1, allocating %2 (%3).</source>
-        <translation>在设备上于%1中&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;内存不足&lt;/span&gt;，当时正在分配 %2（%3）。</translation>
-    </message>
-    <message>
         <source>It has %1 of room on the device (HBM minus context and collective buffers).</source>
         <translation>设备上可供分配器使用 %1（HBM 减去上下文与集合通信缓冲区）。</translation>
     </message>
@@ -2992,6 +2988,10 @@ measured beside predicted.
     <message>
         <source>Remove measured</source>
         <translation>移除实测数据</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;Runs out of memory&lt;/span&gt; on the device in the %2, allocating %3 (%4).</source>
+        <translation>在设备上于%2中&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;内存不足&lt;/span&gt;，当时正在分配 %3（%4）。</translation>
     </message>
 </context>
 <context>

@@ -1,5 +1,6 @@
 #include "comparisonmodel.h"
 
+#include "componentstyle.h"
 #include "layouttext.h"
 #include "plandescription.h"
 #include "qstrings.h"
@@ -14,6 +15,7 @@
 #include <QColor>
 #include <QFileInfo>
 #include <QFont>
+#include <QGuiApplication>
 #include <QLocale>
 #include <cmath>
 
@@ -214,7 +216,7 @@ QVariant ComparisonModel::data(const QModelIndex &index, int role) const
         }
     }
     if (role == Qt::ForegroundRole && column == FitsColumn)
-        return QBrush(p.estimate.memory.fits ? QColor(0x2e, 0x7d, 0x32) : QColor(0xd3, 0x2f, 0x2f));
+        return QBrush(ComponentStyle::verdictColor(p.estimate.memory.fits, QGuiApplication::palette()));
     if (role == Qt::TextAlignmentRole && column <= MfuColumn && column != FitsColumn)
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
     if (role == Qt::FontRole && column == DifferenceColumn && index.row() == m_baseline) {

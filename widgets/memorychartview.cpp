@@ -37,7 +37,8 @@ constexpr int kMaxLabelledBars = 24; // past this the labels cannot be read; the
 
 MemoryChartView::MemoryChartView(QWidget *parent)
     : QWidget(parent), m_chart(new QChart), m_axisX(new QCategoryAxis), m_axisY(new QValueAxis),
-      m_capacity(new QLineSeries), m_usable(new QLineSeries), m_overTop(new QLineSeries),
+      m_capacity(new QLineSeries), m_usable(new QLineSeries), m_capacityOutline(new QLineSeries),
+      m_usableOutline(new QLineSeries), m_overTop(new QLineSeries),
       m_overBottom(new QLineSeries)
 {
     m_chart->setAnimationOptions(QChart::NoAnimation);
@@ -58,6 +59,8 @@ MemoryChartView::MemoryChartView(QWidget *parent)
 
     m_capacity->setName(tr("HBM capacity"));
     m_usable->setName(tr("Usable (HBM minus runtime reserve)"));
+    m_chart->addSeries(m_capacityOutline);
+    m_chart->addSeries(m_usableOutline);
     m_chart->addSeries(m_capacity);
     m_chart->addSeries(m_usable);
 
@@ -143,6 +146,8 @@ void MemoryChartView::updateLegend()
         p.drawLine(0, h / 2, w, h / 2);
     });
     fill(m_legendSwatches[1], [&](QPainter &p) {
+        p.setPen(m_usableOutline->pen());
+        p.drawLine(0, h / 2, w, h / 2);
         p.setPen(m_usable->pen());
         p.drawLine(0, h / 2, w, h / 2);
     });
@@ -377,6 +382,8 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
     }
     setSteps(m_capacity, m_capacityGiB);
     setSteps(m_usable, m_usableGiB);
+    setSteps(m_capacityOutline, m_capacityGiB);
+    setSteps(m_usableOutline, m_usableGiB);
     auto same = [](const std::vector<double> &v) {
         return std::adjacent_find(v.begin(), v.end(), std::not_equal_to<>()) == v.end();
     };
@@ -455,10 +462,15 @@ void MemoryChartView::applyPalette()
     }
     for (int s = 0; s < ComponentStyle::kSegments; ++s)
         styleSegment(s);
-    const QColor red = dark ? QColor(0xFF, 0x6B, 0x6B) : QColor(0xC6, 0x28, 0x28);
+    const QColor red = dark ? QColor(0xFF, 0x6B, 0x6B) : QColor(0xA1, 0x12, 0x12);
     m_capacity->setPen(QPen(red, 2.5));
-    m_usable->setPen(QPen(dark ? QColor(0xFF, 0xC1, 0x07) : QColor(0xB2, 0x6A, 0x00), 2,
+    // The usable line is amber, light on dark and dark on light; an outline in the background
+    // colour keeps it apart from the yellow optimizer states and every other segment.
+    m_usable->setPen(QPen(dark ? QColor(0xFF, 0xC1, 0x07) : QColor(0x6B, 0x3D, 0x00), 2,
                           Qt::DashLine));
+    const QColor background = pal.color(QPalette::Base);
+    m_capacityOutline->setPen(QPen(background, 5.5));
+    m_usableOutline->setPen(QPen(background, 5));
     QColor zone = red;
     zone.setAlpha(dark ? 60 : 36);
     m_over->setBrush(zone);

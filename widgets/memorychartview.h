@@ -69,6 +69,10 @@ public:
     QPoint segmentCentre(int bar, int segment) const;
     QLineSeries *capacitySeries() const { return m_capacity; }
     QLineSeries *usableSeries() const { return m_usable; }
+    /// Wider lines under the capacity and usable lines in the chart's background colour, so
+    /// that each line stands out over every segment colour on light and dark.
+    QLineSeries *capacityOutline() const { return m_capacityOutline; }
+    QLineSeries *usableOutline() const { return m_usableOutline; }
     /// The capacity and usable line drawn over bar `bar`, GiB.
     double capacityAt(int bar) const;
     double usableAt(int bar) const;
@@ -101,6 +105,8 @@ private:
     QValueAxis *m_axisY;
     QLineSeries *m_capacity;
     QLineSeries *m_usable;
+    QLineSeries *m_capacityOutline;
+    QLineSeries *m_usableOutline;
     QLineSeries *m_overTop;
     QLineSeries *m_overBottom;
     QAreaSeries *m_over;

@@ -10,6 +10,7 @@
 #include "core/units.h"
 #include "i18n/enginetext.h"
 
+#include <QEvent>
 #include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -72,6 +73,14 @@ MemoryPanel::MemoryPanel(PlanDocument *document, QWidget *parent)
 }
 
 MemoryPanel::~MemoryPanel() = default;
+
+void MemoryPanel::changeEvent(QEvent *event)
+{
+    // The verdict's colour follows the palette.
+    if (event->type() == QEvent::PaletteChange)
+        m_headline->setText(headline());
+    QWidget::changeEvent(event);
+}
 
 void MemoryPanel::setPhaseView(PhaseView view)
 {
@@ -160,12 +169,12 @@ QString MemoryPanel::headline() const
     if (mem.fits) {
         return text + tr("<span style='color:%1; font-weight:bold'>Fits</span> on %2 (%3 HBM, "
                          "%4 headroom). %5")
-                          .arg(QStringLiteral("#2e7d32"), deviceName.toHtmlEscaped(), gib(mem.hbm_bytes),
+                          .arg(ComponentStyle::verdictColor(true, palette()).name(), deviceName.toHtmlEscaped(), gib(mem.hbm_bytes),
                                gib(mem.hbm_bytes - required), detail);
     }
     return text + tr("<span style='color:%1; font-weight:bold'>Does not fit</span> on %2 "
                      "(%3 HBM): %4 over. %5")
-                      .arg(QStringLiteral("#d32f2f"), deviceName.toHtmlEscaped(), gib(mem.hbm_bytes),
+                      .arg(ComponentStyle::verdictColor(false, palette()).name(), deviceName.toHtmlEscaped(), gib(mem.hbm_bytes),
                            gib(required - mem.hbm_bytes), detail);
 }
 

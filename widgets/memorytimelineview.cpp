@@ -1135,9 +1135,10 @@ QString MemoryTimelinePanel::headline() const
                                        .arg(gib(rank->first_step_peak_bytes));
     if (rank->oom) {
         text += QLatin1Char(' ') +
-                tr("<span style='color:#d32f2f; font-weight:bold'>Runs out of memory</span> on the "
-                   "device in the %1, allocating %2 (%3).")
-                    .arg(stepPartName(rank->oom_step), kindNameOfKey(rank->oom_tensor).toHtmlEscaped(),
+                tr("<span style='color:%1; font-weight:bold'>Runs out of memory</span> on the "
+                   "device in the %2, allocating %3 (%4).")
+                    .arg(ComponentStyle::verdictColor(false, palette()).name(), stepPartName(rank->oom_step),
+                         kindNameOfKey(rank->oom_tensor).toHtmlEscaped(),
                          qs(formatBytes(rank->oom_request_bytes)));
     } else {
         const double room = std::max(0.0, mem.hbm_bytes - rank->reserve.context - rank->reserve.comm_buffers);
