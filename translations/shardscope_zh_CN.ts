@@ -3935,6 +3935,22 @@ Not possible now:
         <source>Cannot import %1: %2</source>
         <translation>无法导入 %1：%2</translation>
     </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分</translation>
+    </message>
+    <message>
+        <source>about %1 left</source>
+        <translation>约剩 %1</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::RunnerResultsModel</name>
@@ -3977,6 +3993,26 @@ Not possible now:
     <message>
         <source>Per step</source>
         <translation>每步</translation>
+    </message>
+    <message>
+        <source>Measured on %1; the predictions are for the plan&apos;s %2. The ratio compares two different devices: it says how far this machine is from a %2, not how good the prediction is. Run the PyTorch worker on the plan&apos;s device to check the predictions.</source>
+        <translation>测量在 %1 上进行；预测针对的是方案的 %2。比值比较的是两种不同的设备：它说明这台机器与 %2 相差多少，而不是预测有多准确。要检验预测，请在方案的设备上运行 PyTorch worker。</translation>
+    </message>
+    <message>
+        <source>One call at the plan&apos;s full size on %1, as the engine models it</source>
+        <translation>引擎模型下，在 %1 上按方案完整规模调用一次的时间</translation>
+    </message>
+    <message>
+        <source>Measured / predicted, on the same device</source>
+        <translation>测量值 / 预测值，同一设备</translation>
+    </message>
+    <message>
+        <source>Predicted, %1</source>
+        <translation>预测，%1</translation>
+    </message>
+    <message>
+        <source>Ratio (other device)</source>
+        <translation>比值（不同设备）</translation>
     </message>
 </context>
 <context>
