@@ -331,7 +331,7 @@ private:
             if (m.event <= v.peak_event)
                 phase = m.phase;
         QString who = rankRange(r);
-        if (mem.ranks.size() > 1)
+        if (mem.ranks.size() > 1 && ev.source->plan.parallel.pp > 1)
             who = tr("%1 (stage %2)").arg(who).arg(r.stage);
         QString text =
             tr("One steady-state step of %1, allocation by allocation: %2 allocated at the peak in "

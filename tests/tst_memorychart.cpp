@@ -257,6 +257,19 @@ private Q_SLOTS:
         }
     }
 
+    // Without a pipeline every rank is in stage 0: the tooltip does not say "stage 0".
+    void stageOnlyWithAPipeline()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(casePlan("hcie-ai-ddp"), QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        const QString flat = panel.segmentTooltip(0, int(Component::Parameters));
+        QVERIFY2(flat.contains(QStringLiteral("Rank 0,")) && !flat.contains(QStringLiteral("(stage")), qPrintable(flat));
+        QVERIFY(doc.apply(pipelinePlan(1), QStringLiteral("pipeline")));
+        const QString piped = panel.segmentTooltip(0, int(Component::Parameters));
+        QVERIFY2(piped.contains(QStringLiteral("(stage 0)")), qPrintable(piped));
+    }
+
     // The capacity and usable lines stand out over every segment, in the light and the dark
     // palette: each line against its outline, and the line or its outline against the segment
     // (the dark palette's amber usable line used to vanish over the yellow optimizer states).

@@ -2830,6 +2830,14 @@ measured beside predicted.
         <source>&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;Does not fit&lt;/span&gt; on %2 (%3 HBM): %4 over. %5</source>
         <translation>在 %2 上&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;无法容纳&lt;/span&gt;（HBM %3）：超出 %4。%5</translation>
     </message>
+    <message>
+        <source>Ranks %1 (%2 identical ranks)</source>
+        <translation>Rank %1（%2 个相同 rank）</translation>
+    </message>
+    <message>
+        <source>Rank %1</source>
+        <translation>Rank %1</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryTimelinePanel</name>
@@ -3297,10 +3305,6 @@ measured beside predicted.
     <message>
         <source>+ parameters (ZeRO-3 / FSDP)</source>
         <translation>+ 参数（ZeRO-3 / FSDP）</translation>
-    </message>
-    <message>
-        <source>&amp;Sharding over dp</source>
-        <translation>在 dp 上分片(&amp;S)</translation>
     </message>
     <message>
         <source>Change sharding</source>
@@ -3783,6 +3787,18 @@ Not possible now:
     <message>
         <source>Allocator &amp;GC threshold</source>
         <translation>分配器 GC 阈值(&amp;G)</translation>
+    </message>
+    <message>
+        <source>&amp;Sharding over dp x cp</source>
+        <translation>在 dp x cp 上分片(&amp;S)</translation>
+    </message>
+    <message>
+        <source>ZeRO and FSDP shard the model states over the dp x cp = %1 ranks of a model replica&apos;s data and context groups</source>
+        <translation>ZeRO 与 FSDP 将模型状态分片到数据并行组与上下文并行组的 dp x cp = %1 个 rank 上</translation>
+    </message>
+    <message>
+        <source>Shards nothing here: the states are sharded over dp x cp ranks, and dp x cp = 1. Raise dp or cp, or choose none.</source>
+        <translation>此处不会分片任何内容：状态分片在 dp x cp 个 rank 上，而这里 dp x cp = 1。请增大 dp 或 cp，或选择“无”。</translation>
     </message>
 </context>
 <context>

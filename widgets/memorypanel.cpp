@@ -188,11 +188,15 @@ QString MemoryPanel::segmentTooltip(int bar, int segment) const
         return {};
     const RankMemory &rank = mem.ranks[size_t(b.kind)];
     const double total = b.required();
-    const QString who = b.ranks > 1 ? tr("Ranks %1 (%2 identical ranks, stage %3)")
-                                          .arg(b.label)
-                                          .arg(b.ranks)
-                                          .arg(rank.stage)
-                                    : tr("Rank %1 (stage %2)").arg(b.label).arg(rank.stage);
+    // Without a pipeline every rank is in stage 0: the stage says nothing.
+    const bool stages = m_document->plan().parallel.pp > 1;
+    const QString who = b.ranks > 1 ? (stages ? tr("Ranks %1 (%2 identical ranks, stage %3)")
+                                                    .arg(b.label)
+                                                    .arg(b.ranks)
+                                                    .arg(rank.stage)
+                                              : tr("Ranks %1 (%2 identical ranks)").arg(b.label).arg(b.ranks))
+                                    : (stages ? tr("Rank %1 (stage %2)").arg(b.label).arg(rank.stage)
+                                              : tr("Rank %1").arg(b.label));
     const double bytes = segment == ComponentStyle::kReserve ? b.reserve
                                                              : b.bytes.bytes[size_t(segment)];
     QString text = QStringLiteral("<b>%1</b> - %2, %3<br>").arg(ComponentStyle::name(segment).toHtmlEscaped(), who.toHtmlEscaped(),

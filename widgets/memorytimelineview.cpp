@@ -1112,8 +1112,11 @@ QString MemoryTimelinePanel::headline() const
     if (!m_view || !rank)
         return tr("No timeline for this plan.");
     const StepView &v = *m_view;
-    QString who = mem.ranks.size() > 1 ? tr("Stage %1 (%2)").arg(rank->stage).arg(ranksText(rank->count))
-                                       : tr("Each rank");
+    // Without a pipeline there is one stage; the kinds of rank are told by their count.
+    const bool stages = m_document->plan().parallel.pp > 1;
+    QString who = mem.ranks.size() <= 1 ? tr("Each rank")
+                  : stages              ? tr("Stage %1 (%2)").arg(rank->stage).arg(ranksText(rank->count))
+                                        : ranksText(rank->count);
     QString text;
     const int peak = v.peak_event;
     if (peak >= 0) {

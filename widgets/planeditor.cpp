@@ -648,7 +648,14 @@ void PlanEditor::buildUi()
     m_sharding->addItem(tr("optimizer states (ZeRO-1)"), int(Sharding::Optimizer));
     m_sharding->addItem(tr("+ gradients (ZeRO-2)"), int(Sharding::Grads));
     m_sharding->addItem(tr("+ parameters (ZeRO-3 / FSDP)"), int(Sharding::Full));
-    parallel->addRow(tr("&Sharding over dp"), m_sharding);
+    parallel->addRow(tr("&Sharding over dp x cp"), m_sharding);
+    // ZeRO / FSDP at dp x cp = 1 is accepted (a plan may be written so) but shards nothing.
+    m_shardingHint = new QLabel(content);
+    m_shardingHint->setObjectName(QStringLiteral("shardingHint"));
+    m_shardingHint->setWordWrap(true);
+    m_shardingHint->setEnabled(false); // the muted colour of a hint
+    m_shardingHint->hide();
+    parallel->addRow(m_shardingHint);
     connect(m_sharding, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto s = Sharding(m_sharding->itemData(index).toInt());
         edit(tr("Change sharding"), EditId::Parallel, [&](Plan &p) { p.parallel.sharding = s; });
@@ -901,6 +908,16 @@ void PlanEditor::refresh()
     selectData(m_dtCompute, int(p.precision.compute));
     selectData(m_optimizer, int(p.precision.optimizer));
     selectData(m_sharding, int(p.parallel.sharding));
+    {
+        const int over = p.parallel.dp * p.parallel.cp;
+        m_sharding->setToolTip(tr("ZeRO and FSDP shard the model states over the dp x cp = %1 ranks "
+                                  "of a model replica's data and context groups").arg(over));
+        const bool idle = p.parallel.sharding != Sharding::None && over == 1;
+        m_shardingHint->setText(idle ? tr("Shards nothing here: the states are sharded over dp x cp "
+                                          "ranks, and dp x cp = 1. Raise dp or cp, or choose none.")
+                                     : QString());
+        m_shardingHint->setVisible(idle);
+    }
     selectData(m_ppSchedule, int(p.parallel.pp_schedule));
     selectData(m_recompute, int(p.memory.recompute));
     selectData(m_attention, int(p.memory.attention));

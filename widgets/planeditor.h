@@ -85,6 +85,7 @@ private:
     QComboBox *m_ppSchedule = nullptr, *m_virtualStages = nullptr;
     QLabel *m_dp = nullptr;
     QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr;
+    QLabel *m_shardingHint = nullptr; ///< says when sharding has nothing to shard over
     QCheckBox *m_sp = nullptr, *m_offOptimizer = nullptr, *m_offParams = nullptr,
               *m_offGrads = nullptr, *m_offActivations = nullptr;
     QCheckBox *m_expandable = nullptr;        ///< memory.allocator.expandable_segments
