@@ -14,6 +14,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QFontMetrics>
+#include <QImage>
+#include <QSet>
 #include <QLineSeries>
 #include <QValueAxis>
 #include <QRegularExpression>
@@ -254,6 +256,52 @@ private Q_SLOTS:
                 c != int(Component::LogitsAndLoss))
                 QVERIFY(zhFormula.contains(
                     QString::fromStdString(formatGiB(r.peak().bytes[size_t(c)]))));
+        }
+    }
+
+    // Switching phase tabs keeps the value axis: the bars of the phases compare by eye.
+    void axisKeepsItsScaleAcrossPhases_data()
+    {
+        QTest::addColumn<QString>("caseName");
+        QTest::addRow("ddp") << QStringLiteral("hcie-ai-ddp");
+        QTest::addRow("fsdp") << QStringLiteral("hcie-ai-fsdp");
+        QTest::addRow("pipeline") << QString();
+    }
+    void axisKeepsItsScaleAcrossPhases()
+    {
+        QFETCH(QString, caseName);
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(caseName.isEmpty() ? pipelinePlan(1) : casePlan(caseName.toLatin1().constData()),
+                          QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        panel.resize(900, 600);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const double top = panel.chartView()->axisTop();
+        for (PhaseView v : {PhaseView::Forward, PhaseView::Backward, PhaseView::OptimizerStep, PhaseView::Peak}) {
+            panel.setPhaseView(v);
+            QCOMPARE(panel.chartView()->axisTop(), top);
+        }
+    }
+
+    // The hatched runtime reserve is opaque: the over-capacity zone does not show through it,
+    // so the two stay apart where a bar rises above the capacity.
+    void reserveIsOpaque()
+    {
+        for (const QPalette &pal : {darkPalette(), QPalette(Qt::white, Qt::white)}) {
+            MemoryChartView chart;
+            chart.setPalette(pal);
+            const QBrush brush = chart.segmentBrush(ComponentStyle::kReserve);
+            QCOMPARE(brush.style(), Qt::TexturePattern);
+            const QImage tile = brush.textureImage().isNull() ? brush.texture().toImage() : brush.textureImage();
+            QVERIFY(!tile.isNull());
+            QSet<QRgb> colours;
+            for (int y = 0; y < tile.height(); ++y)
+                for (int x = 0; x < tile.width(); ++x) {
+                    QCOMPARE(qAlpha(tile.pixel(x, y)), 255);
+                    colours.insert(tile.pixel(x, y));
+                }
+            QVERIFY(colours.size() >= 2); // hatched, not flat
         }
     }
 

@@ -156,7 +156,7 @@ void MemoryChartView::updateLegend()
         QLabel *swatch = m_legendSwatches[size_t(3 + ComponentStyle::kSegments - 1 - s)];
         fill(swatch, [&](QPainter &p) {
             const QColor c = ComponentStyle::color(s);
-            p.fillRect(0, 0, w, h, s == ComponentStyle::kReserve ? QBrush(c, Qt::BDiagPattern) : QBrush(c));
+            p.fillRect(0, 0, w, h, m_segments[size_t(s)]->brush());
             p.setPen(c.darker(130));
             p.drawRect(0, 0, w - 1, h - 1);
         });
@@ -369,6 +369,7 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
         top = std::max(top, barTop);
     for (double capacity : m_capacityGiB)
         top = std::max(top, capacity);
+    top = std::max(top, m_minimumTopGiB);
 
     QStringList labels;
     labels.reserve(n);
@@ -428,6 +429,11 @@ void MemoryChartView::updateValueAxis()
     setSteps(m_overBottom, m_capacityGiB);
 }
 
+double MemoryChartView::axisTop() const
+{
+    return m_axisY->max();
+}
+
 void MemoryChartView::changeEvent(QEvent *event)
 {
     if (event->type() == QEvent::PaletteChange)
@@ -435,11 +441,29 @@ void MemoryChartView::changeEvent(QEvent *event)
     QWidget::changeEvent(event);
 }
 
-void MemoryChartView::styleSegment(int segment)
+void MemoryChartView::styleSegment(int segment, const QColor &background)
 {
     QAreaSeries *area = m_segments[size_t(segment)];
     const QColor c = ComponentStyle::color(segment);
-    area->setBrush(segment == ComponentStyle::kReserve ? QBrush(c, Qt::BDiagPattern) : QBrush(c));
+    if (segment == ComponentStyle::kReserve) {
+        // Opaque hatching: the over-capacity zone must not show through the reserve.
+        const int n = 8;
+        QPixmap tile(n, n);
+        tile.fill(QColor::fromRgbF(0.3 * c.redF() + 0.7 * background.redF(),
+                                   0.3 * c.greenF() + 0.7 * background.greenF(),
+                                   0.3 * c.blueF() + 0.7 * background.blueF()));
+        QPainter p(&tile);
+        p.setPen(QPen(c, 1.5));
+        p.drawLine(0, n, n, 0);
+        p.drawLine(-1, 1, 1, -1);
+        p.drawLine(n - 1, n + 1, n + 1, n - 1);
+        p.end();
+        QBrush brush(tile);
+        brush.setColor(c); // the component's colour, as for the other segments (tooltips, tests)
+        area->setBrush(brush);
+    } else {
+        area->setBrush(QBrush(c));
+    }
     // No outline: between bars the outline would run through the gap.
     area->setPen(Qt::NoPen);
 }
@@ -461,7 +485,7 @@ void MemoryChartView::applyPalette()
         axis->setLinePenColor(pal.color(QPalette::Mid));
     }
     for (int s = 0; s < ComponentStyle::kSegments; ++s)
-        styleSegment(s);
+        styleSegment(s, pal.color(QPalette::Base));
     const QColor red = dark ? QColor(0xFF, 0x6B, 0x6B) : QColor(0xA1, 0x12, 0x12);
     m_capacity->setPen(QPen(red, 2.5));
     // The usable line is amber, light on dark and dark on light; an outline in the background

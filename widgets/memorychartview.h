@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/memory.h"
+#include "core/units.h"
 
 #include <QString>
 #include <QStringList>
@@ -55,6 +56,11 @@ public:
     void setBars(const std::vector<ChartBar> &bars, double hbmBytes, double usableBytes);
     void setTooltipProvider(TooltipProvider provider);
     void setTitles(const QString &chartTitle, const QString &categoryTitle);
+    /// The value axis reaches at least `bytes` (0: only what the bars need), so that views of
+    /// one plan (the phase tabs) share one scale.
+    void setMinimumTop(double bytes) { m_minimumTopGiB = bytes / kGiB; }
+    /// The value axis's top, GiB.
+    double axisTop() const;
 
     // Read access for tests and exports.
     QChart *chart() const { return m_chart; }
@@ -88,7 +94,7 @@ protected:
 private:
     void applyPalette();
     void updateLegend();
-    void styleSegment(int segment);
+    void styleSegment(int segment, const QColor &background);
     void setLine(QLineSeries *series, double gib);
     /// A line at values[i] over bar i, stepping between bars; a flat line when all are equal.
     void setSteps(QLineSeries *series, const std::vector<double> &values);
@@ -119,6 +125,7 @@ private:
     std::vector<double> m_capacityGiB; ///< per bar
     std::vector<double> m_usableGiB;   ///< per bar
     double m_topGiB = 0;     ///< highest bar or the capacity, GiB
+    double m_minimumTopGiB = 0;
     double m_plotHeight = 0; ///< of the last layout, pixels
 };
 

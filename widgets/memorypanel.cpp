@@ -95,6 +95,11 @@ void MemoryPanel::refresh()
 {
     const MemoryEstimate &mem = m_document->estimate().memory;
     m_bars = rankBars(mem, m_view);
+    // One scale for the phase tabs: the axis reaches the fullest rank at its own peak.
+    double top = 0;
+    for (const RankMemory &r : mem.ranks)
+        top = std::max(top, r.peak_bytes + r.reserve.total());
+    m_chart->setMinimumTop(top);
     std::vector<ChartBar> bars;
     bars.reserve(m_bars.size());
     for (const RankBar &b : m_bars)
