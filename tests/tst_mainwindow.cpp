@@ -1,4 +1,6 @@
+#include "widgets/appsettings.h"
 #include "widgets/autosave.h"
+#include "widgets/memorytimelineview.h"
 #include "widgets/mainwindow.h"
 #include "widgets/memorychartview.h"
 #include "widgets/memorypanel.h"
@@ -12,7 +14,9 @@
 #include "testdata.h"
 
 #include <QAction>
+#include <QDir>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QImage>
 #include <QLabel>
 #include <QMenuBar>
@@ -294,6 +298,61 @@ private Q_SLOTS:
         QVERIFY(!w.memoryPanel()->headline().contains(QStringLiteral("OOMs")));
         QVERIFY(w.memoryPanel()->headline().contains(QStringLiteral("TP 8 + SP")));
         w.setSavePrompt([] { return QMessageBox::Discard; });
+    }
+
+    // File > Open example lists the examples by their titles, not by their file names.
+    void examplesHaveFriendlyNames()
+    {
+        MainWindow w;
+        auto *menu = w.findChild<QMenu *>(QStringLiteral("examplesMenu"));
+        QVERIFY(menu);
+        QStringList expected;
+        for (const QFileInfo &f : QDir(QString::fromStdString(locateDataDir()) + QStringLiteral("/cases"))
+                                      .entryInfoList({QStringLiteral("*.plan.json")}, QDir::Files, QDir::Name))
+            expected << QString::fromStdString(parsePlanFile(f.absoluteFilePath().toStdString(), Catalog::builtin()).name);
+        QStringList texts;
+        for (QAction *a : menu->actions()) {
+            texts << a->text().replace(QStringLiteral("&&"), QStringLiteral("&"));
+            QVERIFY2(!a->text().contains(QStringLiteral("hcie-ai-")), qPrintable(a->text()));
+            QVERIFY2(a->toolTip().contains(QStringLiteral(".plan.json")), qPrintable(a->toolTip()));
+        }
+        QCOMPARE(texts, expected);
+    }
+
+    // A file dialog starts in a folder that exists: a last folder since removed (or a missing
+    // Documents) would start it with the folder's name typed in as the file name.
+    void dialogsStartInAFolderThatExists()
+    {
+        MainWindow w;
+        const QString before = settings::lastDirectory().get();
+        settings::lastDirectory().set(QStringLiteral("/no/such/folder/Documents"));
+        QVERIFY2(QFileInfo(w.dialogDirectory()).isDir(), qPrintable(w.dialogDirectory()));
+        QTemporaryDir dir;
+        settings::lastDirectory().set(dir.path());
+        QCOMPARE(w.dialogDirectory(), dir.path());
+        settings::lastDirectory().set(before);
+    }
+
+    // File > Export > Chart as PNG writes the chart and its legend, without the phase tabs, the
+    // headline and the hover hint.
+    void chartExportIsTheChartAlone()
+    {
+        MainWindow w;
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("chart.png"));
+        QString error;
+        QVERIFY2(w.exportChart(path, &error), qPrintable(error));
+        QImage image(path);
+        QCOMPARE(image.size(), w.memoryPanel()->chartView()->size() * w.devicePixelRatio());
+        QVERIFY(image.height() < w.memoryPanel()->height() * w.devicePixelRatio());
+        QVERIFY(w.showTab(QStringLiteral("Memory over the step")));
+        QCoreApplication::processEvents();
+        QVERIFY2(w.exportChart(path, &error), qPrintable(error));
+        image.load(path);
+        QCOMPARE(image.size(), w.timelinePanel()->view()->size() * w.devicePixelRatio());
     }
 
     // Ctrl+Z and Ctrl+Shift+Z undo and redo the plan while a spin box or the name field has the

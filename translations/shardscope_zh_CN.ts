@@ -2692,6 +2692,10 @@ measured beside predicted.
         <source>%1[*]: %2 - ShardScope</source>
         <translation>%1[*]：%2 - ShardScope</translation>
     </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryChartView</name>

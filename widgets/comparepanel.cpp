@@ -37,12 +37,6 @@ namespace {
 const char *const kCases[] = {"hcie-ai-ddp", "hcie-ai-fsdp", "hcie-ai-fsdp-cp", "hcie-ai-tp8",
                               "hcie-ai-tp4-fsdp2"};
 
-QString startDirectory()
-{
-    const QString last = settings::lastDirectory().get();
-    return last.isEmpty() ? QDir::homePath() : last;
-}
-
 } // namespace
 
 ComparePanel::ComparePanel(PlanDocument *document, QWidget *parent)
@@ -79,7 +73,7 @@ ComparePanel::ComparePanel(PlanDocument *document, QWidget *parent)
     });
     connect(m_save, &QPushButton::clicked, this, [this] {
         QString path = QFileDialog::getSaveFileName(
-            this, tr("Save comparison"), startDirectory() + QStringLiteral("/comparison.json"),
+            this, tr("Save comparison"), settings::startDirectory() + QStringLiteral("/comparison.json"),
             tr("Comparisons (*.json)"));
         if (path.isEmpty())
             return;
@@ -88,7 +82,7 @@ ComparePanel::ComparePanel(PlanDocument *document, QWidget *parent)
         saveComparison(path);
     });
     connect(open, &QPushButton::clicked, this, [this] {
-        const QString path = QFileDialog::getOpenFileName(this, tr("Open comparison"), startDirectory(),
+        const QString path = QFileDialog::getOpenFileName(this, tr("Open comparison"), settings::startDirectory(),
                                                           tr("Comparisons (*.json);;All files (*)"));
         if (!path.isEmpty())
             openComparison(path);

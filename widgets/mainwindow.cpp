@@ -4,6 +4,7 @@
 #include "communicationpanel.h"
 #include "comparepanel.h"
 #include "filewrite.h"
+#include "memorychartview.h"
 #include "memorypanel.h"
 #include "memorytimelineview.h"
 #include "plandescription.h"
@@ -117,15 +118,25 @@ void MainWindow::createActions()
     });
     open->setShortcut(QKeySequence::Open);
     QMenu *examples = file->addMenu(tr("Open &example"));
+    examples->setObjectName(QStringLiteral("examplesMenu"));
     const QString casesDir = qs(locateDataDir()) + QStringLiteral("/cases");
     const QFileInfoList cases =
         QDir(casesDir).entryInfoList({QStringLiteral("*.plan.json")}, QDir::Files, QDir::Name);
     for (const QFileInfo &info : cases) {
-        examples->addAction(info.completeBaseName().chopped(5), this, [this, path = info.absoluteFilePath()] {
-            if (maybeSave())
-                openExample(path);
-        });
+        // Each example by its title, what it is and its file in the tooltip.
+        const std::optional<Plan> plan =
+            PlanDocument::readPlanFile(info.absoluteFilePath(), m_document->catalog(), nullptr);
+        QString title = plan && !plan->name.empty() ? qs(plan->name) : info.completeBaseName().chopped(5);
+        QAction *a = examples->addAction(title.replace(QLatin1Char('&'), QStringLiteral("&&")), this,
+                                         [this, path = info.absoluteFilePath()] {
+                                             if (maybeSave())
+                                                 openExample(path);
+                                         });
+        const QString what = plan ? describePlan(*plan, m_document->catalog()) : QString();
+        a->setToolTip(what.isEmpty() ? info.fileName() : tr("%1 (%2)").arg(what, info.fileName()));
+        a->setStatusTip(a->toolTip());
     }
+    examples->setToolTipsVisible(true);
     examples->setEnabled(!cases.isEmpty());
     m_recentMenu = file->addMenu(tr("Open &recent"));
     file->addAction(tr("&Import model config..."), this, [this] {
@@ -143,7 +154,7 @@ void MainWindow::createActions()
         const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), dialogDirectory(),
                                                           tr("PNG images (*.png)"));
         QString error;
-        if (!path.isEmpty() && !writePngSafely(path, m_centre->currentWidget()->grab(), &error))
+        if (!path.isEmpty() && !exportChart(path, &error))
             showError(tr("Export chart"), error);
     });
     file->addSeparator();
@@ -273,8 +284,17 @@ void MainWindow::showError(const QString &title, const QString &text)
 
 QString MainWindow::dialogDirectory() const
 {
-    const QString last = settings::lastDirectory().get();
-    return last.isEmpty() ? QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation) : last;
+    return settings::startDirectory();
+}
+
+bool MainWindow::exportChart(const QString &path, QString *error)
+{
+    // The chart and its legend, without the tabs, the headline and the hover hint around it.
+    QWidget *current = m_centre->currentWidget();
+    QWidget *chart = current == m_memory     ? static_cast<QWidget *>(m_memory->chartView())
+                     : current == m_timeline ? static_cast<QWidget *>(m_timeline->view())
+                                             : current;
+    return writePngSafely(path, chart->grab(), error);
 }
 
 bool MainWindow::openPlan(const QString &path)
