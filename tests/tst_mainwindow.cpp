@@ -2,6 +2,7 @@
 #include "widgets/autosave.h"
 #include "widgets/memorytimelineview.h"
 #include "widgets/mainwindow.h"
+#include "widgets/manualdialog.h"
 #include "widgets/memorychartview.h"
 #include "widgets/memorypanel.h"
 #include "widgets/plandocument.h"
@@ -23,7 +24,10 @@
 #include <QMessageBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QRegularExpression>
 #include <QTest>
+#include <QTextBrowser>
+#include <QUrl>
 #include <QUndoStack>
 #include <nlohmann/json.hpp>
 
@@ -353,6 +357,31 @@ private Q_SLOTS:
         QVERIFY2(w.exportChart(path, &error), qPrintable(error));
         image.load(path);
         QCOMPARE(image.size(), w.timelinePanel()->view()->size() * w.devicePixelRatio());
+    }
+
+    // Help holds a short manual and glossary (F1) that links to the documentation.
+    void helpHasAManual()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        auto *action = w.findChild<QAction *>(QStringLiteral("manualAction"));
+        QVERIFY(action);
+        QVERIFY(action->shortcuts().contains(QKeySequence(Qt::Key_F1)));
+        action->trigger();
+        auto *dialog = w.findChild<ManualDialog *>();
+        QVERIFY(dialog && dialog->isVisible());
+        const QString text = dialog->browser()->toPlainText();
+        for (const char *term : {"ZeRO-3", "MFU", "Runtime reserve", "Usable", "dp x cp"})
+            QVERIFY2(text.contains(QLatin1String(term)), term);
+        // In a checkout the documents are linked, and the links lead to the files.
+        QVERIFY(!ManualDialog::docsDirectory().isEmpty());
+        const QString html = dialog->browser()->toHtml();
+        const QRegularExpression href(QStringLiteral("href=\"([^\"]+memory-model\\.md)\""));
+        const QRegularExpressionMatch m = href.match(html);
+        QVERIFY2(m.hasMatch(), qPrintable(html.left(400)));
+        QVERIFY(QFileInfo::exists(QUrl(m.captured(1)).toLocalFile()));
+        dialog->close();
     }
 
     // Ctrl+Z and Ctrl+Shift+Z undo and redo the plan while a spin box or the name field has the

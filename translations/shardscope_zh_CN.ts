@@ -2696,6 +2696,157 @@ measured beside predicted.
         <source>%1 (%2)</source>
         <translation>%1（%2）</translation>
     </message>
+    <message>
+        <source>&amp;Manual and glossary</source>
+        <translation>手册与术语表(&amp;M)</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::ManualDialog</name>
+    <message>
+        <source>ShardScope manual and glossary</source>
+        <translation>ShardScope 手册与术语表</translation>
+    </message>
+    <message>
+        <source>What the window shows</source>
+        <translation>窗口显示的内容</translation>
+    </message>
+    <message>
+        <source>Plan (left): the model, the sequence and batch, the training method, the dtypes, the parallel layout, the memory switches and the cluster. Every change is an undoable edit (Ctrl+Z, also while a field has the focus); a choice the engine would refuse is disabled and its tooltip gives the reason.</source>
+        <translation>方案（左侧）：模型、序列与批次、训练方法、数据类型、并行布局、内存开关和集群。每次修改都是可撤销的编辑（Ctrl+Z，输入框有焦点时也可用）；引擎会拒绝的选项显示为禁用，其提示给出原因。</translation>
+    </message>
+    <message>
+        <source>Centre: what the plan is, derived from it, and whether it fits; then one stacked bar per rank against the HBM capacity and the usable line. Hover a segment for its bytes and its formula. The second tab shows one kind of rank over the allocations of a step.</source>
+        <translation>中部：由方案本身得出的方案描述，以及能否容纳；然后是每个 rank 一根堆叠柱，对照 HBM 容量线和可用线。将鼠标悬停在某一段上可查看其字节数和公式。第二个标签页显示一类 rank 在一个训练步的各次分配中的内存变化。</translation>
+    </message>
+    <message>
+        <source>Below: the step&apos;s collectives and its time; Compare, for plans pinned side by side against a baseline; Search, for the layouts of the current model and cluster; the kernel runner, which measures the plan&apos;s kernels on this machine.</source>
+        <translation>下方：训练步的集合通信及其时间；对比：将固定的方案并排对照基准；搜索：当前模型与集群的布局；内核运行器：在本机上测量方案的内核。</translation>
+    </message>
+    <message>
+        <source>Glossary</source>
+        <translation>术语表</translation>
+    </message>
+    <message>
+        <source>dp, tp, pp, cp, ep</source>
+        <translation>dp、tp、pp、cp、ep</translation>
+    </message>
+    <message>
+        <source>Data, tensor, pipeline, context (sequence) and expert parallel degrees; dp fills the rest of the world: world = dp x tp x pp x cp.</source>
+        <translation>数据、张量、流水线、上下文（序列）和专家并行度；dp 填满其余部分：world = dp x tp x pp x cp。</translation>
+    </message>
+    <message>
+        <source>SP</source>
+        <translation>SP</translation>
+    </message>
+    <message>
+        <source>Megatron sequence parallelism: with tp, norms and residuals are split over the tp group too.</source>
+        <translation>Megatron 序列并行：与 tp 一起使用时，norm 和残差也在 tp 组内切分。</translation>
+    </message>
+    <message>
+        <source>DDP, ZeRO-1, ZeRO-2, ZeRO-3 / FSDP</source>
+        <translation>DDP、ZeRO-1、ZeRO-2、ZeRO-3 / FSDP</translation>
+    </message>
+    <message>
+        <source>Data parallelism with every state replicated; then sharded optimizer states; plus gradients; plus parameters (gathered layer by layer). The states are sharded over dp x cp ranks.</source>
+        <translation>所有状态都复制的数据并行；然后是分片的优化器状态；再加上梯度；再加上参数（逐层聚合）。状态分片在 dp x cp 个 rank 上。</translation>
+    </message>
+    <message>
+        <source>Micro-batch, accumulation</source>
+        <translation>微批次、梯度累积</translation>
+    </message>
+    <message>
+        <source>Sequences per forward and backward; micro-batches per optimizer step and DP rank.</source>
+        <translation>每次前向与反向的序列数；每个优化器步、每个 DP rank 的微批次数。</translation>
+    </message>
+    <message>
+        <source>Recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>Activation checkpointing: activations are recomputed in the backward instead of kept (selective: the attention core; full: one checkpoint per layer).</source>
+        <translation>激活检查点：激活值在反向时重新计算而不是保留（选择性：注意力核心；完全：每层一个检查点）。</translation>
+    </message>
+    <message>
+        <source>Offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>States or activations kept in host memory and moved over PCIe.</source>
+        <translation>状态或激活值保存在主机内存中，经 PCIe 传输。</translation>
+    </message>
+    <message>
+        <source>Runtime reserve</source>
+        <translation>运行时预留</translation>
+    </message>
+    <message>
+        <source>Device memory held outside the framework&apos;s allocations: the runtime context, the collective buffers and what the caching allocator reserves beyond what is allocated.</source>
+        <translation>框架分配之外占用的设备内存：运行时上下文、集合通信缓冲区，以及缓存分配器在已分配之外预留的部分。</translation>
+    </message>
+    <message>
+        <source>Usable</source>
+        <translation>可用</translation>
+    </message>
+    <message>
+        <source>HBM minus the runtime reserve: what the framework can allocate.</source>
+        <translation>HBM 减去运行时预留：框架可以分配的内存。</translation>
+    </message>
+    <message>
+        <source>Peak allocated, reserved</source>
+        <translation>峰值已分配、已预留</translation>
+    </message>
+    <message>
+        <source>The most the framework holds at one moment of a step, and what the caching allocator has taken from the device to serve it.</source>
+        <translation>框架在一个训练步中某一时刻持有的最大内存，以及缓存分配器为此从设备取得的内存。</translation>
+    </message>
+    <message>
+        <source>Exposed communication, bubble</source>
+        <translation>暴露的通信、气泡</translation>
+    </message>
+    <message>
+        <source>Collective time not hidden behind compute, and the pipeline&apos;s idle time at the start and end of a step.</source>
+        <translation>未被计算掩盖的集合通信时间，以及流水线在训练步开始和结束时的空闲时间。</translation>
+    </message>
+    <message>
+        <source>Tokens/s, MFU, HFU</source>
+        <translation>Tokens/s、MFU、HFU</translation>
+    </message>
+    <message>
+        <source>Throughput of the whole cluster; model FLOPs per second over the devices&apos; peak (MFU), and the same with recomputation counted (HFU).</source>
+        <translation>整个集群的吞吐量；每秒模型 FLOPs 与设备峰值之比（MFU），以及计入重计算后的同一比值（HFU）。</translation>
+    </message>
+    <message>
+        <source>Baseline</source>
+        <translation>基准</translation>
+    </message>
+    <message>
+        <source>In Compare, the pinned plan the others are measured against.</source>
+        <translation>在对比中，其他方案与之比较的那个固定方案。</translation>
+    </message>
+    <message>
+        <source>Documentation</source>
+        <translation>文档</translation>
+    </message>
+    <message>
+        <source>the memory model: every component, its formula and its sources</source>
+        <translation>内存模型：每个组成部分、其公式及出处</translation>
+    </message>
+    <message>
+        <source>collectives, step time and the layout search</source>
+        <translation>集合通信、训练步时间与布局搜索</translation>
+    </message>
+    <message>
+        <source>plan files and the command line&apos;s output</source>
+        <translation>方案文件与命令行输出</translation>
+    </message>
+    <message>
+        <source>the kernel runner and its worker</source>
+        <translation>内核运行器及其 worker</translation>
+    </message>
+    <message>
+        <source>These files are in the docs/ folder of ShardScope&apos;s source.</source>
+        <translation>这些文件位于 ShardScope 源码的 docs/ 文件夹中。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryChartView</name>

@@ -4,6 +4,7 @@
 #include "communicationpanel.h"
 #include "comparepanel.h"
 #include "filewrite.h"
+#include "manualdialog.h"
 #include "memorychartview.h"
 #include "memorypanel.h"
 #include "memorytimelineview.h"
@@ -198,6 +199,16 @@ void MainWindow::createActions()
     m_viewMenu->addSeparator();
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->setObjectName(QStringLiteral("helpMenu"));
+    QAction *manual = help->addAction(tr("&Manual and glossary"), this, [this] {
+        auto *dialog = findChild<ManualDialog *>();
+        if (!dialog)
+            dialog = new ManualDialog(this);
+        dialog->show();
+        dialog->raise();
+    });
+    manual->setObjectName(QStringLiteral("manualAction"));
+    manual->setShortcuts(QKeySequence::HelpContents);
     help->addAction(tr("&About ShardScope"), this, [this] {
         QMessageBox::about(this, tr("About ShardScope"),
                            tr("<b>ShardScope %1</b><p>Per-rank memory, communication and step time "
