@@ -2,7 +2,6 @@
 
 #include "filewrite.h"
 
-#include "plandescription.h"
 #include "plandocument.h"
 #include "qstrings.h"
 
@@ -95,8 +94,7 @@ void Autosave::saveNow()
     }
     QJsonObject meta;
     meta.insert(QStringLiteral("original"), m_document->filePath());
-    // What the recovery prompt calls the plan: what it is, not the name it was opened with.
-    meta.insert(QStringLiteral("name"), describePlan(m_document->plan(), m_document->catalog()));
+    meta.insert(QStringLiteral("name"), qs(m_document->plan().name));
     meta.insert(QStringLiteral("saved"), QDateTime::currentDateTimeUtc().toString(Qt::ISODate));
     if (!writeFileSafely(metaPath(), QJsonDocument(meta).toJson(), &error))
         Q_EMIT saveFailed(error);

@@ -190,7 +190,7 @@ void ComparePanel::say(const QString &message, bool error)
     m_message = message;
     m_status->setText(message);
     m_status->setVisible(!message.isEmpty());
-    if (error && !m_prompt) {
+    if (error) {
         auto *box = new QMessageBox(QMessageBox::Warning, tr("Compare"), message, QMessageBox::Ok, this);
         box->setAttribute(Qt::WA_DeleteOnClose);
         box->setObjectName(QStringLiteral("errorBox"));
