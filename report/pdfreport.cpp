@@ -104,6 +104,11 @@ public:
 
     static QString pageText(int page) { return tr("Page %1").arg(page); }
 
+    static QString titleOf(const ReportPlan &p)
+    {
+        return p.title.isEmpty() ? qs(p.plan.name) : p.title;
+    }
+
     void comparison(const std::vector<Evaluated> &plans)
     {
         m_canvas.heading(tr("Comparison of %n plans", "", int(plans.size())));
@@ -135,7 +140,7 @@ public:
         ReportCanvas::Row header{ReportCanvas::Cell{}};
         for (size_t i = 0; i < plans.size(); ++i)
             header.push_back(ReportCanvas::Cell{planTag(i) + QStringLiteral(": ") +
-                                                qs(plans[i].source->plan.name)});
+                                                titleOf(*plans[i].source)});
         std::vector<ReportCanvas::Row> rows;
         auto addRow = [&](const QString &label, auto &&value) {
             ReportCanvas::Row row{ReportCanvas::Cell{label}};
@@ -207,7 +212,8 @@ public:
     {
         const Plan &plan = ev.source->plan;
         const MemoryEstimate &mem = ev.estimate.memory;
-        m_canvas.title(count > 1 ? tr("%1: %2").arg(planTag(index), qs(plan.name)) : qs(plan.name));
+        const QString title = titleOf(*ev.source);
+        m_canvas.title(count > 1 ? tr("%1: %2").arg(planTag(index), title) : title);
         if (!ev.source->source.isEmpty())
             m_canvas.paragraph(ev.source->source, ReportCanvas::Small, ReportCanvas::muted());
 
@@ -350,7 +356,7 @@ private:
             if (m.event <= v.peak_event)
                 phase = m.phase;
         QString who = rankRange(r);
-        if (mem.ranks.size() > 1)
+        if (mem.ranks.size() > 1 && ev.source->plan.parallel.pp > 1)
             who = tr("%1 (stage %2)").arg(who).arg(r.stage);
         QString text =
             tr("One steady-state step of %1, allocation by allocation: %2 allocated at the peak in "

@@ -19,6 +19,7 @@ struct ReportPlan
 {
     Plan plan;
     QString source;
+    QString title; ///< its page title and column head; empty: the plan's name
 };
 
 /// How a report is laid out. The language is the application's: whatever translator is

@@ -1,8 +1,13 @@
+#include "widgets/appsettings.h"
 #include "widgets/autosave.h"
+#include "widgets/memorytimelineview.h"
 #include "widgets/mainwindow.h"
+#include "widgets/manualdialog.h"
 #include "widgets/memorychartview.h"
 #include "widgets/memorypanel.h"
 #include "widgets/plandocument.h"
+#include "widgets/searchpanel.h"
+#include "widgets/searchresultsmodel.h"
 #include "widgets/workbench.h"
 
 #include "core/catalog.h"
@@ -10,14 +15,19 @@
 #include "testdata.h"
 
 #include <QAction>
+#include <QDir>
 #include <QDockWidget>
+#include <QFileInfo>
 #include <QImage>
 #include <QLabel>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
+#include <QRegularExpression>
 #include <QTest>
+#include <QTextBrowser>
+#include <QUrl>
 #include <QUndoStack>
 #include <nlohmann/json.hpp>
 
@@ -245,6 +255,179 @@ private Q_SLOTS:
         // Ctrl+3 switches the chart to the backward phase.
         QTest::keyClick(&w, Qt::Key_3, Qt::ControlModifier);
         QCOMPARE(w.memoryPanel()->phaseView(), PhaseView::Backward);
+    }
+
+    // The headline and the window title say what the plan is now, from its fields; the name it
+    // was opened with stays a name, and an edit of the case is marked.
+    void headlineAndTitleSayWhatThePlanIs()
+    {
+        MainWindow w;
+        const QString ddp = QStringLiteral("Llama 2 7B \u00b7 32K tokens \u00b7 8 x Ascend 910B2 \u00b7 DDP dp 8");
+        QVERIFY2(w.memoryPanel()->headline().contains(ddp), qPrintable(w.memoryPanel()->headline()));
+        QVERIFY(w.windowTitle().contains(ddp));
+        QVERIFY(!w.windowTitle().contains(QStringLiteral("OOMs")));
+        QVERIFY(!w.memoryPanel()->headline().contains(QStringLiteral("edited")));
+
+        Plan p = w.document()->plan();
+        p.parallel.sharding = Sharding::Full;
+        p.training.seq_len = 65536;
+        QVERIFY(w.document()->apply(p, QStringLiteral("edit")));
+        const QString headline = w.memoryPanel()->headline();
+        const QString fsdp = QStringLiteral("Llama 2 7B \u00b7 64K tokens \u00b7 8 x Ascend 910B2 \u00b7 FSDP (ZeRO-3) dp 8");
+        // The large first line is the description; the old name follows as a name, marked edited.
+        QVERIFY2(headline.indexOf(fsdp) >= 0 && headline.indexOf(fsdp) < headline.indexOf(QStringLiteral("<br>")),
+                 qPrintable(headline));
+        QVERIFY2(headline.contains(QStringLiteral("Name: \u201cHCIE-AI case")) &&
+                     headline.contains(QStringLiteral("edited from hcie-ai-ddp.plan.json")),
+                 qPrintable(headline));
+        QVERIFY2(w.windowTitle().contains(fsdp), qPrintable(w.windowTitle()));
+        // Back to the case: no longer edited.
+        w.document()->undoStack()->undo();
+        QVERIFY(!w.memoryPanel()->headline().contains(QStringLiteral("edited")));
+        QVERIFY(w.windowTitle().contains(ddp));
+        w.setSavePrompt([] { return QMessageBox::Discard; });
+    }
+
+    // A search result is another plan: it does not keep the searched plan's name.
+    void loadedSearchResultDropsTheName()
+    {
+        MainWindow w;
+        SearchResult r;
+        r.plan = parsePlanFile(testing::casePath("hcie-ai-tp8").toStdString(), Catalog::builtin());
+        r.plan.name = w.document()->plan().name;
+        w.searchPanel()->model()->setResults({r});
+        QVERIFY(w.searchPanel()->loadResult(0));
+        QCOMPARE(w.document()->plan().parallel.tp, 8);
+        QVERIFY(w.document()->plan().name.empty());
+        QVERIFY(!w.memoryPanel()->headline().contains(QStringLiteral("OOMs")));
+        QVERIFY(w.memoryPanel()->headline().contains(QStringLiteral("TP 8 + SP")));
+        w.setSavePrompt([] { return QMessageBox::Discard; });
+    }
+
+    // File > Open example lists the examples by their titles, not by their file names.
+    void examplesHaveFriendlyNames()
+    {
+        MainWindow w;
+        auto *menu = w.findChild<QMenu *>(QStringLiteral("examplesMenu"));
+        QVERIFY(menu);
+        QStringList expected;
+        for (const QFileInfo &f : QDir(QString::fromStdString(locateDataDir()) + QStringLiteral("/cases"))
+                                      .entryInfoList({QStringLiteral("*.plan.json")}, QDir::Files, QDir::Name))
+            expected << QString::fromStdString(parsePlanFile(f.absoluteFilePath().toStdString(), Catalog::builtin()).name);
+        QStringList texts;
+        for (QAction *a : menu->actions()) {
+            texts << a->text().replace(QStringLiteral("&&"), QStringLiteral("&"));
+            QVERIFY2(!a->text().contains(QStringLiteral("hcie-ai-")), qPrintable(a->text()));
+            QVERIFY2(a->toolTip().contains(QStringLiteral(".plan.json")), qPrintable(a->toolTip()));
+        }
+        QCOMPARE(texts, expected);
+    }
+
+    // A file dialog starts in a folder that exists: a last folder since removed (or a missing
+    // Documents) would start it with the folder's name typed in as the file name.
+    void dialogsStartInAFolderThatExists()
+    {
+        MainWindow w;
+        const QString before = settings::lastDirectory().get();
+        settings::lastDirectory().set(QStringLiteral("/no/such/folder/Documents"));
+        QVERIFY2(QFileInfo(w.dialogDirectory()).isDir(), qPrintable(w.dialogDirectory()));
+        QTemporaryDir dir;
+        settings::lastDirectory().set(dir.path());
+        QCOMPARE(w.dialogDirectory(), dir.path());
+        settings::lastDirectory().set(before);
+    }
+
+    // File > Export > Chart as PNG writes the chart and its legend, without the phase tabs, the
+    // headline and the hover hint.
+    void chartExportIsTheChartAlone()
+    {
+        MainWindow w;
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QTemporaryDir dir;
+        const QString path = dir.filePath(QStringLiteral("chart.png"));
+        QString error;
+        QVERIFY2(w.exportChart(path, &error), qPrintable(error));
+        QImage image(path);
+        QCOMPARE(image.size(), w.memoryPanel()->chartView()->size() * w.devicePixelRatio());
+        QVERIFY(image.height() < w.memoryPanel()->height() * w.devicePixelRatio());
+        QVERIFY(w.showTab(QStringLiteral("Memory over the step")));
+        QCoreApplication::processEvents();
+        QVERIFY2(w.exportChart(path, &error), qPrintable(error));
+        image.load(path);
+        QCOMPARE(image.size(), w.timelinePanel()->view()->size() * w.devicePixelRatio());
+    }
+
+    // Help holds a short manual and glossary (F1) that links to the documentation.
+    void helpHasAManual()
+    {
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        auto *action = w.findChild<QAction *>(QStringLiteral("manualAction"));
+        QVERIFY(action);
+        QVERIFY(action->shortcuts().contains(QKeySequence(Qt::Key_F1)));
+        action->trigger();
+        auto *dialog = w.findChild<ManualDialog *>();
+        QVERIFY(dialog && dialog->isVisible());
+        const QString text = dialog->browser()->toPlainText();
+        for (const char *term : {"ZeRO-3", "MFU", "Runtime reserve", "Usable", "dp x cp"})
+            QVERIFY2(text.contains(QLatin1String(term)), term);
+        // In a checkout the documents are linked, and the links lead to the files.
+        QVERIFY(!ManualDialog::docsDirectory().isEmpty());
+        const QString html = dialog->browser()->toHtml();
+        const QRegularExpression href(QStringLiteral("href=\"([^\"]+memory-model\\.md)\""));
+        const QRegularExpressionMatch m = href.match(html);
+        QVERIFY2(m.hasMatch(), qPrintable(html.left(400)));
+        QVERIFY(QFileInfo::exists(QUrl(m.captured(1)).toLocalFile()));
+        dialog->close();
+    }
+
+    // Ctrl+Z and Ctrl+Shift+Z undo and redo the plan while a spin box or the name field has the
+    // focus (their own line edits would otherwise take the keys); typing not yet applied is
+    // undone first.
+    void undoWinsInPlanControls_data()
+    {
+        QTest::addColumn<QString>("control");
+        QTest::addRow("spin box") << QStringLiteral("microBatch");
+        QTest::addRow("sequence entry") << QStringLiteral("seqLenEntry");
+        QTest::addRow("name") << QStringLiteral("name");
+    }
+    void undoWinsInPlanControls()
+    {
+        QFETCH(QString, control);
+        MainWindow w;
+        w.show();
+        QVERIFY(QTest::qWaitForWindowActive(&w));
+        QWidget *field = w.findChild<QWidget *>(control);
+        QVERIFY(field);
+        field->setFocus();
+        QTRY_VERIFY(field->hasFocus());
+        const std::string before = planToJson(w.document()->plan()).dump();
+        // An edit applied through the control.
+        QTest::keyClick(field, Qt::Key_A, Qt::ControlModifier);
+        QTest::keyClicks(field, control == QLatin1String("name")         ? QStringLiteral("mine")
+                                : control == QLatin1String("microBatch") ? QStringLiteral("4")
+                                                                         : QStringLiteral("4096"));
+        QTest::keyClick(field, Qt::Key_Return);
+        QVERIFY(planToJson(w.document()->plan()).dump() != before);
+        QCOMPARE(w.document()->undoStack()->count(), 1);
+        QVERIFY(field->hasFocus());
+        QTest::keyClick(field, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(w.document()->undoStack()->index(), 0);
+        QVERIFY(planToJson(w.document()->plan()).dump() == before);
+        QTest::keyClick(field, Qt::Key_Z, Qt::ControlModifier | Qt::ShiftModifier);
+        QCOMPARE(w.document()->undoStack()->index(), 1);
+        const std::string edited = planToJson(w.document()->plan()).dump();
+        QVERIFY(edited != before);
+        // Typing not applied yet: the first Ctrl+Z undoes the typing, the plan is untouched.
+        QTest::keyClick(field, Qt::Key_A, Qt::ControlModifier);
+        QTest::keyClicks(field, QStringLiteral("2"));
+        QTest::keyClick(field, Qt::Key_Z, Qt::ControlModifier);
+        QCOMPARE(w.document()->undoStack()->index(), 1);
+        QVERIFY(planToJson(w.document()->plan()).dump() == edited);
+        w.setSavePrompt([] { return QMessageBox::Discard; });
     }
 };
 

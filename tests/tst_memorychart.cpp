@@ -1,4 +1,5 @@
 #include "widgets/componentstyle.h"
+#include "widgets/darkpalette.h"
 #include "widgets/memorychartview.h"
 #include "widgets/memorypanel.h"
 #include "widgets/plandocument.h"
@@ -13,8 +14,11 @@
 #include <QChart>
 #include <QChartView>
 #include <QFontMetrics>
+#include <QImage>
+#include <QSet>
 #include <QLineSeries>
 #include <QValueAxis>
+#include <QRegularExpression>
 #include <QToolTip>
 #include <QTest>
 #include <algorithm>
@@ -252,6 +256,128 @@ private Q_SLOTS:
                 c != int(Component::LogitsAndLoss))
                 QVERIFY(zhFormula.contains(
                     QString::fromStdString(formatGiB(r.peak().bytes[size_t(c)]))));
+        }
+    }
+
+    // Switching phase tabs keeps the value axis: the bars of the phases compare by eye.
+    void axisKeepsItsScaleAcrossPhases_data()
+    {
+        QTest::addColumn<QString>("caseName");
+        QTest::addRow("ddp") << QStringLiteral("hcie-ai-ddp");
+        QTest::addRow("fsdp") << QStringLiteral("hcie-ai-fsdp");
+        QTest::addRow("pipeline") << QString();
+    }
+    void axisKeepsItsScaleAcrossPhases()
+    {
+        QFETCH(QString, caseName);
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(caseName.isEmpty() ? pipelinePlan(1) : casePlan(caseName.toLatin1().constData()),
+                          QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        panel.resize(900, 600);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        const double top = panel.chartView()->axisTop();
+        for (PhaseView v : {PhaseView::Forward, PhaseView::Backward, PhaseView::OptimizerStep, PhaseView::Peak}) {
+            panel.setPhaseView(v);
+            QCOMPARE(panel.chartView()->axisTop(), top);
+        }
+    }
+
+    // The hatched runtime reserve is opaque: the over-capacity zone does not show through it,
+    // so the two stay apart where a bar rises above the capacity.
+    void reserveIsOpaque()
+    {
+        for (const QPalette &pal : {darkPalette(), QPalette(Qt::white, Qt::white)}) {
+            MemoryChartView chart;
+            chart.setPalette(pal);
+            const QBrush brush = chart.segmentBrush(ComponentStyle::kReserve);
+            QCOMPARE(brush.style(), Qt::TexturePattern);
+            const QImage tile = brush.textureImage().isNull() ? brush.texture().toImage() : brush.textureImage();
+            QVERIFY(!tile.isNull());
+            QSet<QRgb> colours;
+            for (int y = 0; y < tile.height(); ++y)
+                for (int x = 0; x < tile.width(); ++x) {
+                    QCOMPARE(qAlpha(tile.pixel(x, y)), 255);
+                    colours.insert(tile.pixel(x, y));
+                }
+            QVERIFY(colours.size() >= 2); // hatched, not flat
+        }
+    }
+
+    // Without a pipeline every rank is in stage 0: the tooltip does not say "stage 0".
+    void stageOnlyWithAPipeline()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(casePlan("hcie-ai-ddp"), QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        const QString flat = panel.segmentTooltip(0, int(Component::Parameters));
+        QVERIFY2(flat.contains(QStringLiteral("Rank 0,")) && !flat.contains(QStringLiteral("(stage")), qPrintable(flat));
+        QVERIFY(doc.apply(pipelinePlan(1), QStringLiteral("pipeline")));
+        const QString piped = panel.segmentTooltip(0, int(Component::Parameters));
+        QVERIFY2(piped.contains(QStringLiteral("(stage 0)")), qPrintable(piped));
+    }
+
+    // The capacity and usable lines stand out over every segment, in the light and the dark
+    // palette: each line against its outline, and the line or its outline against the segment
+    // (the dark palette's amber usable line used to vanish over the yellow optimizer states).
+    void linesStandOutOverEverySegment_data()
+    {
+        QTest::addColumn<bool>("dark");
+        QTest::addRow("light") << false;
+        QTest::addRow("dark") << true;
+    }
+    void linesStandOutOverEverySegment()
+    {
+        QFETCH(bool, dark);
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(casePlan("hcie-ai-fsdp"), QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        panel.setPalette(dark ? darkPalette() : QPalette(Qt::white, Qt::white));
+        MemoryChartView *chart = panel.chartView();
+        QCOMPARE(chart->usableOutline()->points(), chart->usableSeries()->points());
+        QCOMPARE(chart->capacityOutline()->points(), chart->capacitySeries()->points());
+        for (auto [line, outline] : {std::pair{chart->usableSeries(), chart->usableOutline()},
+                                     std::pair{chart->capacitySeries(), chart->capacityOutline()}}) {
+            const QColor l = line->pen().color(), o = outline->pen().color();
+            QVERIFY(outline->pen().widthF() >= line->pen().widthF() + 2);
+            QVERIFY2(contrastRatio(l, o) >= 3, qPrintable(l.name() + QLatin1Char('/') + o.name()));
+            for (int s = 0; s < ComponentStyle::kSegments; ++s) {
+                const QColor c = ComponentStyle::color(s);
+                double best = std::max(contrastRatio(l, c), contrastRatio(o, c));
+                // The hatched reserve shows the background between its strokes.
+                if (s == ComponentStyle::kReserve)
+                    best = std::max(best, contrastRatio(l, chart->palette().color(QPalette::Base)));
+                QVERIFY2(best >= 3, qPrintable(QStringLiteral("%1 over %2: %3")
+                                                   .arg(l.name(), ComponentStyle::name(s))
+                                                   .arg(best)));
+            }
+        }
+    }
+
+    // "Fits" and "Does not fit" are readable on the dark palette's window (WCAG AA, 4.5:1).
+    void verdictIsReadableOnDark_data()
+    {
+        QTest::addColumn<QString>("caseName");
+        QTest::addRow("does not fit") << QStringLiteral("hcie-ai-ddp");
+        QTest::addRow("fits") << QStringLiteral("hcie-ai-fsdp");
+    }
+    void verdictIsReadableOnDark()
+    {
+        QFETCH(QString, caseName);
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.apply(casePlan(caseName.toLatin1().constData()), QStringLiteral("load")));
+        MemoryPanel panel(&doc);
+        for (const QPalette &pal : {darkPalette(), QPalette(Qt::black, Qt::white)}) {
+            panel.setPalette(pal);
+            const QString html = panel.headline();
+            const QRegularExpressionMatch m =
+                QRegularExpression(QStringLiteral("color:(#[0-9a-f]{6}); font-weight:bold")).match(html);
+            QVERIFY2(m.hasMatch(), qPrintable(html));
+            const double ratio = contrastRatio(QColor(m.captured(1)), pal.color(QPalette::Window));
+            QVERIFY2(ratio >= 4.5, qPrintable(QStringLiteral("%1 on %2: %3")
+                                                  .arg(m.captured(1), pal.color(QPalette::Window).name())
+                                                  .arg(ratio)));
         }
     }
 };

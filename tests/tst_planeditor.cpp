@@ -70,6 +70,31 @@ private Q_SLOTS:
         QCOMPARE(child<QComboBox>("device")->currentData().toString(), QStringLiteral("ascend-910b2"));
     }
 
+    // ZeRO-3 at dp x cp = 1 shards nothing: the editor says so (and what it shards over).
+    void shardingWithNothingToShardOverIsSaid()
+    {
+        auto *sharding = child<QComboBox>("sharding");
+        auto *hint = child<QLabel>("shardingHint");
+        auto *tp = child<QComboBox>("tp");
+        QVERIFY(hint->isHidden());
+        tp->setCurrentIndex(indexOfData(tp, 8)); // dp = 1
+        QCOMPARE(m_doc->plan().parallel.dp, 1);
+        QVERIFY(hint->isHidden()); // DDP: nothing claimed
+        sharding->setCurrentIndex(indexOfData(sharding, int(Sharding::Full)));
+        QVERIFY(m_doc->plan().parallel.sharding == Sharding::Full);
+        QVERIFY(!hint->isHidden());
+        QVERIFY2(hint->text().contains(QStringLiteral("dp x cp")), qPrintable(hint->text()));
+        QVERIFY(sharding->toolTip().contains(QStringLiteral("dp x cp = 1")));
+        // With context parallelism the states are sharded over cp.
+        tp->setCurrentIndex(indexOfData(tp, 1));
+        auto *cp = child<QComboBox>("cp");
+        cp->setCurrentIndex(indexOfData(cp, 8));
+        QCOMPARE(m_doc->plan().parallel.dp, 1);
+        QCOMPARE(m_doc->plan().parallel.cp, 8);
+        QVERIFY(hint->isHidden());
+        QVERIFY(sharding->toolTip().contains(QStringLiteral("dp x cp = 8")));
+    }
+
     void controlsChangeThePlan()
     {
         auto *tp = child<QComboBox>("tp");

@@ -6,6 +6,7 @@
 #include "widgets/reportexport.h"
 
 #include <QProcess>
+#include <QUndoStack>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
@@ -35,18 +36,33 @@ private Q_SLOTS:
         p.start(QStringLiteral("pdftotext"), {one, QStringLiteral("-")});
         QVERIFY(p.waitForFinished(30000));
         QString text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
+        // Titled by what the plan is; the name it was opened with beneath, as a name.
+        QVERIFY2(text.contains(QStringLiteral("FSDP (ZeRO-3) dp 8")), qPrintable(text.left(300)));
         QVERIFY(text.contains(QString::fromStdString(window.document()->plan().name)));
         QVERIFY(!text.contains(QStringLiteral("Comparison of")));
 
-        // With the four case plans pinned, the current one is not repeated: four plans.
-        QVERIFY(window.comparePanel()->pinCases() > 0);
-        const QString four = dir.filePath(QStringLiteral("four.pdf"));
-        QVERIFY2(ReportExport::exportTo(window, four, QPageSize::Letter, &error),
-                 qPrintable(error));
-        p.start(QStringLiteral("pdftotext"), {four, QStringLiteral("-")});
+        // Edited, the title follows the plan and says it was edited.
+        Plan edited = window.document()->plan();
+        edited.parallel.sharding = Sharding::Grads;
+        QVERIFY(window.document()->apply(edited, QStringLiteral("edit")));
+        QVERIFY2(ReportExport::exportTo(window, one, QPageSize::A4, &error), qPrintable(error));
+        p.start(QStringLiteral("pdftotext"), {one, QStringLiteral("-")});
         QVERIFY(p.waitForFinished(30000));
         text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
-        QVERIFY2(text.contains(QStringLiteral("Comparison of 4 plans")),
+        QVERIFY2(text.contains(QStringLiteral("ZeRO-2 dp 8")) &&
+                     text.contains(QStringLiteral("hcie-ai-fsdp.plan.json, edited")),
+                 qPrintable(text.left(400)));
+        window.document()->undoStack()->undo();
+
+        // With the five case plans pinned, the current one is not repeated: five plans.
+        QVERIFY(window.comparePanel()->pinCases() > 0);
+        const QString five = dir.filePath(QStringLiteral("five.pdf"));
+        QVERIFY2(ReportExport::exportTo(window, five, QPageSize::Letter, &error),
+                 qPrintable(error));
+        p.start(QStringLiteral("pdftotext"), {five, QStringLiteral("-")});
+        QVERIFY(p.waitForFinished(30000));
+        text = QString::fromUtf8(p.readAllStandardOutput()).simplified();
+        QVERIFY2(text.contains(QStringLiteral("Comparison of 5 plans")),
                  qPrintable(text.left(300)));
 
         QVERIFY(!ReportExport::exportTo(window, QStringLiteral("/no/such/dir/x.pdf"), QPageSize::A4,

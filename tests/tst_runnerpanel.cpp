@@ -9,6 +9,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QComboBox>
+#include <QProgressBar>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTest>
@@ -70,6 +71,61 @@ private slots:
         QCOMPARE(model.rowCount(), 0);
     }
 
+    // Kernels run on the CPU against a plan on an H200 (or a 910B): the table says that the
+    // predictions are for the plan's device, and marks the ratio as one between two devices.
+    void ratioOnAnotherDeviceIsSaid()
+    {
+        RunnerResultsModel model;
+        const Plan plan = testing::tinyRunnerPlan();
+        const DeviceProfile *device = Catalog::builtin().device(plan.cluster.device);
+        QVERIFY(device);
+        const QString name = QString::fromStdString(device->name);
+        RunResults r;
+        r.kernels = buildWorkload(plan, {}, &Catalog::builtin()).kernels;
+        r.info.backend = "cpu";
+        r.info.device = "cpu";
+        model.setResults(r, device, &plan);
+        QVERIFY(model.crossDevice());
+        QCOMPARE(model.headerData(RunnerResultsModel::Predicted, Qt::Horizontal).toString(),
+                 QStringLiteral("Predicted, %1").arg(name));
+        QCOMPARE(model.headerData(RunnerResultsModel::Ratio, Qt::Horizontal).toString(),
+                 QStringLiteral("Ratio (other device)"));
+        QVERIFY(model.crossDeviceNote().contains(name));
+        QVERIFY(model.index(0, RunnerResultsModel::Ratio).data(Qt::ToolTipRole).toString().contains(name));
+
+        // The same device under another spelling is no other device.
+        r.info.device = "cuda";
+        r.info.device_name = "NVIDIA H200";
+        model.setResults(r, device, &plan);
+        QVERIFY2(!model.crossDevice(), qPrintable(name));
+        QCOMPARE(model.headerData(RunnerResultsModel::Ratio, Qt::Horizontal).toString(), QStringLiteral("Ratio"));
+        r.info.device_name = "NVIDIA A100-SXM4-80GB";
+        model.setResults(r, device, &plan);
+        QVERIFY(model.crossDevice());
+    }
+
+    // A long run says how long it has left, from the pace of the items done so far.
+    void remainingTime_data()
+    {
+        QTest::addColumn<qint64>("elapsedMs");
+        QTest::addColumn<int>("done");
+        QTest::addColumn<int>("total");
+        QTest::addColumn<QString>("text");
+        QTest::addRow("before the first") << qint64(5000) << 0 << 10 << QString();
+        QTest::addRow("seconds") << qint64(10000) << 1 << 4 << QStringLiteral("about 30 s left");
+        QTest::addRow("minutes") << qint64(60000) << 3 << 10 << QStringLiteral("about 2 min 20 s left");
+        QTest::addRow("hours") << qint64(3600000) << 1 << 3 << QStringLiteral("about 2 h 0 min left");
+        QTest::addRow("done") << qint64(10000) << 4 << 4 << QString();
+    }
+    void remainingTime()
+    {
+        QFETCH(qint64, elapsedMs);
+        QFETCH(int, done);
+        QFETCH(int, total);
+        QFETCH(QString, text);
+        QCOMPARE(RunnerPanel::remainingText(elapsedMs, done, total), text);
+    }
+
     void runOnCpu()
     {
         RunnerPanel panel;
@@ -83,10 +139,19 @@ private slots:
         o.backend = QStringLiteral("cpu");
         panel.setOptions(o);
         QSignalSpy finished(&panel, &RunnerPanel::runFinished);
+        // The progress bar gives the time left while the kernels run.
+        auto *progress = panel.findChild<QProgressBar *>();
+        QVERIFY(progress);
+        QStringList texts;
+        connect(progress, &QProgressBar::valueChanged, &panel, [&] { texts << progress->text(); });
         panel.run();
         QVERIFY(panel.isRunning());
+        // On the CPU against the plan's H200: said from the start.
+        QVERIFY2(panel.deviceNote().contains(QStringLiteral("H200")), qPrintable(panel.deviceNote()));
         QVERIFY(finished.wait(60000));
         QVERIFY(!panel.isRunning());
+        QVERIFY2(panel.deviceNote().contains(QStringLiteral("H200")), qPrintable(panel.deviceNote()));
+        QVERIFY2(texts.filter(QStringLiteral(" left")).size() > 0, qPrintable(texts.join(QLatin1Char('|'))));
         const RunResults &r = panel.model()->results();
         QVERIFY(!r.kernels.empty());
         int ok = 0;

@@ -1667,6 +1667,163 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
 </context>
 <context>
+    <name>PlanDescription</name>
+    <message>
+        <source>DDP</source>
+        <translation>DDP</translation>
+    </message>
+    <message>
+        <source>ZeRO-1</source>
+        <translation>ZeRO-1</translation>
+    </message>
+    <message>
+        <source>ZeRO-2</source>
+        <translation>ZeRO-2</translation>
+    </message>
+    <message>
+        <source>FSDP (ZeRO-3)</source>
+        <translation>FSDP（ZeRO-3）</translation>
+    </message>
+    <message>
+        <source>LoRA r%1</source>
+        <translation>LoRA r%1</translation>
+    </message>
+    <message>
+        <source>DoRA r%1</source>
+        <translation>DoRA r%1</translation>
+    </message>
+    <message>
+        <source>QLoRA r%1</source>
+        <translation>QLoRA r%1</translation>
+    </message>
+    <message numerus="yes">
+        <source>last %n layer(s) trained</source>
+        <translation>
+            <numerusform>训练最后 %n 层</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>on</source>
+        <translation>开</translation>
+    </message>
+    <message>
+        <source>off</source>
+        <translation>关</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>custom %1 model</source>
+        <translation>自定义 %1 模型</translation>
+    </message>
+    <message>
+        <source>%1, %2</source>
+        <translation>%1，%2</translation>
+    </message>
+    <message>
+        <source>%1 tokens</source>
+        <translation>%1 tokens</translation>
+    </message>
+    <message>
+        <source>%1 x %2</source>
+        <translation>%1 x %2</translation>
+    </message>
+    <message>
+        <source>%1 (%2 nodes)</source>
+        <translation>%1（%2 个节点）</translation>
+    </message>
+    <message>
+        <source>TP %1 + SP</source>
+        <translation>TP %1 + SP</translation>
+    </message>
+    <message>
+        <source>TP %1</source>
+        <translation>TP %1</translation>
+    </message>
+    <message>
+        <source>PP %1</source>
+        <translation>PP %1</translation>
+    </message>
+    <message>
+        <source>%1 interleaved x%2</source>
+        <translation>%1 交错 x%2</translation>
+    </message>
+    <message>
+        <source>%1 GPipe</source>
+        <translation>%1 GPipe</translation>
+    </message>
+    <message>
+        <source>CP %1</source>
+        <translation>CP %1</translation>
+    </message>
+    <message>
+        <source>EP %1</source>
+        <translation>EP %1</translation>
+    </message>
+    <message>
+        <source>DDP dp %1</source>
+        <translation>DDP dp %1</translation>
+    </message>
+    <message>
+        <source>%1 over dp %2 x cp %3</source>
+        <translation>%1 跨 dp %2 x cp %3</translation>
+    </message>
+    <message>
+        <source>%1 over cp %2</source>
+        <translation>%1 跨 cp %2</translation>
+    </message>
+    <message>
+        <source>%1 dp %2</source>
+        <translation>%1 dp %2</translation>
+    </message>
+    <message>
+        <source>dp %1</source>
+        <translation>dp %1</translation>
+    </message>
+    <message>
+        <source>one device</source>
+        <translation>单设备</translation>
+    </message>
+    <message>
+        <source>model %1</source>
+        <translation>模型 %1</translation>
+    </message>
+    <message>
+        <source>sequence %1 tokens</source>
+        <translation>序列 %1 tokens</translation>
+    </message>
+    <message>
+        <source>micro-batch %1</source>
+        <translation>微批次 %1</translation>
+    </message>
+    <message>
+        <source>accumulation %1</source>
+        <translation>梯度累积 %1</translation>
+    </message>
+    <message>
+        <source>sharding %1</source>
+        <translation>分片：%1</translation>
+    </message>
+    <message>
+        <source>SP on</source>
+        <translation>SP 开</translation>
+    </message>
+    <message>
+        <source>SP off</source>
+        <translation>SP 关</translation>
+    </message>
+    <message>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>%1 as default</source>
+        <translation>%1 为默认值</translation>
+    </message>
+</context>
+<context>
     <name>ReportExport</name>
     <message>
         <source>pinned for comparison</source>
@@ -1691,6 +1848,14 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>Wrote %1</source>
         <translation>已写入 %1</translation>
+    </message>
+    <message>
+        <source>%1, edited</source>
+        <translation>%1，已编辑</translation>
+    </message>
+    <message>
+        <source>%1; named “%2”</source>
+        <translation>%1；名称“%2”</translation>
     </message>
 </context>
 <context>
@@ -2083,14 +2248,6 @@ measured beside predicted.
         <translation>固定 HCIE-AI 案例(&amp;C)</translation>
     </message>
     <message>
-        <source>DDP, FSDP, TP8 and TP4 x FSDP2 for the 7B, 32K, 8 x 910B case</source>
-        <translation>7B、32K、8 x 910B 案例的 DDP、FSDP、TP8 与 TP4 x FSDP2</translation>
-    </message>
-    <message>
-        <source>Keep the current plan for comparison (up to four)</source>
-        <translation>保留当前方案用于对比（最多四个）</translation>
-    </message>
-    <message>
         <source>Load the selected pinned plan into the editor (undoable)</source>
         <translation>将选中的固定方案载入编辑器（可撤销）</translation>
     </message>
@@ -2110,13 +2267,135 @@ measured beside predicted.
         <source>Load pinned plan</source>
         <translation>载入固定方案</translation>
     </message>
+    <message>
+        <source>Sa&amp;ve comparison...</source>
+        <translation>保存对比(&amp;V)...</translation>
+    </message>
+    <message>
+        <source>DDP, FSDP, FSDP with cp 8, TP8 and TP4 x FSDP2 for the 7B, 32K, 8 x 910B case; asks before replacing the plans pinned already</source>
+        <translation>7B、32K、8 x 910B 案例的 DDP、FSDP、cp 8 的 FSDP、TP8 和 TP4 x FSDP2；替换已固定的方案前会先询问</translation>
+    </message>
+    <message>
+        <source>&amp;Open comparison...</source>
+        <translation>打开对比(&amp;O)...</translation>
+    </message>
+    <message>
+        <source>Pin the plans of a comparison saved before</source>
+        <translation>固定之前保存的对比中的方案</translation>
+    </message>
+    <message>
+        <source>Keep the current plan for comparison (up to %1)</source>
+        <translation>保留当前方案用于对比（最多 %1 个）</translation>
+    </message>
+    <message>
+        <source>Save the pinned plans and the baseline to a JSON file</source>
+        <translation>将固定的方案和基准保存为 JSON 文件</translation>
+    </message>
+    <message>
+        <source>The plan the others are compared against: the figures show their difference to it, and the last columns what the plan changes</source>
+        <translation>其他方案与之对比的方案：各项数字显示与它的差值，最后几列列出方案改动了什么</translation>
+    </message>
+    <message>
+        <source>Save comparison</source>
+        <translation>保存对比</translation>
+    </message>
+    <message>
+        <source>Comparisons (*.json)</source>
+        <translation>对比文件 (*.json)</translation>
+    </message>
+    <message>
+        <source>Open comparison</source>
+        <translation>打开对比</translation>
+    </message>
+    <message>
+        <source>Comparisons (*.json);;All files (*)</source>
+        <translation>对比文件 (*.json);;所有文件 (*)</translation>
+    </message>
+    <message>
+        <source>&amp;Baseline:</source>
+        <translation>基准(&amp;B)：</translation>
+    </message>
+    <message>
+        <source>Compare</source>
+        <translation>对比</translation>
+    </message>
+    <message>
+        <source>%1 plans are pinned; unpin one first.</source>
+        <translation>已固定 %1 个方案；请先取消固定一个。</translation>
+    </message>
+    <message>
+        <source>The current plan is pinned already.</source>
+        <translation>当前方案已经固定。</translation>
+    </message>
+    <message>
+        <source>Pinned as %1.</source>
+        <translation>已固定为 %1。</translation>
+    </message>
+    <message numerus="yes">
+        <source>%n plan(s) are pinned. Add %1 to them, or replace them?</source>
+        <translation>
+            <numerusform>已固定 %n 个方案。要把 %1 添加进去，还是替换它们？</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>&amp;Add</source>
+        <translation>添加(&amp;A)</translation>
+    </message>
+    <message>
+        <source>&amp;Replace</source>
+        <translation>替换(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Nothing pinned; the pinned plans are as they were.</source>
+        <translation>未固定任何方案；已固定的方案保持不变。</translation>
+    </message>
+    <message numerus="yes">
+        <source>Pinned %n plan(s).</source>
+        <translation>
+            <numerusform>已固定 %n 个方案。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n were pinned already.</source>
+        <translation>
+            <numerusform>其中 %n 个之前已固定。</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>%n did not fit: at most %1 plans are compared.</source>
+        <translation>
+            <numerusform>%n 个未能加入：最多对比 %1 个方案。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The case %1 cannot be read: %2</source>
+        <translation>无法读取案例 %1：%2</translation>
+    </message>
+    <message numerus="yes">
+        <source>the %n HCIE-AI case(s)</source>
+        <translation>
+            <numerusform>%n 个 HCIE-AI 案例</numerusform>
+        </translation>
+    </message>
+    <message numerus="yes">
+        <source>Saved the comparison of %n plan(s) to %1.</source>
+        <translation>
+            <numerusform>已将 %n 个方案的对比保存到 %1。</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>The comparison was not opened; the pinned plans are unchanged.
+%1</source>
+        <translation>未打开对比；已固定的方案保持不变。
+%1</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::ComparisonModel</name>
-    <message>
-        <source>%1 x %2</source>
-        <translation>%1 x %2</translation>
-    </message>
     <message>
         <source>fits</source>
         <translation>可容纳</translation>
@@ -2132,14 +2411,6 @@ measured beside predicted.
     <message>
         <source>Plan</source>
         <translation>方案</translation>
-    </message>
-    <message>
-        <source>Layout</source>
-        <translation>并行布局</translation>
-    </message>
-    <message>
-        <source>Devices</source>
-        <translation>设备</translation>
     </message>
     <message>
         <source>Peak allocated</source>
@@ -2168,6 +2439,88 @@ measured beside predicted.
     <message>
         <source>MFU</source>
         <translation>MFU</translation>
+    </message>
+    <message>
+        <source>%1: %2</source>
+        <translation>%1：%2</translation>
+    </message>
+    <message>
+        <source>%1 (edited)</source>
+        <translation>%1（已编辑）</translation>
+    </message>
+    <message>
+        <source>Name</source>
+        <translation>名称</translation>
+    </message>
+    <message>
+        <source>%1%</source>
+        <translation>%1%</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>baseline</source>
+        <translation>基准</translation>
+    </message>
+    <message>
+        <source>same plan</source>
+        <translation>相同方案</translation>
+    </message>
+    <message>
+        <source>Against %1:
+%2</source>
+        <translation>相对于 %1：
+%2</translation>
+    </message>
+    <message>
+        <source>%1 (the baseline)</source>
+        <translation>%1（基准）</translation>
+    </message>
+    <message>
+        <source>Against the baseline</source>
+        <translation>相对于基准</translation>
+    </message>
+    <message>
+        <source>%1: %2: %3</source>
+        <translation>%1：%2：%3</translation>
+    </message>
+    <message>
+        <source>is not a ShardScope comparison (a JSON object with &quot;format&quot;: &quot;%1&quot;)</source>
+        <translation>不是 ShardScope 对比文件（应为带有 &quot;format&quot;: &quot;%1&quot; 的 JSON 对象）</translation>
+    </message>
+    <message>
+        <source>must be &quot;%1&quot;; a plan file opens with File &gt; Open</source>
+        <translation>必须为 &quot;%1&quot;；方案文件请用 文件 &gt; 打开</translation>
+    </message>
+    <message>
+        <source>must be a whole number from 1</source>
+        <translation>必须是从 1 开始的整数</translation>
+    </message>
+    <message>
+        <source>this comparison was written by a newer ShardScope (format %1); this version reads format %2</source>
+        <translation>此对比由更新版本的 ShardScope 写入（格式 %1）；此版本读取格式 %2</translation>
+    </message>
+    <message>
+        <source>must be a list of pinned plans</source>
+        <translation>必须是固定方案的列表</translation>
+    </message>
+    <message>
+        <source>must hold 1 to %1 plans, not %2</source>
+        <translation>必须包含 1 到 %1 个方案，而不是 %2 个</translation>
+    </message>
+    <message>
+        <source>must be an object with a &quot;plan&quot;</source>
+        <translation>必须是带有 &quot;plan&quot; 的对象</translation>
+    </message>
+    <message>
+        <source>must be true or false</source>
+        <translation>必须为 true 或 false</translation>
+    </message>
+    <message>
+        <source>must be the index of a plan (0 to %1) or -1 for none</source>
+        <translation>必须是方案的序号（0 到 %1），或 -1 表示无</translation>
     </message>
 </context>
 <context>
@@ -2272,10 +2625,6 @@ measured beside predicted.
         <translation>固定以便对比(&amp;P)</translation>
     </message>
     <message>
-        <source>Four plans are pinned; unpin one first.</source>
-        <translation>已固定四个方案；请先取消固定一个。</translation>
-    </message>
-    <message>
         <source>Ctrl+Shift+P</source>
         <translation>Ctrl+Shift+P</translation>
     </message>
@@ -2350,10 +2699,6 @@ measured beside predicted.
     <message>
         <source>Search</source>
         <translation>搜索</translation>
-    </message>
-    <message>
-        <source>%1[*] (%2) - ShardScope</source>
-        <translation>%1[*]（%2）- ShardScope</translation>
     </message>
     <message>
         <source>%1 was not opened; the current plan is unchanged.
@@ -2499,6 +2844,165 @@ measured beside predicted.
         <source>Ctrl+5</source>
         <translation>Ctrl+5</translation>
     </message>
+    <message>
+        <source>%1[*]: %2 - ShardScope</source>
+        <translation>%1[*]：%2 - ShardScope</translation>
+    </message>
+    <message>
+        <source>%1 (%2)</source>
+        <translation>%1（%2）</translation>
+    </message>
+    <message>
+        <source>&amp;Manual and glossary</source>
+        <translation>手册与术语表(&amp;M)</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::ManualDialog</name>
+    <message>
+        <source>ShardScope manual and glossary</source>
+        <translation>ShardScope 手册与术语表</translation>
+    </message>
+    <message>
+        <source>What the window shows</source>
+        <translation>窗口显示的内容</translation>
+    </message>
+    <message>
+        <source>Plan (left): the model, the sequence and batch, the training method, the dtypes, the parallel layout, the memory switches and the cluster. Every change is an undoable edit (Ctrl+Z, also while a field has the focus); a choice the engine would refuse is disabled and its tooltip gives the reason.</source>
+        <translation>方案（左侧）：模型、序列与批次、训练方法、数据类型、并行布局、内存开关和集群。每次修改都是可撤销的编辑（Ctrl+Z，输入框有焦点时也可用）；引擎会拒绝的选项显示为禁用，其提示给出原因。</translation>
+    </message>
+    <message>
+        <source>Centre: what the plan is, derived from it, and whether it fits; then one stacked bar per rank against the HBM capacity and the usable line. Hover a segment for its bytes and its formula. The second tab shows one kind of rank over the allocations of a step.</source>
+        <translation>中部：由方案本身得出的方案描述，以及能否容纳；然后是每个 rank 一根堆叠柱，对照 HBM 容量线和可用线。将鼠标悬停在某一段上可查看其字节数和公式。第二个标签页显示一类 rank 在一个训练步的各次分配中的内存变化。</translation>
+    </message>
+    <message>
+        <source>Below: the step&apos;s collectives and its time; Compare, for plans pinned side by side against a baseline; Search, for the layouts of the current model and cluster; the kernel runner, which measures the plan&apos;s kernels on this machine.</source>
+        <translation>下方：训练步的集合通信及其时间；对比：将固定的方案并排对照基准；搜索：当前模型与集群的布局；内核运行器：在本机上测量方案的内核。</translation>
+    </message>
+    <message>
+        <source>Glossary</source>
+        <translation>术语表</translation>
+    </message>
+    <message>
+        <source>dp, tp, pp, cp, ep</source>
+        <translation>dp、tp、pp、cp、ep</translation>
+    </message>
+    <message>
+        <source>Data, tensor, pipeline, context (sequence) and expert parallel degrees; dp fills the rest of the world: world = dp x tp x pp x cp.</source>
+        <translation>数据、张量、流水线、上下文（序列）和专家并行度；dp 填满其余部分：world = dp x tp x pp x cp。</translation>
+    </message>
+    <message>
+        <source>SP</source>
+        <translation>SP</translation>
+    </message>
+    <message>
+        <source>Megatron sequence parallelism: with tp, norms and residuals are split over the tp group too.</source>
+        <translation>Megatron 序列并行：与 tp 一起使用时，norm 和残差也在 tp 组内切分。</translation>
+    </message>
+    <message>
+        <source>DDP, ZeRO-1, ZeRO-2, ZeRO-3 / FSDP</source>
+        <translation>DDP、ZeRO-1、ZeRO-2、ZeRO-3 / FSDP</translation>
+    </message>
+    <message>
+        <source>Data parallelism with every state replicated; then sharded optimizer states; plus gradients; plus parameters (gathered layer by layer). The states are sharded over dp x cp ranks.</source>
+        <translation>所有状态都复制的数据并行；然后是分片的优化器状态；再加上梯度；再加上参数（逐层聚合）。状态分片在 dp x cp 个 rank 上。</translation>
+    </message>
+    <message>
+        <source>Micro-batch, accumulation</source>
+        <translation>微批次、梯度累积</translation>
+    </message>
+    <message>
+        <source>Sequences per forward and backward; micro-batches per optimizer step and DP rank.</source>
+        <translation>每次前向与反向的序列数；每个优化器步、每个 DP rank 的微批次数。</translation>
+    </message>
+    <message>
+        <source>Recompute</source>
+        <translation>重计算</translation>
+    </message>
+    <message>
+        <source>Activation checkpointing: activations are recomputed in the backward instead of kept (selective: the attention core; full: one checkpoint per layer).</source>
+        <translation>激活检查点：激活值在反向时重新计算而不是保留（选择性：注意力核心；完全：每层一个检查点）。</translation>
+    </message>
+    <message>
+        <source>Offload</source>
+        <translation>卸载</translation>
+    </message>
+    <message>
+        <source>States or activations kept in host memory and moved over PCIe.</source>
+        <translation>状态或激活值保存在主机内存中，经 PCIe 传输。</translation>
+    </message>
+    <message>
+        <source>Runtime reserve</source>
+        <translation>运行时预留</translation>
+    </message>
+    <message>
+        <source>Device memory held outside the framework&apos;s allocations: the runtime context, the collective buffers and what the caching allocator reserves beyond what is allocated.</source>
+        <translation>框架分配之外占用的设备内存：运行时上下文、集合通信缓冲区，以及缓存分配器在已分配之外预留的部分。</translation>
+    </message>
+    <message>
+        <source>Usable</source>
+        <translation>可用</translation>
+    </message>
+    <message>
+        <source>HBM minus the runtime reserve: what the framework can allocate.</source>
+        <translation>HBM 减去运行时预留：框架可以分配的内存。</translation>
+    </message>
+    <message>
+        <source>Peak allocated, reserved</source>
+        <translation>峰值已分配、已预留</translation>
+    </message>
+    <message>
+        <source>The most the framework holds at one moment of a step, and what the caching allocator has taken from the device to serve it.</source>
+        <translation>框架在一个训练步中某一时刻持有的最大内存，以及缓存分配器为此从设备取得的内存。</translation>
+    </message>
+    <message>
+        <source>Exposed communication, bubble</source>
+        <translation>暴露的通信、气泡</translation>
+    </message>
+    <message>
+        <source>Collective time not hidden behind compute, and the pipeline&apos;s idle time at the start and end of a step.</source>
+        <translation>未被计算掩盖的集合通信时间，以及流水线在训练步开始和结束时的空闲时间。</translation>
+    </message>
+    <message>
+        <source>Tokens/s, MFU, HFU</source>
+        <translation>Tokens/s、MFU、HFU</translation>
+    </message>
+    <message>
+        <source>Throughput of the whole cluster; model FLOPs per second over the devices&apos; peak (MFU), and the same with recomputation counted (HFU).</source>
+        <translation>整个集群的吞吐量；每秒模型 FLOPs 与设备峰值之比（MFU），以及计入重计算后的同一比值（HFU）。</translation>
+    </message>
+    <message>
+        <source>Baseline</source>
+        <translation>基准</translation>
+    </message>
+    <message>
+        <source>In Compare, the pinned plan the others are measured against.</source>
+        <translation>在对比中，其他方案与之比较的那个固定方案。</translation>
+    </message>
+    <message>
+        <source>Documentation</source>
+        <translation>文档</translation>
+    </message>
+    <message>
+        <source>the memory model: every component, its formula and its sources</source>
+        <translation>内存模型：每个组成部分、其公式及出处</translation>
+    </message>
+    <message>
+        <source>collectives, step time and the layout search</source>
+        <translation>集合通信、训练步时间与布局搜索</translation>
+    </message>
+    <message>
+        <source>plan files and the command line&apos;s output</source>
+        <translation>方案文件与命令行输出</translation>
+    </message>
+    <message>
+        <source>the kernel runner and its worker</source>
+        <translation>内核运行器及其 worker</translation>
+    </message>
+    <message>
+        <source>These files are in the docs/ folder of ShardScope&apos;s source.</source>
+        <translation>这些文件位于 ShardScope 源码的 docs/ 文件夹中。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryChartView</name>
@@ -2531,6 +3035,16 @@ measured beside predicted.
 (HBM minus runtime reserve)</source>
         <translation>可用 %1 GiB
 （HBM 减去运行时预留）</translation>
+    </message>
+    <message>
+        <source>HBM capacity of each bar&apos;s device</source>
+        <translation>各柱所在设备的 HBM 容量</translation>
+    </message>
+    <message>
+        <source>Usable, each bar&apos;s own
+(HBM minus its runtime reserve)</source>
+        <translation>可用，各柱各自的
+（HBM 减去其运行时预留）</translation>
     </message>
 </context>
 <context>
@@ -2584,14 +3098,6 @@ measured beside predicted.
         <translation>Rank %1 需要 &lt;b&gt;%2&lt;/b&gt;：%4峰值时分配 %3 + 运行时预留 %5。最大部分：%6（%7）。</translation>
     </message>
     <message>
-        <source>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;&lt;span style=&apos;color:#2e7d32; font-weight:bold&apos;&gt;Fits&lt;/span&gt; on %2 (%3 HBM, %4 headroom). %5</source>
-        <translation>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;在 %2 上&lt;span style=&apos;color:#2e7d32; font-weight:bold&apos;&gt;可容纳&lt;/span&gt;（HBM %3，余量 %4）。%5</translation>
-    </message>
-    <message>
-        <source>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;Does not fit&lt;/span&gt; on %2 (%3 HBM): %4 over. %5</source>
-        <translation>&lt;span style=&apos;font-size:large&apos;&gt;&lt;b&gt;%1&lt;/b&gt;&lt;/span&gt;&lt;br&gt;在 %2 上&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;无法容纳&lt;/span&gt;（HBM %3）：超出 %4。%5</translation>
-    </message>
-    <message>
         <source>Ranks %1 (%2 identical ranks, stage %3)</source>
         <translation>Rank %1（%2 个相同 rank，第 %3 级）</translation>
     </message>
@@ -2618,6 +3124,30 @@ measured beside predicted.
     <message>
         <source>%1: ranks 0-%2, left to right (hover a bar for its rank)</source>
         <translation>%1：rank 0-%2，从左到右（悬停柱形可查看其 rank）</translation>
+    </message>
+    <message>
+        <source>Name: “%1”</source>
+        <translation>名称：“%1”</translation>
+    </message>
+    <message>
+        <source>edited from %1</source>
+        <translation>由 %1 编辑而来</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;Fits&lt;/span&gt; on %2 (%3 HBM, %4 headroom). %5</source>
+        <translation>在 %2 上&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;可容纳&lt;/span&gt;（HBM %3，余量 %4）。%5</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;Does not fit&lt;/span&gt; on %2 (%3 HBM): %4 over. %5</source>
+        <translation>在 %2 上&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;无法容纳&lt;/span&gt;（HBM %3）：超出 %4。%5</translation>
+    </message>
+    <message>
+        <source>Ranks %1 (%2 identical ranks)</source>
+        <translation>Rank %1（%2 个相同 rank）</translation>
+    </message>
+    <message>
+        <source>Rank %1</source>
+        <translation>Rank %1</translation>
     </message>
 </context>
 <context>
@@ -2751,10 +3281,6 @@ measured beside predicted.
         <translation>第一步的峰值更高，为 %1：优化器状态在此时创建。</translation>
     </message>
     <message>
-        <source>&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;Runs out of memory&lt;/span&gt; on the device in the %1, allocating %2 (%3).</source>
-        <translation>在设备上于%1中&lt;span style=&apos;color:#d32f2f; font-weight:bold&apos;&gt;内存不足&lt;/span&gt;，当时正在分配 %2（%3）。</translation>
-    </message>
-    <message>
         <source>It has %1 of room on the device (HBM minus context and collective buffers).</source>
         <translation>设备上可供分配器使用 %1（HBM 减去上下文与集合通信缓冲区）。</translation>
     </message>
@@ -2781,6 +3307,10 @@ measured beside predicted.
     <message>
         <source>Remove measured</source>
         <translation>移除实测数据</translation>
+    </message>
+    <message>
+        <source>&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;Runs out of memory&lt;/span&gt; on the device in the %2, allocating %3 (%4).</source>
+        <translation>在设备上于%2中&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;内存不足&lt;/span&gt;，当时正在分配 %3（%4）。</translation>
     </message>
 </context>
 <context>
@@ -3086,10 +3616,6 @@ measured beside predicted.
     <message>
         <source>+ parameters (ZeRO-3 / FSDP)</source>
         <translation>+ 参数（ZeRO-3 / FSDP）</translation>
-    </message>
-    <message>
-        <source>&amp;Sharding over dp</source>
-        <translation>在 dp 上分片(&amp;S)</translation>
     </message>
     <message>
         <source>Change sharding</source>
@@ -3625,6 +4151,18 @@ Not possible now:
         <source>as tp</source>
         <translation>同 tp</translation>
     </message>
+    <message>
+        <source>&amp;Sharding over dp x cp</source>
+        <translation>在 dp x cp 上分片(&amp;S)</translation>
+    </message>
+    <message>
+        <source>ZeRO and FSDP shard the model states over the dp x cp = %1 ranks of a model replica&apos;s data and context groups</source>
+        <translation>ZeRO 与 FSDP 将模型状态分片到数据并行组与上下文并行组的 dp x cp = %1 个 rank 上</translation>
+    </message>
+    <message>
+        <source>Shards nothing here: the states are sharded over dp x cp ranks, and dp x cp = 1. Raise dp or cp, or choose none.</source>
+        <translation>此处不会分片任何内容：状态分片在 dp x cp 个 rank 上，而这里 dp x cp = 1。请增大 dp 或 cp，或选择“无”。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::RunnerPanel</name>
@@ -3776,6 +4314,22 @@ Not possible now:
         <source>Cannot import %1: %2</source>
         <translation>无法导入 %1：%2</translation>
     </message>
+    <message>
+        <source>%1 s</source>
+        <translation>%1 秒</translation>
+    </message>
+    <message>
+        <source>%1 min %2 s</source>
+        <translation>%1 分 %2 秒</translation>
+    </message>
+    <message>
+        <source>%1 h %2 min</source>
+        <translation>%1 小时 %2 分</translation>
+    </message>
+    <message>
+        <source>about %1 left</source>
+        <translation>约剩 %1</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::RunnerResultsModel</name>
@@ -3818,6 +4372,26 @@ Not possible now:
     <message>
         <source>Per step</source>
         <translation>每步</translation>
+    </message>
+    <message>
+        <source>Measured on %1; the predictions are for the plan&apos;s %2. The ratio compares two different devices: it says how far this machine is from a %2, not how good the prediction is. Run the PyTorch worker on the plan&apos;s device to check the predictions.</source>
+        <translation>测量在 %1 上进行；预测针对的是方案的 %2。比值比较的是两种不同的设备：它说明这台机器与 %2 相差多少，而不是预测有多准确。要检验预测，请在方案的设备上运行 PyTorch worker。</translation>
+    </message>
+    <message>
+        <source>One call at the plan&apos;s full size on %1, as the engine models it</source>
+        <translation>引擎模型下，在 %1 上按方案完整规模调用一次的时间</translation>
+    </message>
+    <message>
+        <source>Measured / predicted, on the same device</source>
+        <translation>测量值 / 预测值，同一设备</translation>
+    </message>
+    <message>
+        <source>Predicted, %1</source>
+        <translation>预测，%1</translation>
+    </message>
+    <message>
+        <source>Ratio (other device)</source>
+        <translation>比值（不同设备）</translation>
     </message>
 </context>
 <context>

@@ -1,5 +1,7 @@
 #include "componentstyle.h"
 
+#include "darkpalette.h"
+
 #include <QCoreApplication>
 
 namespace shardscope {
@@ -19,6 +21,14 @@ QColor ComponentStyle::color(int segment)
         QColor(0x9C, 0x95, 0x8F), // runtime reserve
     };
     return segment >= 0 && segment < kSegments ? colors[segment] : QColor(Qt::gray);
+}
+
+QColor ComponentStyle::verdictColor(bool fits, const QPalette &palette)
+{
+    // At least 4.5:1 against the window of either palette (WCAG AA for text).
+    if (isDark(palette))
+        return fits ? QColor(0x66, 0xbb, 0x6a) : QColor(0xff, 0x7b, 0x7b);
+    return fits ? QColor(0x2e, 0x7d, 0x32) : QColor(0xc6, 0x28, 0x28);
 }
 
 QString ComponentStyle::name(int segment)

@@ -3,6 +3,7 @@
 #include "core/memory.h"
 
 #include <QColor>
+#include <QPalette>
 #include <QString>
 
 namespace shardscope {
@@ -17,6 +18,8 @@ struct ComponentStyle
     static QColor color(int segment);
     static QString name(int segment);
     static QString phaseName(Phase phase);
+    /// The colour of "Fits" / "Does not fit" on `palette`'s window, readable on light and dark.
+    static QColor verdictColor(bool fits, const QPalette &palette);
 };
 
 } // namespace shardscope

@@ -4,8 +4,11 @@
 #include "communicationpanel.h"
 #include "comparepanel.h"
 #include "filewrite.h"
+#include "manualdialog.h"
+#include "memorychartview.h"
 #include "memorypanel.h"
 #include "memorytimelineview.h"
+#include "plandescription.h"
 #include "plandocument.h"
 #include "planeditor.h"
 #include "qstrings.h"
@@ -116,15 +119,25 @@ void MainWindow::createActions()
     });
     open->setShortcut(QKeySequence::Open);
     QMenu *examples = file->addMenu(tr("Open &example"));
+    examples->setObjectName(QStringLiteral("examplesMenu"));
     const QString casesDir = qs(locateDataDir()) + QStringLiteral("/cases");
     const QFileInfoList cases =
         QDir(casesDir).entryInfoList({QStringLiteral("*.plan.json")}, QDir::Files, QDir::Name);
     for (const QFileInfo &info : cases) {
-        examples->addAction(info.completeBaseName().chopped(5), this, [this, path = info.absoluteFilePath()] {
-            if (maybeSave())
-                openExample(path);
-        });
+        // Each example by its title, what it is and its file in the tooltip.
+        const std::optional<Plan> plan =
+            PlanDocument::readPlanFile(info.absoluteFilePath(), m_document->catalog(), nullptr);
+        QString title = plan && !plan->name.empty() ? qs(plan->name) : info.completeBaseName().chopped(5);
+        QAction *a = examples->addAction(title.replace(QLatin1Char('&'), QStringLiteral("&&")), this,
+                                         [this, path = info.absoluteFilePath()] {
+                                             if (maybeSave())
+                                                 openExample(path);
+                                         });
+        const QString what = plan ? describePlan(*plan, m_document->catalog()) : QString();
+        a->setToolTip(what.isEmpty() ? info.fileName() : tr("%1 (%2)").arg(what, info.fileName()));
+        a->setStatusTip(a->toolTip());
     }
+    examples->setToolTipsVisible(true);
     examples->setEnabled(!cases.isEmpty());
     m_recentMenu = file->addMenu(tr("Open &recent"));
     file->addAction(tr("&Import model config..."), this, [this] {
@@ -142,7 +155,7 @@ void MainWindow::createActions()
         const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), dialogDirectory(),
                                                           tr("PNG images (*.png)"));
         QString error;
-        if (!path.isEmpty() && !writePngSafely(path, m_centre->currentWidget()->grab(), &error))
+        if (!path.isEmpty() && !exportChart(path, &error))
             showError(tr("Export chart"), error);
     });
     file->addSeparator();
@@ -152,16 +165,17 @@ void MainWindow::createActions()
 
     QMenu *edit = menuBar()->addMenu(tr("&Edit"));
     QAction *undo = m_document->undoStack()->createUndoAction(this, tr("&Undo"));
-    undo->setShortcut(QKeySequence::Undo);
+    // Every binding of the platform: the first one of Redo is Ctrl+Y, not Ctrl+Shift+Z.
+    undo->setShortcuts(QKeySequence::Undo);
     QAction *redo = m_document->undoStack()->createRedoAction(this, tr("&Redo"));
-    redo->setShortcut(QKeySequence::Redo);
+    redo->setShortcuts(QKeySequence::Redo);
     edit->addAction(undo);
     edit->addAction(redo);
 
     QMenu *plan = menuBar()->addMenu(tr("&Plan"));
     QAction *pin = plan->addAction(tr("&Pin for comparison"), this, [this] {
-        if (!m_compare->pinCurrent())
-            statusBar()->showMessage(tr("Four plans are pinned; unpin one first."), 5000);
+        m_compare->pinCurrent();
+        statusBar()->showMessage(m_compare->lastMessage(), 5000);
     });
     pin->setShortcut(QKeySequence(tr("Ctrl+Shift+P")));
     QAction *search = plan->addAction(tr("&Search layouts"), m_search, &SearchPanel::run);
@@ -185,6 +199,16 @@ void MainWindow::createActions()
     m_viewMenu->addSeparator();
 
     QMenu *help = menuBar()->addMenu(tr("&Help"));
+    help->setObjectName(QStringLiteral("helpMenu"));
+    QAction *manual = help->addAction(tr("&Manual and glossary"), this, [this] {
+        auto *dialog = findChild<ManualDialog *>();
+        if (!dialog)
+            dialog = new ManualDialog(this);
+        dialog->show();
+        dialog->raise();
+    });
+    manual->setObjectName(QStringLiteral("manualAction"));
+    manual->setShortcuts(QKeySequence::HelpContents);
     help->addAction(tr("&About ShardScope"), this, [this] {
         QMessageBox::about(this, tr("About ShardScope"),
                            tr("<b>ShardScope %1</b><p>Per-rank memory, communication and step time "
@@ -252,8 +276,10 @@ QAction *MainWindow::addExportAction(const QString &text, std::function<void()> 
 
 void MainWindow::updateTitle()
 {
-    const QString name = qs(m_document->plan().name);
-    setWindowTitle(tr("%1[*] (%2) - ShardScope").arg(m_document->displayName(), name));
+    // What the plan is, never the name it was opened with (a name says what it was once).
+    setWindowTitle(tr("%1[*]: %2 - ShardScope")
+                       .arg(m_document->displayName(),
+                            describePlan(m_document->plan(), m_document->catalog())));
     setWindowModified(m_document->isModified());
 }
 
@@ -269,8 +295,17 @@ void MainWindow::showError(const QString &title, const QString &text)
 
 QString MainWindow::dialogDirectory() const
 {
-    const QString last = settings::lastDirectory().get();
-    return last.isEmpty() ? QStandardPaths::writableLocation(QStandardPaths::DocumentsLocation) : last;
+    return settings::startDirectory();
+}
+
+bool MainWindow::exportChart(const QString &path, QString *error)
+{
+    // The chart and its legend, without the tabs, the headline and the hover hint around it.
+    QWidget *current = m_centre->currentWidget();
+    QWidget *chart = current == m_memory     ? static_cast<QWidget *>(m_memory->chartView())
+                     : current == m_timeline ? static_cast<QWidget *>(m_timeline->view())
+                                             : current;
+    return writePngSafely(path, chart->grab(), error);
 }
 
 bool MainWindow::openPlan(const QString &path)
@@ -421,7 +456,7 @@ bool MainWindow::maybeSave()
         m_savePrompt ? m_savePrompt()
                      : QMessageBox::warning(this, tr("Unsaved changes"),
                                             tr("The plan \"%1\" has unsaved changes. Save them?")
-                                                .arg(qs(m_document->plan().name)),
+                                                .arg(describePlan(m_document->plan(), m_document->catalog())),
                                             QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel,
                                             QMessageBox::Save);
     if (answer == QMessageBox::Save)

@@ -84,6 +84,11 @@ public:
     void setSavePrompt(std::function<QMessageBox::StandardButton()> prompt);
     /// Renders the window into a PNG.
     bool saveScreenshot(const QString &path);
+    /// File > Export > Chart as PNG: the chart of the current centre tab with its legend, not
+    /// the tabs, headline or hints around it.
+    bool exportChart(const QString &path, QString *error);
+    /// The folder the file dialogs start in (one that exists; settings::startDirectory()).
+    QString dialogDirectory() const;
     /// Brings a centre tab or a dock to the front, by its title (without the '&') or its
     /// object name, case-insensitively ("Memory over the step", "memoryTimelinePanel", "Search").
     /// Returns false when nothing has that name.
@@ -100,7 +105,6 @@ private:
     void addRecentFile(const QString &path);
     void showError(const QString &title, const QString &text);
     void showWarnings(const QString &title, const QString &intro, const std::vector<std::string> &warnings);
-    QString dialogDirectory() const;
 
     PlanDocument *m_document;
     Autosave *m_autosave;

@@ -24,6 +24,7 @@
 #include <QValueAxis>
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace shardscope {
 
@@ -36,7 +37,8 @@ constexpr int kMaxLabelledBars = 24; // past this the labels cannot be read; the
 
 MemoryChartView::MemoryChartView(QWidget *parent)
     : QWidget(parent), m_chart(new QChart), m_axisX(new QCategoryAxis), m_axisY(new QValueAxis),
-      m_capacity(new QLineSeries), m_usable(new QLineSeries), m_overTop(new QLineSeries),
+      m_capacity(new QLineSeries), m_usable(new QLineSeries), m_capacityOutline(new QLineSeries),
+      m_usableOutline(new QLineSeries), m_overTop(new QLineSeries),
       m_overBottom(new QLineSeries)
 {
     m_chart->setAnimationOptions(QChart::NoAnimation);
@@ -57,6 +59,8 @@ MemoryChartView::MemoryChartView(QWidget *parent)
 
     m_capacity->setName(tr("HBM capacity"));
     m_usable->setName(tr("Usable (HBM minus runtime reserve)"));
+    m_chart->addSeries(m_capacityOutline);
+    m_chart->addSeries(m_usableOutline);
     m_chart->addSeries(m_capacity);
     m_chart->addSeries(m_usable);
 
@@ -142,6 +146,8 @@ void MemoryChartView::updateLegend()
         p.drawLine(0, h / 2, w, h / 2);
     });
     fill(m_legendSwatches[1], [&](QPainter &p) {
+        p.setPen(m_usableOutline->pen());
+        p.drawLine(0, h / 2, w, h / 2);
         p.setPen(m_usable->pen());
         p.drawLine(0, h / 2, w, h / 2);
     });
@@ -150,7 +156,7 @@ void MemoryChartView::updateLegend()
         QLabel *swatch = m_legendSwatches[size_t(3 + ComponentStyle::kSegments - 1 - s)];
         fill(swatch, [&](QPainter &p) {
             const QColor c = ComponentStyle::color(s);
-            p.fillRect(0, 0, w, h, s == ComponentStyle::kReserve ? QBrush(c, Qt::BDiagPattern) : QBrush(c));
+            p.fillRect(0, 0, w, h, m_segments[size_t(s)]->brush());
             p.setPen(c.darker(130));
             p.drawRect(0, 0, w - 1, h - 1);
         });
@@ -272,6 +278,31 @@ void MemoryChartView::setLine(QLineSeries *series, double gib)
         series->replace(points);
 }
 
+void MemoryChartView::setSteps(QLineSeries *series, const std::vector<double> &values)
+{
+    const bool flat = std::adjacent_find(values.begin(), values.end(), std::not_equal_to<>()) == values.end();
+    if (values.empty() || flat) {
+        setLine(series, values.empty() ? 0 : values.front());
+        return;
+    }
+    QList<QPointF> points;
+    points.reserve(2 * qsizetype(values.size()));
+    for (size_t i = 0; i < values.size(); ++i)
+        points << QPointF(double(i) - 0.5, values[i]) << QPointF(double(i) + 0.5, values[i]);
+    if (series->points() != points)
+        series->replace(points);
+}
+
+double MemoryChartView::capacityAt(int bar) const
+{
+    return bar >= 0 && bar < int(m_capacityGiB.size()) ? m_capacityGiB[size_t(bar)] : 0;
+}
+
+double MemoryChartView::usableAt(int bar) const
+{
+    return bar >= 0 && bar < int(m_usableGiB.size()) ? m_usableGiB[size_t(bar)] : 0;
+}
+
 void MemoryChartView::setCategories(const QStringList &labels)
 {
     if (labels == m_labels)
@@ -324,9 +355,21 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
             area->lowerSeries()->replace(lower);
         }
     }
+    // Each bar's own lines where its plan has them (Compare), otherwise the chart's.
+    m_capacityGiB.assign(size_t(n), hbmBytes / kGiB);
+    m_usableGiB.assign(size_t(n), usableBytes / kGiB);
+    for (int i = 0; i < n; ++i) {
+        if (bars[size_t(i)].capacity > 0)
+            m_capacityGiB[size_t(i)] = bars[size_t(i)].capacity / kGiB;
+        if (bars[size_t(i)].usable > 0)
+            m_usableGiB[size_t(i)] = bars[size_t(i)].usable / kGiB;
+    }
     double top = hbmBytes / kGiB;
     for (double barTop : base)
         top = std::max(top, barTop);
+    for (double capacity : m_capacityGiB)
+        top = std::max(top, capacity);
+    top = std::max(top, m_minimumTopGiB);
 
     QStringList labels;
     labels.reserve(n);
@@ -334,16 +377,27 @@ void MemoryChartView::setBars(const std::vector<ChartBar> &bars, double hbmBytes
         labels.append(b.label);
     setCategories(labels);
 
-    m_hbmGiB = hbmBytes / kGiB;
-    m_usableGiB = usableBytes / kGiB;
-    setLine(m_capacity, m_hbmGiB);
-    setLine(m_usable, m_usableGiB);
-    const QString capacityName = tr("HBM capacity %1 GiB").arg(m_hbmGiB, 0, 'f', 1);
+    if (n == 0) {
+        m_capacityGiB.assign(1, hbmBytes / kGiB);
+        m_usableGiB.assign(1, usableBytes / kGiB);
+    }
+    setSteps(m_capacity, m_capacityGiB);
+    setSteps(m_usable, m_usableGiB);
+    setSteps(m_capacityOutline, m_capacityGiB);
+    setSteps(m_usableOutline, m_usableGiB);
+    auto same = [](const std::vector<double> &v) {
+        return std::adjacent_find(v.begin(), v.end(), std::not_equal_to<>()) == v.end();
+    };
+    const QString capacityName = same(m_capacityGiB)
+                                     ? tr("HBM capacity %1 GiB").arg(m_capacityGiB.front(), 0, 'f', 1)
+                                     : tr("HBM capacity of each bar's device");
     if (m_capacity->name() != capacityName) {
         m_capacity->setName(capacityName);
         m_legendTexts[0]->setText(capacityName);
     }
-    const QString usableName = tr("Usable %1 GiB\n(HBM minus runtime reserve)").arg(m_usableGiB, 0, 'f', 1);
+    const QString usableName =
+        same(m_usableGiB) ? tr("Usable %1 GiB\n(HBM minus runtime reserve)").arg(m_usableGiB.front(), 0, 'f', 1)
+                          : tr("Usable, each bar's own\n(HBM minus its runtime reserve)");
     if (m_usable->name() != usableName) {
         m_usable->setName(usableName);
         m_legendTexts[1]->setText(usableName);
@@ -372,7 +426,12 @@ void MemoryChartView::updateValueAxis()
         m_axisY->setTickCount(ticks);
     }
     setLine(m_overTop, axisMax);
-    setLine(m_overBottom, m_hbmGiB);
+    setSteps(m_overBottom, m_capacityGiB);
+}
+
+double MemoryChartView::axisTop() const
+{
+    return m_axisY->max();
 }
 
 void MemoryChartView::changeEvent(QEvent *event)
@@ -382,11 +441,29 @@ void MemoryChartView::changeEvent(QEvent *event)
     QWidget::changeEvent(event);
 }
 
-void MemoryChartView::styleSegment(int segment)
+void MemoryChartView::styleSegment(int segment, const QColor &background)
 {
     QAreaSeries *area = m_segments[size_t(segment)];
     const QColor c = ComponentStyle::color(segment);
-    area->setBrush(segment == ComponentStyle::kReserve ? QBrush(c, Qt::BDiagPattern) : QBrush(c));
+    if (segment == ComponentStyle::kReserve) {
+        // Opaque hatching: the over-capacity zone must not show through the reserve.
+        const int n = 8;
+        QPixmap tile(n, n);
+        tile.fill(QColor::fromRgbF(0.3 * c.redF() + 0.7 * background.redF(),
+                                   0.3 * c.greenF() + 0.7 * background.greenF(),
+                                   0.3 * c.blueF() + 0.7 * background.blueF()));
+        QPainter p(&tile);
+        p.setPen(QPen(c, 1.5));
+        p.drawLine(0, n, n, 0);
+        p.drawLine(-1, 1, 1, -1);
+        p.drawLine(n - 1, n + 1, n + 1, n - 1);
+        p.end();
+        QBrush brush(tile);
+        brush.setColor(c); // the component's colour, as for the other segments (tooltips, tests)
+        area->setBrush(brush);
+    } else {
+        area->setBrush(QBrush(c));
+    }
     // No outline: between bars the outline would run through the gap.
     area->setPen(Qt::NoPen);
 }
@@ -408,11 +485,16 @@ void MemoryChartView::applyPalette()
         axis->setLinePenColor(pal.color(QPalette::Mid));
     }
     for (int s = 0; s < ComponentStyle::kSegments; ++s)
-        styleSegment(s);
-    const QColor red = dark ? QColor(0xFF, 0x6B, 0x6B) : QColor(0xC6, 0x28, 0x28);
+        styleSegment(s, pal.color(QPalette::Base));
+    const QColor red = dark ? QColor(0xFF, 0x6B, 0x6B) : QColor(0xA1, 0x12, 0x12);
     m_capacity->setPen(QPen(red, 2.5));
-    m_usable->setPen(QPen(dark ? QColor(0xFF, 0xC1, 0x07) : QColor(0xB2, 0x6A, 0x00), 2,
+    // The usable line is amber, light on dark and dark on light; an outline in the background
+    // colour keeps it apart from the yellow optimizer states and every other segment.
+    m_usable->setPen(QPen(dark ? QColor(0xFF, 0xC1, 0x07) : QColor(0x6B, 0x3D, 0x00), 2,
                           Qt::DashLine));
+    const QColor background = pal.color(QPalette::Base);
+    m_capacityOutline->setPen(QPen(background, 5.5));
+    m_usableOutline->setPen(QPen(background, 5));
     QColor zone = red;
     zone.setAlpha(dark ? 60 : 36);
     m_over->setBrush(zone);

@@ -1,6 +1,7 @@
 #pragma once
 
 #include "core/memory.h"
+#include "core/units.h"
 
 #include <QString>
 #include <QStringList>
@@ -26,6 +27,10 @@ struct ChartBar
     QString label;
     Breakdown bytes;
     double reserve = 0;
+    /// This bar's own HBM capacity and usable line, bytes (bars of different plans); 0: the
+    /// chart's, given to setBars().
+    double capacity = 0;
+    double usable = 0;
 };
 
 /// Stacked HBM bars with the capacity and usable lines. Keeps the chart library behind one
@@ -51,6 +56,11 @@ public:
     void setBars(const std::vector<ChartBar> &bars, double hbmBytes, double usableBytes);
     void setTooltipProvider(TooltipProvider provider);
     void setTitles(const QString &chartTitle, const QString &categoryTitle);
+    /// The value axis reaches at least `bytes` (0: only what the bars need), so that views of
+    /// one plan (the phase tabs) share one scale.
+    void setMinimumTop(double bytes) { m_minimumTopGiB = bytes / kGiB; }
+    /// The value axis's top, GiB.
+    double axisTop() const;
 
     // Read access for tests and exports.
     QChart *chart() const { return m_chart; }
@@ -65,6 +75,13 @@ public:
     QPoint segmentCentre(int bar, int segment) const;
     QLineSeries *capacitySeries() const { return m_capacity; }
     QLineSeries *usableSeries() const { return m_usable; }
+    /// Wider lines under the capacity and usable lines in the chart's background colour, so
+    /// that each line stands out over every segment colour on light and dark.
+    QLineSeries *capacityOutline() const { return m_capacityOutline; }
+    QLineSeries *usableOutline() const { return m_usableOutline; }
+    /// The capacity and usable line drawn over bar `bar`, GiB.
+    double capacityAt(int bar) const;
+    double usableAt(int bar) const;
     QStringList categories() const;
     /// Legend entries as shown, top to bottom.
     QStringList legendTexts() const;
@@ -77,8 +94,10 @@ protected:
 private:
     void applyPalette();
     void updateLegend();
-    void styleSegment(int segment);
+    void styleSegment(int segment, const QColor &background);
     void setLine(QLineSeries *series, double gib);
+    /// A line at values[i] over bar i, stepping between bars; a flat line when all are equal.
+    void setSteps(QLineSeries *series, const std::vector<double> &values);
     void setCategories(const QStringList &labels);
     void updateValueAxis();
     void showTooltipAt(const QPoint &viewportPos);
@@ -92,6 +111,8 @@ private:
     QValueAxis *m_axisY;
     QLineSeries *m_capacity;
     QLineSeries *m_usable;
+    QLineSeries *m_capacityOutline;
+    QLineSeries *m_usableOutline;
     QLineSeries *m_overTop;
     QLineSeries *m_overBottom;
     QAreaSeries *m_over;
@@ -101,9 +122,10 @@ private:
     TooltipProvider m_tooltip;
     int m_count = -1;
     std::pair<int, int> m_hovered{-1, -1};
-    double m_hbmGiB = 0;
-    double m_usableGiB = 0;
+    std::vector<double> m_capacityGiB; ///< per bar
+    std::vector<double> m_usableGiB;   ///< per bar
     double m_topGiB = 0;     ///< highest bar or the capacity, GiB
+    double m_minimumTopGiB = 0;
     double m_plotHeight = 0; ///< of the last layout, pixels
 };
 

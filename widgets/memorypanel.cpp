@@ -2,6 +2,7 @@
 
 #include "componentstyle.h"
 #include "memorychartview.h"
+#include "plandescription.h"
 #include "plandocument.h"
 #include "qstrings.h"
 
@@ -9,6 +10,8 @@
 #include "core/units.h"
 #include "i18n/enginetext.h"
 
+#include <QEvent>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QTabBar>
@@ -60,10 +63,24 @@ MemoryPanel::MemoryPanel(PlanDocument *document, QWidget *parent)
 
     m_chart->setTooltipProvider([this](int bar, int segment) { return segmentTooltip(bar, segment); });
     connect(m_document, &PlanDocument::planChanged, this, &MemoryPanel::refresh);
+    // Saving changes what the plan counts as edited from.
+    connect(m_document, &PlanDocument::fileStateChanged, this, [this] {
+        const QString text = headline();
+        if (m_headline->text() != text)
+            m_headline->setText(text);
+    });
     refresh();
 }
 
 MemoryPanel::~MemoryPanel() = default;
+
+void MemoryPanel::changeEvent(QEvent *event)
+{
+    // The verdict's colour follows the palette.
+    if (event->type() == QEvent::PaletteChange)
+        m_headline->setText(headline());
+    QWidget::changeEvent(event);
+}
 
 void MemoryPanel::setPhaseView(PhaseView view)
 {
@@ -78,6 +95,11 @@ void MemoryPanel::refresh()
 {
     const MemoryEstimate &mem = m_document->estimate().memory;
     m_bars = rankBars(mem, m_view);
+    // One scale for the phase tabs: the axis reaches the fullest rank at its own peak.
+    double top = 0;
+    for (const RankMemory &r : mem.ranks)
+        top = std::max(top, r.peak_bytes + r.reserve.total());
+    m_chart->setMinimumTop(top);
     std::vector<ChartBar> bars;
     bars.reserve(m_bars.size());
     for (const RankBar &b : m_bars)
@@ -136,19 +158,29 @@ QString MemoryPanel::headline() const
             .arg(gib(required), gib(worst->peak_bytes), ComponentStyle::phaseName(worst->peak_phase),
                  gib(worst->reserve.total()), ComponentStyle::name(largest),
                  gib(peak.bytes[size_t(largest)]));
-    const QString name = qs(plan.name).toHtmlEscaped();
+    // What the plan is, from its fields; under it the user's name for it and whether it was
+    // edited since it was opened from a case or file.
+    QString text = QStringLiteral("<span style='font-size:large'><b>%1</b></span><br>")
+                       .arg(describePlan(plan, m_document->catalog()).toHtmlEscaped());
+    QStringList about;
+    if (!plan.name.empty())
+        about << tr("Name: “%1”").arg(qs(plan.name)).toHtmlEscaped();
+    if (m_document->isEdited())
+        about << tr("edited from %1").arg(QFileInfo(m_document->originPath()).fileName()).toHtmlEscaped();
+    if (!about.isEmpty())
+        text += QStringLiteral("<span style='color:%1'>%2</span><br>")
+                    .arg(palette().color(QPalette::PlaceholderText).name(),
+                         about.join(QStringLiteral(" · ")));
     if (mem.fits) {
-        return tr("<span style='font-size:large'><b>%1</b></span><br>"
-                  "<span style='color:#2e7d32; font-weight:bold'>Fits</span> on %2 (%3 HBM, "
-                  "%4 headroom). %5")
-            .arg(name, deviceName.toHtmlEscaped(), gib(mem.hbm_bytes), gib(mem.hbm_bytes - required),
-                 detail);
+        return text + tr("<span style='color:%1; font-weight:bold'>Fits</span> on %2 (%3 HBM, "
+                         "%4 headroom). %5")
+                          .arg(ComponentStyle::verdictColor(true, palette()).name(), deviceName.toHtmlEscaped(), gib(mem.hbm_bytes),
+                               gib(mem.hbm_bytes - required), detail);
     }
-    return tr("<span style='font-size:large'><b>%1</b></span><br>"
-              "<span style='color:#d32f2f; font-weight:bold'>Does not fit</span> on %2 "
-              "(%3 HBM): %4 over. %5")
-        .arg(name, deviceName.toHtmlEscaped(), gib(mem.hbm_bytes), gib(required - mem.hbm_bytes),
-             detail);
+    return text + tr("<span style='color:%1; font-weight:bold'>Does not fit</span> on %2 "
+                     "(%3 HBM): %4 over. %5")
+                      .arg(ComponentStyle::verdictColor(false, palette()).name(), deviceName.toHtmlEscaped(), gib(mem.hbm_bytes),
+                           gib(required - mem.hbm_bytes), detail);
 }
 
 QString MemoryPanel::segmentTooltip(int bar, int segment) const
@@ -161,11 +193,15 @@ QString MemoryPanel::segmentTooltip(int bar, int segment) const
         return {};
     const RankMemory &rank = mem.ranks[size_t(b.kind)];
     const double total = b.required();
-    const QString who = b.ranks > 1 ? tr("Ranks %1 (%2 identical ranks, stage %3)")
-                                          .arg(b.label)
-                                          .arg(b.ranks)
-                                          .arg(rank.stage)
-                                    : tr("Rank %1 (stage %2)").arg(b.label).arg(rank.stage);
+    // Without a pipeline every rank is in stage 0: the stage says nothing.
+    const bool stages = m_document->plan().parallel.pp > 1;
+    const QString who = b.ranks > 1 ? (stages ? tr("Ranks %1 (%2 identical ranks, stage %3)")
+                                                    .arg(b.label)
+                                                    .arg(b.ranks)
+                                                    .arg(rank.stage)
+                                              : tr("Ranks %1 (%2 identical ranks)").arg(b.label).arg(b.ranks))
+                                    : (stages ? tr("Rank %1 (stage %2)").arg(b.label).arg(rank.stage)
+                                              : tr("Rank %1").arg(b.label));
     const double bytes = segment == ComponentStyle::kReserve ? b.reserve
                                                              : b.bytes.bytes[size_t(segment)];
     QString text = QStringLiteral("<b>%1</b> - %2, %3<br>").arg(ComponentStyle::name(segment).toHtmlEscaped(), who.toHtmlEscaped(),

@@ -34,6 +34,9 @@ public:
 public Q_SLOTS:
     void refresh();
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
     PlanDocument *m_document;
     QLabel *m_headline;

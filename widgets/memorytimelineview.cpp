@@ -1112,8 +1112,11 @@ QString MemoryTimelinePanel::headline() const
     if (!m_view || !rank)
         return tr("No timeline for this plan.");
     const StepView &v = *m_view;
-    QString who = mem.ranks.size() > 1 ? tr("Stage %1 (%2)").arg(rank->stage).arg(ranksText(rank->count))
-                                       : tr("Each rank");
+    // Without a pipeline there is one stage; the kinds of rank are told by their count.
+    const bool stages = m_document->plan().parallel.pp > 1;
+    QString who = mem.ranks.size() <= 1 ? tr("Each rank")
+                  : stages              ? tr("Stage %1 (%2)").arg(rank->stage).arg(ranksText(rank->count))
+                                        : ranksText(rank->count);
     QString text;
     const int peak = v.peak_event;
     if (peak >= 0) {
@@ -1135,9 +1138,10 @@ QString MemoryTimelinePanel::headline() const
                                        .arg(gib(rank->first_step_peak_bytes));
     if (rank->oom) {
         text += QLatin1Char(' ') +
-                tr("<span style='color:#d32f2f; font-weight:bold'>Runs out of memory</span> on the "
-                   "device in the %1, allocating %2 (%3).")
-                    .arg(stepPartName(rank->oom_step), kindNameOfKey(rank->oom_tensor).toHtmlEscaped(),
+                tr("<span style='color:%1; font-weight:bold'>Runs out of memory</span> on the "
+                   "device in the %2, allocating %3 (%4).")
+                    .arg(ComponentStyle::verdictColor(false, palette()).name(), stepPartName(rank->oom_step),
+                         kindNameOfKey(rank->oom_tensor).toHtmlEscaped(),
                          qs(formatBytes(rank->oom_request_bytes)));
     } else {
         const double room = std::max(0.0, mem.hbm_bytes - rank->reserve.context - rank->reserve.comm_buffers);

@@ -22,6 +22,14 @@ QString describe(const PlanError &e)
     return PlanDocument::tr("%1: %2").arg(qs(e.field()), qs(e.rule()));
 }
 
+// A plan's content without its name: what "edited" compares.
+std::string contentJson(const Plan &plan)
+{
+    nlohmann::json j = planToJson(plan);
+    j.erase("name");
+    return j.dump();
+}
+
 } // namespace
 
 PlanDocument::PlanDocument(const Catalog &catalog, QObject *parent)
@@ -40,6 +48,19 @@ QString PlanDocument::displayName() const
 bool PlanDocument::isModified() const
 {
     return m_forcedModified || !m_undoStack->isClean();
+}
+
+bool PlanDocument::isEdited() const
+{
+    return m_origin && contentJson(m_plan) != m_originJson;
+}
+
+void PlanDocument::setOrigin(const QString &path, const Plan &asOpened)
+{
+    m_originPath = path;
+    m_origin = asOpened;
+    m_originJson = contentJson(asOpened);
+    Q_EMIT fileStateChanged();
 }
 
 QString PlanDocument::validationError(const Plan &candidate, const Catalog &catalog)
@@ -99,19 +120,23 @@ void PlanDocument::recompute()
     Q_EMIT planChanged();
 }
 
-void PlanDocument::replace(const Plan &plan, const QString &path, bool modified)
+void PlanDocument::replace(const Plan &plan, const QString &path, bool modified,
+                           const QString &origin, const std::optional<Plan> &originPlan)
 {
     m_undoStack->clear();
     m_plan = plan;
     m_filePath = path;
     m_forcedModified = modified;
+    m_originPath = origin;
+    m_origin = originPlan;
+    m_originJson = originPlan ? contentJson(*originPlan) : std::string();
     recompute();
     Q_EMIT fileStateChanged();
 }
 
 void PlanDocument::reset(const Plan &plan)
 {
-    replace(plan, QString(), false);
+    replace(plan, QString(), false, QString(), std::nullopt);
 }
 
 std::optional<Plan> PlanDocument::readPlanFile(const QString &path, const Catalog &catalog,
@@ -140,7 +165,8 @@ bool PlanDocument::load(const QString &path, QString *error)
     const std::optional<Plan> plan = readPlanFile(path, m_catalog, error);
     if (!plan)
         return false;
-    replace(*plan, QFileInfo(path).absoluteFilePath(), false);
+    const QString absolute = QFileInfo(path).absoluteFilePath();
+    replace(*plan, absolute, false, absolute, plan);
     return true;
 }
 
@@ -149,7 +175,7 @@ bool PlanDocument::loadAsUntitled(const QString &path, QString *error)
     const std::optional<Plan> plan = readPlanFile(path, m_catalog, error);
     if (!plan)
         return false;
-    replace(*plan, QString(), false);
+    replace(*plan, QString(), false, QFileInfo(path).absoluteFilePath(), plan);
     return true;
 }
 
@@ -159,7 +185,11 @@ bool PlanDocument::loadRecovered(const QString &autosavePath, const QString &ori
     const std::optional<Plan> plan = readPlanFile(autosavePath, m_catalog, error);
     if (!plan)
         return false;
-    replace(*plan, originalPath, true);
+    // Edited against the file it was saved to, when that file can still be read.
+    std::optional<Plan> original;
+    if (!originalPath.isEmpty())
+        original = readPlanFile(originalPath, m_catalog, nullptr);
+    replace(*plan, originalPath, true, original ? originalPath : QString(), original);
     return true;
 }
 
@@ -178,6 +208,9 @@ bool PlanDocument::saveAs(const QString &path, QString *error)
     if (!writePlanFile(path, m_plan, error))
         return false;
     m_filePath = QFileInfo(path).absoluteFilePath();
+    m_originPath = m_filePath;
+    m_origin = m_plan;
+    m_originJson = contentJson(m_plan);
     m_forcedModified = false;
     m_undoStack->setClean();
     Q_EMIT fileStateChanged();

@@ -37,6 +37,16 @@ public:
     QString displayName() const;
     bool isModified() const;
 
+    /// The file the plan was opened from or last saved to, an example case included (which
+    /// stays untitled); empty for a plan that came from neither.
+    QString originPath() const { return m_originPath; }
+    /// The plan as it was opened or last saved; null without an origin.
+    const Plan *originPlan() const { return m_origin ? &*m_origin : nullptr; }
+    /// Whether the plan, its name aside, differs from its origin: a case or file since edited.
+    bool isEdited() const;
+    /// Sets the origin (a window rebuilt around the same plan keeps where it came from).
+    void setOrigin(const QString &path, const Plan &asOpened);
+
     /// The reason `candidate` cannot be used ("parallel.tp: must divide ..."), or an empty
     /// string when it is valid.
     static QString validationError(const Plan &candidate, const Catalog &catalog);
@@ -78,7 +88,8 @@ Q_SIGNALS:
 private:
     friend class PlanEditCommand;
     void setPlanFromCommand(const Plan &plan);
-    void replace(const Plan &plan, const QString &path, bool modified);
+    void replace(const Plan &plan, const QString &path, bool modified, const QString &origin,
+                 const std::optional<Plan> &originPlan);
     void recompute();
 
     const Catalog &m_catalog;
@@ -86,6 +97,9 @@ private:
     Plan m_plan;
     Estimate m_estimate;
     QString m_filePath;
+    QString m_originPath;
+    std::optional<Plan> m_origin;
+    std::string m_originJson; ///< m_origin without its name, to compare with
     bool m_forcedModified = false;
     quint64 m_session = 0;
     quint64 m_nextSession = 1;

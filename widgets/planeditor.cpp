@@ -18,6 +18,8 @@
 #include <QFormLayout>
 #include <QGridLayout>
 #include <QGroupBox>
+#include <QKeyEvent>
+#include <QKeySequence>
 #include <QLabel>
 #include <QLineEdit>
 #include <QScrollArea>
@@ -156,10 +158,43 @@ QSpinBox *spin(QWidget *parent, int lo, int hi)
     return s;
 }
 
+// The text a spin box shows for its value (textFromValue() is protected).
+template <typename Box, typename... Precision>
+QString shownText(const Box *box, Precision... precision)
+{
+    if (!box->specialValueText().isEmpty() && box->value() == box->minimum())
+        return box->specialValueText();
+    QString text = box->locale().toString(box->value(), precision...);
+    if (!box->isGroupSeparatorShown())
+        text.remove(box->locale().groupSeparator());
+    return box->prefix() + text + box->suffix();
+}
+
 } // namespace
+
+bool PlanEditor::hasPendingTyping(const QObject *control) const
+{
+    if (control == m_name)
+        return m_name->text() != m_shownName;
+    if (const auto *box = qobject_cast<const QSpinBox *>(control))
+        return box->text() != shownText(box);
+    if (const auto *box = qobject_cast<const QDoubleSpinBox *>(control))
+        return box->text() != shownText(box, 'f', box->decimals());
+    return false;
+}
 
 bool PlanEditor::eventFilter(QObject *watched, QEvent *event)
 {
+    if (event->type() == QEvent::ShortcutOverride) {
+        // A spin box or line edit takes Ctrl+Z for its own text. Once its text is applied to the
+        // plan, Undo and Redo are the plan's (Edit > Undo); typing not yet applied is undone first.
+        const auto *key = static_cast<QKeyEvent *>(event);
+        if ((key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo)) &&
+            !hasPendingTyping(watched)) {
+            event->ignore();
+            return true;
+        }
+    }
     if (event->type() == QEvent::Wheel) {
         auto *w = qobject_cast<QWidget *>(watched);
         if (w && !w->hasFocus()) {
@@ -183,6 +218,7 @@ PlanEditor::PlanEditor(PlanDocument *document, QWidget *parent)
             w->installEventFilter(this);
         }
     }
+    m_name->installEventFilter(this);
     connect(m_document, &PlanDocument::planChanged, this, [this] {
         m_status->clear();
         m_status->hide();
@@ -257,7 +293,8 @@ void PlanEditor::buildUi()
     model->addRow(tr("&Name"), m_name);
     connect(m_name, &QLineEdit::editingFinished, this, [this] {
         const std::string name = toStd(m_name->text());
-        edit(tr("Rename plan"), EditId::Name, [&](Plan &p) { p.name = name; });
+        if (edit(tr("Rename plan"), EditId::Name, [&](Plan &p) { p.name = name; }))
+            m_shownName = m_name->text();
     });
 
     m_preset = new QComboBox(content);
@@ -645,7 +682,14 @@ void PlanEditor::buildUi()
     m_sharding->addItem(tr("optimizer states (ZeRO-1)"), int(Sharding::Optimizer));
     m_sharding->addItem(tr("+ gradients (ZeRO-2)"), int(Sharding::Grads));
     m_sharding->addItem(tr("+ parameters (ZeRO-3 / FSDP)"), int(Sharding::Full));
-    parallel->addRow(tr("&Sharding over dp"), m_sharding);
+    parallel->addRow(tr("&Sharding over dp x cp"), m_sharding);
+    // ZeRO / FSDP at dp x cp = 1 is accepted (a plan may be written so) but shards nothing.
+    m_shardingHint = new QLabel(content);
+    m_shardingHint->setObjectName(QStringLiteral("shardingHint"));
+    m_shardingHint->setWordWrap(true);
+    m_shardingHint->setEnabled(false); // the muted colour of a hint
+    m_shardingHint->hide();
+    parallel->addRow(m_shardingHint);
     connect(m_sharding, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto s = Sharding(m_sharding->itemData(index).toInt());
         edit(tr("Change sharding"), EditId::Parallel, [&](Plan &p) { p.parallel.sharding = s; });
@@ -801,8 +845,12 @@ void PlanEditor::refresh()
 {
     m_refreshing = true;
     const Plan &p = m_document->plan();
-    if (!m_name->hasFocus())
-        m_name->setText(qs(p.name));
+    // The name field keeps what is being typed into it; otherwise it shows the plan's name.
+    if (!m_name->hasFocus() || m_name->text() == m_shownName) {
+        m_shownName = qs(p.name);
+        if (m_name->text() != m_shownName)
+            m_name->setText(m_shownName);
+    }
     {
         const QSignalBlocker block(m_preset);
         const int i = m_preset->findData(qs(p.model.preset));
@@ -922,6 +970,16 @@ void PlanEditor::refresh()
     selectData(m_dtCompute, int(p.precision.compute));
     selectData(m_optimizer, int(p.precision.optimizer));
     selectData(m_sharding, int(p.parallel.sharding));
+    {
+        const int over = p.parallel.dp * p.parallel.cp;
+        m_sharding->setToolTip(tr("ZeRO and FSDP shard the model states over the dp x cp = %1 ranks "
+                                  "of a model replica's data and context groups").arg(over));
+        const bool idle = p.parallel.sharding != Sharding::None && over == 1;
+        m_shardingHint->setText(idle ? tr("Shards nothing here: the states are sharded over dp x cp "
+                                          "ranks, and dp x cp = 1. Raise dp or cp, or choose none.")
+                                     : QString());
+        m_shardingHint->setVisible(idle);
+    }
     selectData(m_ppSchedule, int(p.parallel.pp_schedule));
     selectData(m_recompute, int(p.memory.recompute));
     selectData(m_attention, int(p.memory.attention));

@@ -49,6 +49,8 @@ protected:
 private:
     using Mutation = std::function<void(Plan &)>;
     bool edit(const QString &text, EditId id, const Mutation &mutate);
+    /// Whether a spin box or the name field holds typing not yet applied to the plan.
+    bool hasPendingTyping(const QObject *control) const;
     void showRefusal(const QString &reason);
     void refreshDegrees();
     void refreshChoices();
@@ -63,6 +65,7 @@ private:
     bool m_refreshing = false;
 
     QLineEdit *m_name = nullptr;
+    QString m_shownName; ///< the plan name the name field was last filled with or applied
     QComboBox *m_preset = nullptr;
     QSlider *m_size = nullptr;
     QLabel *m_sizeLabel = nullptr;
@@ -86,6 +89,7 @@ private:
     QComboBox *m_ppSchedule = nullptr, *m_virtualStages = nullptr;
     QLabel *m_dp = nullptr;
     QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr;
+    QLabel *m_shardingHint = nullptr; ///< says when sharding has nothing to shard over
     QCheckBox *m_sp = nullptr, *m_offOptimizer = nullptr, *m_offParams = nullptr,
               *m_offGrads = nullptr, *m_offActivations = nullptr;
     QCheckBox *m_expandable = nullptr;        ///< memory.allocator.expandable_segments

@@ -3,7 +3,9 @@
 #include "comparepanel.h"
 #include "comparisonmodel.h"
 #include "mainwindow.h"
+#include "plandescription.h"
 #include "plandocument.h"
+#include "qstrings.h"
 #include "report/pdfreport.h"
 
 #include <QDir>
@@ -25,12 +27,22 @@ bool ReportExport::exportTo(MainWindow &window, const QString &path, QPageSize::
                             QString *error)
 {
     const PlanDocument *doc = window.document();
-    std::vector<ReportPlan> plans{{doc->plan(), doc->displayName()}};
+    // Titled by what each plan is; where it came from and the user's name for it beneath.
+    auto source = [](QString where, const Plan &plan, bool edited) {
+        if (edited)
+            where = tr("%1, edited").arg(where);
+        return plan.name.empty() ? where
+                                 : tr("%1; named “%2”").arg(where, qs(plan.name));
+    };
+    const QString from = doc->isEdited() ? QFileInfo(doc->originPath()).fileName() : doc->displayName();
+    std::vector<ReportPlan> plans{{doc->plan(), source(from, doc->plan(), doc->isEdited()),
+                                   describePlan(doc->plan(), doc->catalog())}};
     const std::string current = planToJson(doc->plan()).dump();
     if (window.comparePanel()) {
         for (const PinnedPlan &p : window.comparePanel()->model()->plans()) {
             if (planToJson(p.plan).dump() != current)
-                plans.push_back({p.plan, tr("pinned for comparison")});
+                plans.push_back({p.plan, source(tr("pinned for comparison"), p.plan, p.edited),
+                                 p.description});
         }
     }
     ReportOptions options;

@@ -85,11 +85,23 @@ RunnerPanel::RunnerPanel(QWidget *parent)
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
     m_memory = new QLabel(this);
     m_memory->setWordWrap(true);
+    // Said before the table: a ratio of thousands is the CPU against a 910B, not an error.
+    m_deviceNote = new QLabel(this);
+    m_deviceNote->setObjectName(QStringLiteral("deviceNote"));
+    m_deviceNote->setWordWrap(true);
+    m_deviceNote->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    m_deviceNote->setStyleSheet(QStringLiteral(
+        "QLabel { border-left: 4px solid #d08c00; padding: 3px 6px; background: palette(alternate-base); }"));
+    m_deviceNote->hide();
 
     m_table = new QTableView(this);
     m_table->setModel(m_model);
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
-    m_table->horizontalHeader()->setStretchLastSection(true);
+    // Each column as wide as its contents and header (the predicted device's name among them);
+    // the kernel names take what is left.
+    m_table->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+    m_table->horizontalHeader()->setSectionResizeMode(RunnerResultsModel::Name, QHeaderView::Stretch);
+    m_table->horizontalHeader()->setStretchLastSection(false);
     m_table->verticalHeader()->hide();
     m_log = new QPlainTextEdit(this);
     m_log->setReadOnly(true);
@@ -115,6 +127,7 @@ RunnerPanel::RunnerPanel(QWidget *parent)
     layout->addLayout(form);
     layout->addLayout(runRow);
     layout->addWidget(m_status);
+    layout->addWidget(m_deviceNote);
     layout->addWidget(split, 1);
     layout->addWidget(m_memory);
     layout->addLayout(saveRow);
@@ -168,6 +181,41 @@ bool RunnerPanel::isRunning() const
     return m_runner->isRunning();
 }
 
+QString RunnerPanel::deviceNote() const
+{
+    return m_deviceNote->isHidden() ? QString() : m_deviceNote->text();
+}
+
+RunResults RunnerPanel::withDevice(RunResults results) const
+{
+    if (results.info.device.empty())
+        results.info.device = m_runDevice; // a backend that did not say: the device asked for
+    return results;
+}
+
+void RunnerPanel::updateDeviceNote()
+{
+    const QString note = m_model->crossDeviceNote();
+    m_deviceNote->setText(note);
+    m_deviceNote->setVisible(!note.isEmpty());
+}
+
+QString RunnerPanel::remainingText(qint64 elapsedMs, int done, int total)
+{
+    if (done <= 0 || done >= total || elapsedMs < 0)
+        return {};
+    // The items done so far set the pace; the kernels differ, so it is an estimate.
+    const qint64 left = (elapsedMs * (total - done) / done + 999) / 1000; // seconds, rounded up
+    QString time;
+    if (left < 60)
+        time = tr("%1 s").arg(std::max<qint64>(1, left));
+    else if (left < 3600)
+        time = tr("%1 min %2 s").arg(left / 60).arg(left % 60);
+    else
+        time = tr("%1 h %2 min").arg(left / 3600).arg((left % 3600) / 60);
+    return tr("about %1 left").arg(time);
+}
+
 void RunnerPanel::updateButtons()
 {
     const bool running = m_runner->isRunning();
@@ -204,8 +252,14 @@ void RunnerPanel::run()
     RunResults empty;
     empty.kernels = w.kernels;
     empty.probe = w.probe;
+    // Where the kernels run is known now: the table says so before the first result.
+    m_runDevice = o.device.toStdString();
+    empty.info.backend = o.backend.toStdString();
+    empty.info.device = m_runDevice;
     m_model->setResults(empty, Catalog::builtin().device(m_runPlan->cluster.device),
                         m_runPlan.get());
+    updateDeviceNote();
+    m_clock.start();
     m_memory->clear();
     m_log->clear();
     m_progress->setRange(0, std::max(1, int(w.kernels.size()) + (o.probe ? 1 : 0)));
@@ -228,10 +282,15 @@ void RunnerPanel::onStarted(const QString &description)
 
 void RunnerPanel::onProgress(int done, int total, const QString &current)
 {
+    QString format = QStringLiteral("%v / %m");
+    if (!current.isEmpty())
+        format += QStringLiteral("  ") + current;
+    const QString left = remainingText(m_clock.isValid() ? m_clock.elapsed() : -1, done, total);
+    if (!left.isEmpty())
+        format += QStringLiteral(" \u00b7 ") + left;
+    m_progress->setFormat(format);
     m_progress->setRange(0, std::max(1, total));
     m_progress->setValue(done);
-    if (!current.isEmpty())
-        m_progress->setFormat(QStringLiteral("%v / %m  ") + current);
 }
 
 void RunnerPanel::onKernel(int index)
@@ -273,8 +332,9 @@ void RunnerPanel::showMemory()
 
 void RunnerPanel::onFinished()
 {
-    m_model->setResults(m_runner->results(), Catalog::builtin().device(m_runPlan->cluster.device),
-                        m_runPlan.get());
+    m_model->setResults(withDevice(m_runner->results()),
+                        Catalog::builtin().device(m_runPlan->cluster.device), m_runPlan.get());
+    updateDeviceNote();
     showMemory();
     m_status->setText(m_status->text() + tr(" - finished."));
     m_progress->setFormat(QStringLiteral("%v / %m"));
@@ -285,8 +345,9 @@ void RunnerPanel::onFinished()
 void RunnerPanel::onFailed(const QString &error)
 {
     if (m_runPlan)
-        m_model->setResults(m_runner->results(),
+        m_model->setResults(withDevice(m_runner->results()),
                             Catalog::builtin().device(m_runPlan->cluster.device), m_runPlan.get());
+    updateDeviceNote();
     showMemory();
     m_status->setText(error == QLatin1String("cancelled")
                           ? tr("Cancelled; the kernels measured so far are kept.")

@@ -3,6 +3,7 @@
 #include "core/plan.h"
 #include "runner/backend.h"
 
+#include <QElapsedTimer>
 #include <QWidget>
 #include <memory>
 
@@ -40,6 +41,11 @@ public:
     void setOptions(const RunOptions &options);
 
     bool isRunning() const;
+    /// The note shown when the kernels run on another device than the plan's ("" otherwise).
+    QString deviceNote() const;
+    /// "about 1 min 20 s left" after `done` of `total` items in `elapsedMs`; empty before the
+    /// first item and after the last.
+    static QString remainingText(qint64 elapsedMs, int done, int total);
     RunnerResultsModel *model() const { return m_model; }
     /// The calibrated profile of the last run (empty JSON before one).
     nlohmann::json calibratedProfile() const;
@@ -64,6 +70,8 @@ private:
     void importFile();
     void updateButtons();
     void showMemory();
+    void updateDeviceNote();
+    RunResults withDevice(RunResults results) const;
 
     std::unique_ptr<Plan> m_plan;
     std::unique_ptr<Plan> m_runPlan; ///< the plan of the run in progress or last run
@@ -83,6 +91,9 @@ private:
     QProgressBar *m_progress = nullptr;
     QLabel *m_status = nullptr;
     QLabel *m_memory = nullptr;
+    QLabel *m_deviceNote = nullptr;
+    QElapsedTimer m_clock; ///< since the run started
+    std::string m_runDevice; ///< the device the run asked for ("cpu", "cuda", "npu")
     QTableView *m_table = nullptr;
     QPlainTextEdit *m_log = nullptr;
 };

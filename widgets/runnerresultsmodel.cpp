@@ -2,6 +2,9 @@
 
 #include "core/units.h"
 
+#include <QGuiApplication>
+#include <QPalette>
+
 namespace shardscope {
 
 namespace {
@@ -74,6 +77,45 @@ void RunnerResultsModel::setResults(const RunResults &results, const DeviceProfi
     endResetModel();
 }
 
+QString RunnerResultsModel::predictedDevice() const
+{
+    return m_device ? QString::fromStdString(m_device->name) : QString();
+}
+
+QString RunnerResultsModel::measuredDevice() const
+{
+    const BackendInfo &info = m_results.info;
+    const QString device = QString::fromStdString(info.device);
+    return info.device_name.empty() ? device
+                                    : QStringLiteral("%1 (%2)").arg(device, QString::fromStdString(info.device_name));
+}
+
+bool RunnerResultsModel::crossDevice() const
+{
+    const BackendInfo &info = m_results.info;
+    if (!m_device || info.device.empty())
+        return false;
+    if (info.device == "cpu")
+        return true;
+    if (info.device_name.empty())
+        return false; // a GPU or NPU that did not name itself: taken as the plan's
+    // "NVIDIA H200" and "NVIDIA H200 SXM 141GB", "Ascend910B2" and "Ascend 910B2" are the same.
+    auto key = [](QString s) { return s.remove(QLatin1Char(' ')).remove(QLatin1Char('-')).toLower(); };
+    const QString measured = key(QString::fromStdString(info.device_name));
+    const QString predicted = key(QString::fromStdString(m_device->name));
+    return !measured.contains(predicted) && !predicted.contains(measured);
+}
+
+QString RunnerResultsModel::crossDeviceNote() const
+{
+    if (!crossDevice())
+        return {};
+    return tr("Measured on %1; the predictions are for the plan's %2. The ratio compares two "
+              "different devices: it says how far this machine is from a %2, not how good the "
+              "prediction is. Run the PyTorch worker on the plan's device to check the predictions.")
+        .arg(measuredDevice(), predictedDevice());
+}
+
 void RunnerResultsModel::recompare()
 {
     m_comparison.clear();
@@ -131,6 +173,11 @@ QVariant RunnerResultsModel::data(const QModelIndex &index, int role) const
         return index.column() >= Time ? QVariant(Qt::AlignRight | Qt::AlignVCenter)
                                       : QVariant(Qt::AlignLeft | Qt::AlignVCenter);
     }
+    if (role == Qt::ForegroundRole && index.column() == Ratio && crossDevice())
+        return QGuiApplication::palette().brush(QPalette::Disabled, QPalette::Text);
+    if (role == Qt::ToolTipRole && crossDevice() &&
+        (index.column() == Ratio || index.column() == Predicted))
+        return crossDeviceNote();
     if (role == Qt::ToolTipRole) {
         QString tip = QString::fromStdString(k.note);
         if (!m.message.empty())
@@ -172,8 +219,18 @@ QVariant RunnerResultsModel::data(const QModelIndex &index, int role) const
 
 QVariant RunnerResultsModel::headerData(int section, Qt::Orientation orientation, int role) const
 {
+    if (orientation == Qt::Horizontal && role == Qt::ToolTipRole) {
+        if (section == Predicted && m_device)
+            return tr("One call at the plan's full size on %1, as the engine models it").arg(predictedDevice());
+        if (section == Ratio)
+            return crossDevice() ? crossDeviceNote() : tr("Measured / predicted, on the same device");
+    }
     if (orientation != Qt::Horizontal || role != Qt::DisplayRole)
         return QAbstractTableModel::headerData(section, orientation, role);
+    if (section == Predicted && m_device)
+        return tr("Predicted, %1").arg(predictedDevice());
+    if (section == Ratio && crossDevice())
+        return tr("Ratio (other device)");
     switch (Column(section)) {
     case Name:
         return tr("Kernel");

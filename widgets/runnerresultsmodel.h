@@ -41,6 +41,15 @@ public:
     /// One kernel's measurement arrived.
     void updateKernel(int row, const KernelMeasurement &m);
     const RunResults &results() const { return m_results; }
+    /// The device the predictions are for (the plan's), empty without one.
+    QString predictedDevice() const;
+    /// The device the kernels ran on ("cpu", "cuda (NVIDIA H200)"), from the results' backend.
+    QString measuredDevice() const;
+    /// Whether the kernels ran on another device than the one predicted (the CPU against a
+    /// 910B plan): the ratio then compares two devices, not the prediction with its device.
+    bool crossDevice() const;
+    /// A sentence saying so, empty when the devices are the same.
+    QString crossDeviceNote() const;
 
     int rowCount(const QModelIndex &parent = {}) const override;
     int columnCount(const QModelIndex &parent = {}) const override;

@@ -1,5 +1,6 @@
 #include "searchpanel.h"
 
+#include "plandescription.h"
 #include "plandocument.h"
 #include "searchjob.h"
 #include "searchresultsmodel.h"
@@ -146,7 +147,8 @@ void SearchPanel::run()
     request.allow_offload = m_offload->isChecked();
     m_progress->setValue(0);
     m_progress->setFormat(tr("starting"));
-    m_status->setText(tr("Searching layouts for %1...").arg(qs(request.base.name)));
+    m_status->setText(tr("Searching layouts for %1...")
+                          .arg(describePlan(request.base, m_document->catalog())));
     setRunning(true);
     m_job->start(request);
 }
@@ -162,6 +164,8 @@ bool SearchPanel::loadResult(int row)
     if (row < 0 || row >= int(results.size()))
         return false;
     Plan plan = results[size_t(row)].plan;
+    // The name was the searched plan's: it does not name this layout.
+    plan.name.clear();
     return m_document->apply(plan, tr("Load search result"), EditId::LoadPlan);
 }
 

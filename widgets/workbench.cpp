@@ -74,6 +74,8 @@ void Workbench::rebuild()
         restored = next->load(path, &error);
     if (!restored)
         next->reset(plan);
+    if (const Plan *origin = doc->originPlan())
+        next->setOrigin(doc->originPath(), *origin);
     m_window->restoreGeometry(geometry);
     m_window->restoreState(state);
     if (visible)
