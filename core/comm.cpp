@@ -389,6 +389,14 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
     // the dispatched tokens are all-gathered over the etp group and the experts' outputs
     // reduce-scattered back.
     const double moeLayers = mo.layers > 0 ? double(countParameters(mo).moe_layers) / pa.pp : 0.0;
+    // An all-gather and a reduce-scatter per MoE layer and micro-batch, forward and backward.
+    auto gatherAndScatter = [&](CommGroup grp, const GroupPlacement &g, double S, const char *gathered,
+                                const char *scattered, const char *backward) {
+        emit(CollectiveKind::AllGather, grp, g, S, m * moeLayers, -1, CommPhase::Forward, gathered);
+        emit(CollectiveKind::ReduceScatter, grp, g, S, m * moeLayers, -1, CommPhase::Forward, scattered);
+        emit(CollectiveKind::AllGather, grp, g, S, m * moeLayers, -1, CommPhase::Backward, backward);
+        emit(CollectiveKind::ReduceScatter, grp, g, S, m * moeLayers, -1, CommPhase::Backward, backward);
+    };
     if (mo.moe.enabled() && moeLayers > 0) {
         const MoeRouting route = moeRouting(mo, pa);
         const int etp = pa.expertTp();
@@ -398,14 +406,10 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             const double S = T * route.dispatchCopies * h * c;
             const bool gather = mo.moe.dispatcher == MoeShape::Dispatcher::AllGather;
             if (gather) {
-                emit(CollectiveKind::AllGather, CommGroup::EP, g, S, m * moeLayers, -1, CommPhase::Forward,
-                     QT_TRANSLATE_NOOP("Collective", "tokens gathered for the local experts (all-gather dispatcher)"));
-                emit(CollectiveKind::ReduceScatter, CommGroup::EP, g, S, m * moeLayers, -1, CommPhase::Forward,
-                     QT_TRANSLATE_NOOP("Collective", "expert outputs returned (all-gather dispatcher)"));
-                emit(CollectiveKind::AllGather, CommGroup::EP, g, S, m * moeLayers, -1, CommPhase::Backward,
-                     QT_TRANSLATE_NOOP("Collective", "gradients of dispatch and combine"));
-                emit(CollectiveKind::ReduceScatter, CommGroup::EP, g, S, m * moeLayers, -1, CommPhase::Backward,
-                     QT_TRANSLATE_NOOP("Collective", "gradients of dispatch and combine"));
+                gatherAndScatter(CommGroup::EP, g, S,
+                                 QT_TRANSLATE_NOOP("Collective", "tokens gathered for the local experts (all-gather dispatcher)"),
+                                 QT_TRANSLATE_NOOP("Collective", "expert outputs returned (all-gather dispatcher)"),
+                                 QT_TRANSLATE_NOOP("Collective", "gradients of dispatch and combine"));
             } else {
                 emit(CollectiveKind::AllToAll, CommGroup::EP, g, S, m * moeLayers * 2.0, -1, CommPhase::Forward,
                      QT_TRANSLATE_NOOP("Collective", "token dispatch and combine"));
@@ -420,14 +424,10 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             layerWise = true;
             const GroupPlacement g = placeGroup(etp, 1, cl, dev.intra_node);
             const double S = T * route.copies * h * c; // the gathered copies (all-gather output)
-            emit(CollectiveKind::AllGather, CommGroup::ETP, g, S, m * moeLayers, -1, CommPhase::Forward,
-                 QT_TRANSLATE_NOOP("Collective", "dispatched tokens across the expert tensor-parallel group"));
-            emit(CollectiveKind::ReduceScatter, CommGroup::ETP, g, S, m * moeLayers, -1, CommPhase::Forward,
-                 QT_TRANSLATE_NOOP("Collective", "expert outputs summed back over the expert tensor-parallel group"));
-            emit(CollectiveKind::AllGather, CommGroup::ETP, g, S, m * moeLayers, -1, CommPhase::Backward,
-                 QT_TRANSLATE_NOOP("Collective", "gradients across the expert tensor-parallel group"));
-            emit(CollectiveKind::ReduceScatter, CommGroup::ETP, g, S, m * moeLayers, -1, CommPhase::Backward,
-                 QT_TRANSLATE_NOOP("Collective", "gradients across the expert tensor-parallel group"));
+            gatherAndScatter(CommGroup::ETP, g, S,
+                             QT_TRANSLATE_NOOP("Collective", "dispatched tokens across the expert tensor-parallel group"),
+                             QT_TRANSLATE_NOOP("Collective", "expert outputs summed back over the expert tensor-parallel group"),
+                             QT_TRANSLATE_NOOP("Collective", "gradients across the expert tensor-parallel group"));
             layerWise = false;
         }
     }

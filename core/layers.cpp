@@ -2,41 +2,24 @@
 
 namespace shardscope {
 
-int64_t LayerSpec::attention() const
-{
-    int64_t n = attentionVectors;
-    for (const LinearSpec &l : linears)
-        if (l.part == LayerPart::Attention)
-            n += l.weights() + l.biases();
-    return n;
-}
+namespace {
 
-int64_t LayerSpec::denseFfn() const
+/// Weights and biases of the linears of one part.
+int64_t partParams(const LayerSpec &s, LayerPart part)
 {
     int64_t n = 0;
-    for (const LinearSpec &l : linears)
-        if (l.part == LayerPart::DenseFfn)
+    for (const LinearSpec &l : s.linears)
+        if (l.part == part)
             n += l.weights() + l.biases();
     return n;
 }
 
-int64_t LayerSpec::shared() const
-{
-    int64_t n = sharedGate;
-    for (const LinearSpec &l : linears)
-        if (l.part == LayerPart::SharedExpert)
-            n += l.weights() + l.biases();
-    return n;
-}
+} // namespace
 
-int64_t LayerSpec::expert() const
-{
-    int64_t n = 0;
-    for (const LinearSpec &l : linears)
-        if (l.part == LayerPart::Expert)
-            n += l.weights() + l.biases();
-    return n;
-}
+int64_t LayerSpec::attention() const { return attentionVectors + partParams(*this, LayerPart::Attention); }
+int64_t LayerSpec::denseFfn() const { return partParams(*this, LayerPart::DenseFfn); }
+int64_t LayerSpec::shared() const { return sharedGate + partParams(*this, LayerPart::SharedExpert); }
+int64_t LayerSpec::expert() const { return partParams(*this, LayerPart::Expert); }
 
 int64_t LayerSpec::total() const
 {

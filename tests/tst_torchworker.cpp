@@ -30,6 +30,25 @@ class TestTorchWorker : public QObject
     QString m_started;
     Plan m_plan;
 
+    /// Runs the plan's memory probe alone on the CPU through the torch worker.
+    void runProbeAlone(const Plan &plan, RunResults &out)
+    {
+        Workload w = buildWorkload(plan, WorkloadOptions{}, &Catalog::builtin());
+        w.kernels.clear();
+        RunOptions o;
+        o.backend = QStringLiteral("torch");
+        o.device = QStringLiteral("cpu");
+        o.python = kPython;
+        o.probeBudgetBytes = 1e9;
+        BenchmarkRunner runner;
+        QSignalSpy finished(&runner, &BenchmarkRunner::finished);
+        QSignalSpy failed(&runner, &BenchmarkRunner::failed);
+        QVERIFY(runner.start(plan, w, o));
+        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 120000);
+        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
+        out = runner.results();
+    }
+
 private slots:
     void initTestCase()
     {
@@ -157,20 +176,10 @@ private slots:
                                                                          : TrainingMethod::Freeze;
         plan.training.method.lora.targets = kTargetAllLinear;
         plan.training.method.freeze.last_layers = 1;
-        Workload w = buildWorkload(plan, WorkloadOptions{}, &Catalog::builtin());
-        w.kernels.clear(); // the probe alone
-        RunOptions o;
-        o.backend = QStringLiteral("torch");
-        o.device = QStringLiteral("cpu");
-        o.python = kPython;
-        o.probeBudgetBytes = 1e9;
-        BenchmarkRunner runner;
-        QSignalSpy finished(&runner, &BenchmarkRunner::finished);
-        QSignalSpy failed(&runner, &BenchmarkRunner::failed);
-        QVERIFY(runner.start(plan, w, o));
-        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 120000);
-        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
-        const RunResults r = runner.results();
+        RunResults r;
+        runProbeAlone(plan, r);
+        if (QTest::currentTestFailed())
+            return;
         if (method == QLatin1String("qlora")) {
             // bitsandbytes' k-bit layers need CUDA: on this CPU the probe says so and skips.
             QCOMPARE(r.probe_result.status, std::string("skipped"));
@@ -233,20 +242,10 @@ private slots:
         j["parallel"] = {{"dp", 4}};
         j.merge_patch(nlohmann::json::parse(extra.toStdString()));
         const Plan plan = parsePlan(j, Catalog::builtin());
-        Workload w = buildWorkload(plan, WorkloadOptions{}, &Catalog::builtin());
-        w.kernels.clear(); // the probe alone
-        RunOptions o;
-        o.backend = QStringLiteral("torch");
-        o.device = QStringLiteral("cpu");
-        o.python = kPython;
-        o.probeBudgetBytes = 1e9;
-        BenchmarkRunner runner;
-        QSignalSpy finished(&runner, &BenchmarkRunner::finished);
-        QSignalSpy failed(&runner, &BenchmarkRunner::failed);
-        QVERIFY(runner.start(plan, w, o));
-        QTRY_VERIFY_WITH_TIMEOUT(finished.count() + failed.count() > 0, 120000);
-        QVERIFY2(failed.isEmpty(), failed.isEmpty() ? "" : qPrintable(failed.first().at(0).toString()));
-        const RunResults r = runner.results();
+        RunResults r;
+        runProbeAlone(plan, r);
+        if (QTest::currentTestFailed())
+            return;
         QVERIFY2(r.probe_result.ran(), (r.probe_result.status + ": " + r.probe_result.message).c_str());
         QCOMPARE(r.probe_result.layers, 2);
         const MemoryComparison mc = compareProbe(plan, r, Catalog::builtin());
