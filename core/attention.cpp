@@ -88,6 +88,17 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
     return s;
 }
 
+double contextParallelTransient(const AttentionSaved &a, int ringDegree, int ulyssesDegree,
+                                double tokens, double c, bool backward)
+{
+    double b = 0;
+    if (ringDegree > 1)
+        b += (backward ? 4.0 : 2.0) * tokens * a.kvWidth * c;
+    if (ulyssesDegree > 1)
+        b += tokens * (a.qWidth + a.kvWidth) * c;
+    return b;
+}
+
 double attentionCoreFlopsPerToken(const ModelShape &m, double keys)
 {
     const double qk = double(m.head_dim);

@@ -41,6 +41,13 @@ struct AttentionSaved
 /// `trained`: the attention weights receive gradients (a frozen linear saves no input).
 AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool trained);
 
+/// Bytes context parallelism holds beside one layer's attention on a rank with `tokens` tokens
+/// of the micro-batch (`c` the compute dtype's bytes): the ring's double-buffered K/V block
+/// arriving from the neighbour (forward 2 blocks, backward 4: K/V and dK/dV), and Ulysses'
+/// all-to-alls holding q, k and v (then the output) in both layouts while they exchange them.
+double contextParallelTransient(const AttentionSaved &a, int ringDegree, int ulyssesDegree,
+                                double tokens, double c, bool backward);
+
 /// Forward FLOPs per token of the attention core against `keys` keys (QK^T and PV, all heads
 /// of the model, no TP split): 2 x keys x heads x (qk head dim + v head dim).
 double attentionCoreFlopsPerToken(const ModelShape &m, double keys);

@@ -349,15 +349,34 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         }
     }
 
-    // ---- context parallel: K/V ring ----------------------------------------------------------
-    if (pa.cp > 1) {
-        const GroupPlacement g = placeGroup(pa.cp, pa.tp, cl, dev.intra_node);
-        // This rank's K and V block (MLA: keys of qk_nope + qk_rope, values of v_head_dim).
+    // ---- context parallel: Ulysses all-to-alls inside, the K/V ring across -------------------
+    const int ulysses = pa.ulyssesDegree(), ring = pa.ringDegree();
+    if (ulysses > 1) {
+        // DeepSpeed-Ulysses (MindSpeed's ulysses_cp_algo): q, k and v go from the sequence split
+        // to the head split before attention, the output back after it; their gradients the
+        // same way in backward. On the critical path of every layer.
+        const GroupPlacement g = placeGroup(ulysses, pa.tp, cl, dev.intra_node);
+        const double qkv = T * double(mo.qDim() + mo.kvDim() + mo.vDim()) / pa.tp * c / 3.0;
+        const double out = T * double(mo.outDim()) / pa.tp * c;
+        const double again = fullRecompute ? 2.0 : 1.0;
+        emit(CollectiveKind::AllToAll, CommGroup::CP, g, qkv, 3.0 * m * L * again, -1, CommPhase::Forward,
+             QT_TRANSLATE_NOOP("Collective", "Ulysses: q, k and v to the head split (x2 under full recompute)"));
+        emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * L * again, -1, CommPhase::Forward,
+             QT_TRANSLATE_NOOP("Collective", "Ulysses: the attention output back to the sequence split"));
+        emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * L, -1, CommPhase::Backward,
+             QT_TRANSLATE_NOOP("Collective", "Ulysses: the output's gradient to the head split"));
+        emit(CollectiveKind::AllToAll, CommGroup::CP, g, qkv, 3.0 * m * L, -1, CommPhase::Backward,
+             QT_TRANSLATE_NOOP("Collective", "Ulysses: dq, dk and dv back to the sequence split"));
+    }
+    if (ring > 1) {
+        const GroupPlacement g = placeGroup(ring, pa.tp * ulysses, cl, dev.intra_node);
+        // This rank's K and V block (MLA: keys of qk_nope + qk_rope, values of v_head_dim); under
+        // the hybrid it holds ulysses x the tokens of 1 / ulysses of the heads: the same bytes.
         const double S = T * double(mo.kvDim() + mo.vDim()) / pa.tp * c;
-        const double steps = pa.cp - 1.0;
+        const double steps = ring - 1.0;
         const double t1 = collectiveTime(CollectiveKind::SendRecv, g, S, dev);
-        const double blockF = ce.layer_attention_forward_s / pa.cp;
-        const double blockB = ce.layer_attention_backward_s / pa.cp;
+        const double blockF = ce.layer_attention_forward_s / ring;
+        const double blockB = ce.layer_attention_backward_s / ring;
         const double fwdCount = m * L * steps * (fullRecompute ? 2.0 : 1.0);
         emit(CollectiveKind::SendRecv, CommGroup::CP, g, S, fwdCount,
              fwdCount * std::max(0.0, t1 - blockF), CommPhase::Forward,

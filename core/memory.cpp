@@ -105,6 +105,7 @@ struct Context
     double expertShard; ///< ranks expert states are sharded over (dp * cp * tp / (ep * etp))
     double tokens;      ///< tokens per micro-batch on one rank (s * b / cp)
     double seqTokens;   ///< tokens per sample on one rank (s / cp)
+    double keyTokens;   ///< keys a query meets in one attention call (s / the ring's degree)
     int layersPerStage;
     double bParams, bGrads, bMaster, bState;
     int nStates;
@@ -133,6 +134,7 @@ struct Context
         shard = double(dp) * cp;
         expertShard = std::max(1.0, pa.expertDp());
         seqTokens = double(p.training.seq_len) / cp;
+        keyTokens = double(p.training.seq_len) / pa.ringDegree();
         tokens = seqTokens * p.training.micro_batch;
         layersPerStage = p.model.layers / pp;
         bParams = bytesOf(p.precision.params);
@@ -154,7 +156,7 @@ struct Context
         env.flash = p.memory.attention == Attention::Flash;
         env.tp = tp;
         env.sp = pa.sp;
-        env.seqTokens = seqTokens;
+        env.seqTokens = keyTokens;
         env.attentionDropout = dropout.attention;
         env.fusedSoftmax = f.fused_softmax;
         layerKinds();
@@ -769,13 +771,11 @@ Quantities computeQuantities(const Context &x, int stage)
             qn.bwdTransient += scores;
             // Forward: the (b, 1, s, s) causal mask Hugging Face builds for eager attention;
             // the raw and masked scores never exceed what the softmax then keeps.
-            qn.fwdTransient = x.seqTokens * x.seqTokens * x.plan.training.micro_batch * x.c;
+            qn.fwdTransient = x.keyTokens * x.keyTokens * x.plan.training.micro_batch * x.c;
         }
-        if (x.cp > 1) {
-            // Ring attention double-buffers the K/V block arriving from the neighbour.
-            qn.fwdTransient += 2.0 * x.tokens * att.kvWidth * x.c;
-            qn.bwdTransient += 4.0 * x.tokens * att.kvWidth * x.c;
-        }
+        // Context parallelism: the ring's K/V blocks, Ulysses' exchanges (core/attention.h).
+        qn.fwdTransient += contextParallelTransient(att, pa.ringDegree(), pa.ulyssesDegree(), x.tokens, x.c, false);
+        qn.bwdTransient += contextParallelTransient(att, pa.ringDegree(), pa.ulyssesDegree(), x.tokens, x.c, true);
         if (partial) {
             // QLoRA: bitsandbytes dequantizes each k-bit weight whole for its matmul, in forward
             // and again for the input gradient in backward.
@@ -982,7 +982,7 @@ void tensorParts(const Context &x, StepShape &s)
                                      norm * hSp, r * hSp, c * hSp, c * f, c * f, c * f, c * f};
         std::vector<double> scores;
         if (x.plan.memory.attention == Attention::Eager)
-            scores = {4.0 * heads * x.seqTokens, c * heads * x.seqTokens};
+            scores = {4.0 * heads * x.keyTokens, c * heads * x.keyTokens};
         std::vector<double> withScores = layer;
         withScores.insert(withScores.end(), scores.begin(), scores.end());
         for (double &v : withScores)
@@ -1045,12 +1045,26 @@ int communicatorsFor(const Context &x, int stage)
         ++n; // data-parallel gradient / parameter collectives
     if (x.tp > 1)
         ++n;
-    if (x.cp > 1)
+    const Parallel &pa = x.plan.parallel;
+    if (pa.ringDegree() > 1)
         ++n; // ring exchange
+    if (pa.ulyssesDegree() > 1)
+        ++n; // Ulysses all-to-all (the hybrid has both groups)
     if (x.ep > 1)
         ++n; // all-to-all
+    if (x.plan.model.moe.enabled()) {
+        if (x.etp > 1 && x.etp != x.tp)
+            ++n; // the expert tensor-parallel group
+        if (x.expertShard > 1 && x.expertShard != x.shard)
+            ++n; // the experts' data-parallel group (their gradients' reduction)
+    }
     if (x.pp > 1)
         n += (stage == 0 || stage == x.pp - 1) ? 1 : 2; // send/recv with each neighbour
+    // Megatron's embedding group: the first and last stage keep the shared embedding (tied or
+    // used by MTP) in sync.
+    if (x.pp > 1 && (stage == 0 || stage == x.pp - 1) &&
+        (x.plan.model.tied_embeddings || x.plan.model.mtp_layers > 0))
+        ++n;
     return n;
 }
 
@@ -1650,9 +1664,19 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     if (pa.sp)
         A.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation", "; sequence-parallel regions split by tp"));
-    if (x.cp > 1)
+    if (x.cp > 1 && pa.cp_algo == CpAlgo::Ring)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; sequence split by cp = %1"),
                           {num(x.cp)});
+    else if (x.cp > 1 && pa.cp_algo == CpAlgo::Ulysses)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; sequence split by cp = %1, attention by heads "
+                                            "(Ulysses: the same bytes saved as the ring)"),
+                          {num(x.cp)});
+    else if (x.cp > 1)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; sequence split by cp = %1: heads over Ulysses "
+                                            "groups of %2, a ring of %3 across them"),
+                          {num(x.cp), num(pa.ulyssesDegree()), num(pa.ringDegree())});
     if ((x.dropout.hidden > 0 || x.dropout.attention > 0) && plan.memory.attention == Attention::Flash)
         A.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation",
@@ -1790,6 +1814,14 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             "MemoryExplanation", "Gradients of the FFN intermediates and the residual, flash "
                                  "attention's dq/dk/dv with an fp32 dq accumulator, the "
                                  "recomputed layer under full recompute."));
+    if (phase != Phase::OptimizerStep && pa.ringDegree() > 1)
+        T.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            " Ring attention double-buffers the K/V block arriving "
+                                            "from its neighbour (the K/V and dK/dV blocks in backward)."));
+    if (phase != Phase::OptimizerStep && pa.ulyssesDegree() > 1)
+        T.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            " Ulysses' all-to-alls hold q, k, v (and the output) in "
+                                            "both layouts while they exchange them."));
     if (phase != Phase::OptimizerStep && plan.model.moe.enabled() && dispatchTransientHiddens(plan.model, pa) > 0)
         T.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation",

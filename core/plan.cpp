@@ -102,6 +102,15 @@ std::string_view toString(FfnKind f)
     }
     return "swiglu";
 }
+std::string_view toString(CpAlgo a)
+{
+    switch (a) {
+    case CpAlgo::Ring: return "ring";
+    case CpAlgo::Ulysses: return "ulysses";
+    case CpAlgo::Hybrid: return "hybrid";
+    }
+    return "ring";
+}
 std::string_view toString(NormKind n) { return n == NormKind::LayerNorm ? "layernorm" : "rmsnorm"; }
 std::string_view toString(PositionEmbedding p) { return p == PositionEmbedding::Learned ? "learned" : "rope"; }
 std::string_view toString(MoeShape::Dispatcher d)
@@ -536,6 +545,11 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
             "pp_schedule", {PpSchedule::OneFOneB, PpSchedule::Interleaved, PpSchedule::GPipe},
             PpSchedule::OneFOneB);
         pa.virtual_stages = int(r.integer("virtual_stages", 1, 64, 1));
+        pa.cp_algo = r.choice<CpAlgo>("cp_algo", {CpAlgo::Ring, CpAlgo::Ulysses, CpAlgo::Hybrid}, CpAlgo::Ring);
+        if (pa.cp_algo == CpAlgo::Hybrid)
+            pa.ulysses_degree = int(r.integer("ulysses_degree", 2, 1024, std::nullopt));
+        else if (r.has("ulysses_degree"))
+            throw PlanError("parallel.ulysses_degree", "applies to cp_algo \"hybrid\" (Ulysses inside, ring across)");
         keepUnknown(plan.unknown, "parallel", r.unknown());
     }
 
@@ -758,6 +772,21 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     if (plan.training.seq_len % pa.cp != 0)
         throw PlanError("parallel.cp", "must divide training.seq_len (" + s(plan.training.seq_len) +
                                            "), got " + s(pa.cp));
+    if (pa.cp_algo != CpAlgo::Ring) {
+        // Ulysses trades the sequence split for a head split inside its group: every rank of it
+        // needs whole query and KV heads (DeepSpeed-Ulysses, MindSpeed's ulysses_cp_algo).
+        const char *field = pa.cp_algo == CpAlgo::Hybrid ? "parallel.ulysses_degree" : "parallel.cp_algo";
+        const int u = pa.ulyssesDegree();
+        if (pa.cp_algo == CpAlgo::Hybrid && (u >= pa.cp || pa.cp % u != 0))
+            throw PlanError(field, "must divide parallel.cp (" + s(pa.cp) + ") and be below it (the ring "
+                                   "across groups needs 2 or more), got " + s(u));
+        if ((m.heads / pa.tp) % u != 0)
+            throw PlanError(field, "Ulysses over " + s(u) + " ranks needs heads / tp (" +
+                                       s(m.heads / pa.tp) + ") divisible by it");
+        if ((m.kv_heads / pa.tp) % u != 0)
+            throw PlanError(field, "Ulysses over " + s(u) + " ranks needs kv_heads / tp (" +
+                                       s(m.kv_heads / pa.tp) + ") divisible by it");
+    }
     if (pa.sp) {
         if (pa.tp < 2)
             throw PlanError("parallel.sp",
@@ -932,6 +961,10 @@ nlohmann::json planToJson(const Plan &p)
                      {"virtual_stages", p.parallel.virtual_stages}};
     if (p.parallel.etp > 0)
         j["parallel"]["etp"] = p.parallel.etp;
+    if (p.parallel.cp_algo != CpAlgo::Ring)
+        j["parallel"]["cp_algo"] = toString(p.parallel.cp_algo);
+    if (p.parallel.cp_algo == CpAlgo::Hybrid)
+        j["parallel"]["ulysses_degree"] = p.parallel.ulysses_degree;
     j["memory"] = {{"recompute", toString(p.memory.recompute)},
                    {"attention", toString(p.memory.attention)},
                    {"offload",

@@ -5,6 +5,7 @@
 #include "dtype.h"
 #include "model.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -15,6 +16,10 @@ class Catalog;
 
 enum class Sharding { None, Optimizer, Grads, Full }; ///< DDP, ZeRO-1, ZeRO-2, ZeRO-3/FSDP
 enum class PpSchedule { OneFOneB, Interleaved, GPipe };
+/// How context parallelism splits attention (MindSpeed's --context-parallel-algo): Megatron's
+/// ring of K/V blocks, DeepSpeed-Ulysses' all-to-all over heads, or Ulysses inside groups of
+/// `ulysses_degree` ranks and a ring across them.
+enum class CpAlgo { Ring, Ulysses, Hybrid };
 enum class Recompute { None, Selective, Full };
 enum class Attention { Flash, Eager };
 enum class Optimizer { AdamW, Adam, SGD, Lion, Adafactor, AdamW8bit, PagedAdamW, PagedAdamW8bit, Muon };
@@ -71,6 +76,14 @@ struct Parallel
     bool reshard_after_forward = true;
     PpSchedule pp_schedule = PpSchedule::OneFOneB;
     int virtual_stages = 1;
+    CpAlgo cp_algo = CpAlgo::Ring;
+    int ulysses_degree = 0; ///< hybrid: the Ulysses group inside cp (MindSpeed's --ulysses-degree-in-cp)
+    /// Ranks of the all-to-all over heads and of the K/V ring (their product is cp).
+    int ulyssesDegree() const
+    {
+        return cp_algo == CpAlgo::Ulysses ? cp : cp_algo == CpAlgo::Hybrid ? ulysses_degree : 1;
+    }
+    int ringDegree() const { return cp / std::max(1, ulyssesDegree()); }
     int world() const { return dp * tp * pp * cp; }
     int expertTp() const { return etp > 0 ? etp : tp; }
     /// Ranks one expert's states are sharded over: world / (ep x etp x pp).
@@ -164,6 +177,7 @@ int optimizerStateCount(Optimizer o);
 
 std::string_view toString(Sharding s);
 std::string_view toString(PpSchedule s);
+std::string_view toString(CpAlgo a);
 std::string_view toString(Recompute r);
 std::string_view toString(Attention a);
 std::string_view toString(LossHead l);

@@ -140,6 +140,13 @@ bool quickValidate(const Plan &plan)
         return false;
     if (plan.training.seq_len % pa.cp != 0)
         return false;
+    if (pa.cp_algo != CpAlgo::Ring) {
+        const int u = pa.ulyssesDegree();
+        if (pa.cp_algo == CpAlgo::Hybrid && (u >= pa.cp || pa.cp % u != 0))
+            return false;
+        if ((m.heads / pa.tp) % u != 0 || (m.kv_heads / pa.tp) % u != 0)
+            return false;
+    }
     if (pa.sp && (pa.tp < 2 || (plan.training.seq_len / pa.cp) % pa.tp != 0))
         return false;
     if (pa.ep > 1) {

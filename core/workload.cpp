@@ -279,28 +279,33 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
     b.gemm("head.lm_head", "LM head (last pipeline stage)" + tpText, T, mo.vocab / tp, h, m, false);
 
     // --- attention --------------------------------------------------------------------------
-    const int64_t heads = mo.heads / tp;
-    const int64_t kvHeads = std::max<int64_t>(1, mo.kv_heads / tp);
+    const int64_t heads = mo.heads / tp / pa.ulyssesDegree();
+    const int64_t kvHeads = std::max<int64_t>(1, mo.kv_heads / tp / pa.ulyssesDegree());
     const double fwdAttn = perLayer * ((fullRecompute || selective) ? 2.0 : 1.0);
+    // Ulysses splits the heads and gathers the sequence inside its group; the ring splits the
+    // rest of the sequence.
+    const int ringCp = pa.ringDegree();
+    const int64_t attnSeq = plan.training.seq_len / ringCp;
     const std::string attnNote = "causal self-attention, " + std::to_string(heads) + " heads / " +
                                  std::to_string(kvHeads) + " KV heads of " +
-                                 std::to_string(mo.head_dim) + ", sequence " + std::to_string(seq) +
-                                 (cp > 1 ? " (split by cp)" : "");
-    b.attention("attention.fwd", "attention_fwd", mb, heads, kvHeads, seq, mo.head_dim, true,
+                                 std::to_string(mo.head_dim) + ", sequence " + std::to_string(attnSeq) +
+                                 (ringCp > 1 ? " (split by the cp ring)" : "") +
+                                 (pa.ulyssesDegree() > 1 ? " (heads split by Ulysses)" : "");
+    b.attention("attention.fwd", "attention_fwd", mb, heads, kvHeads, attnSeq, mo.head_dim, true,
                 fwdAttn,
                 attnNote + ((fullRecompute || selective) ? "; recomputed in backward" : ""));
     if (opt.backward)
-        b.attention("attention.bwd", "attention_bwd", mb, heads, kvHeads, seq, mo.head_dim, true,
+        b.attention("attention.bwd", "attention_bwd", mb, heads, kvHeads, attnSeq, mo.head_dim, true,
                     perLayer, attnNote);
-    if (cp > 1) {
+    if (ringCp > 1) {
         // Ring attention with causal load balancing: per rank, besides its own causal block,
-        // (cp - 1) / 2 unmasked blocks' worth of work against the other ranks' K/V.
-        const double ring = perLayer * (cp - 1) / 2.0;
-        b.attention("attention.ring.fwd", "attention_fwd", mb, heads, kvHeads, seq, mo.head_dim,
+        // (ring - 1) / 2 unmasked blocks' worth of work against the other ranks' K/V.
+        const double ring = perLayer * (ringCp - 1) / 2.0;
+        b.attention("attention.ring.fwd", "attention_fwd", mb, heads, kvHeads, attnSeq, mo.head_dim,
                     false, ring * ((fullRecompute || selective) ? 2.0 : 1.0),
                     "context-parallel ring step against another rank's K/V block");
         if (opt.backward)
-            b.attention("attention.ring.bwd", "attention_bwd", mb, heads, kvHeads, seq, mo.head_dim,
+            b.attention("attention.ring.bwd", "attention_bwd", mb, heads, kvHeads, attnSeq, mo.head_dim,
                         false, ring, "context-parallel ring step, backward");
     }
 

@@ -56,6 +56,10 @@ inline const std::vector<PlanVariant> &planVariants()
                           "sharding": "optimizer", "sp": true},
              "training": {"grad_accum": 8}, "framework": "megatron"})"},
         {"cp", R"({"parallel": {"dp": 2, "cp": 4, "sharding": "full"}})"},
+        {"cp-ulysses", R"({"parallel": {"dp": 2, "cp": 4, "cp_algo": "ulysses", "sharding": "full"},
+             "memory": {"recompute": "full"}})"},
+        {"cp-hybrid", R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "hybrid", "ulysses_degree": 2,
+             "sharding": "optimizer"}, "training": {"seq_len": 32768}, "memory": {"recompute": "none"}})"},
         {"eager", R"({"memory": {"attention": "eager", "recompute": "none"}})"},
         {"offload-all", R"({"parallel": {"sharding": "full"}, "memory": {"offload":
              {"optimizer": true, "params": true, "grads": true, "activations": true}}})"},

@@ -91,6 +91,8 @@ private slots:
     void estimateCarriesInventory();
     void expertCollectives_data();
     void expertCollectives();
+    void contextParallelCollectives_data();
+    void contextParallelCollectives();
 };
 
 // The expert collectives alone, hand-checked. DeepSeek-V3 cut to 4 layers (3 dense, 1 MoE) at
@@ -147,6 +149,41 @@ void TestComm::expertCollectives()
     std::erase_if(items, [](const CommItem &it) {
         return it.group != CommGroup::EP && it.group != CommGroup::ETP;
     });
+    QCOMPARE(describe(items), expected);
+}
+
+// Context parallelism alone, hand-checked: Llama-2-7B (h = 4096, MHA, 32 layers) at 32K over
+// cp 8, one micro-batch, no recompute: a rank holds T = 4096 tokens, bf16.
+void TestComm::contextParallelCollectives_data()
+{
+    QTest::addColumn<QByteArray>("plan");
+    QTest::addColumn<QString>("expected");
+    auto cp = [](json parallel) {
+        return QByteArray(casePlan("llama2-7b", 32768, std::move(parallel), "none").dump().c_str());
+    };
+    // Ring: K and V of the rank, 4096 x 8192 x 2 = 67,108,864 B, 7 steps per layer forward (224),
+    // K/V and dK/dV backward (448).
+    QTest::addRow("ring") << cp({{"cp", 8}, {"sharding", "optimizer"}})
+                          << QStringLiteral("send_recv cpx8 S=67108864 n=224; send_recv cpx8 S=67108864 n=448");
+    // Ulysses over 8: q, k, v (4096 x 4096 x 2 = 33,554,432 B each) to the head split, 3 per layer
+    // (96), the output back (32); backward the output's gradient (32) and dq, dk, dv (96).
+    QTest::addRow("ulysses") << cp({{"cp", 8}, {"cp_algo", "ulysses"}, {"sharding", "optimizer"}})
+                             << QStringLiteral("all_to_all cpx8 S=33554432 n=96; all_to_all cpx8 S=33554432 n=32; "
+                                               "all_to_all cpx8 S=33554432 n=32; all_to_all cpx8 S=33554432 n=96");
+    // Hybrid, Ulysses groups of 2 and a ring of 4: the same all-to-alls over 2 ranks, the ring's
+    // blocks (67,108,864 B: 2 x the tokens, half the heads) 3 steps per layer (96, backward 192).
+    QTest::addRow("hybrid") << cp({{"cp", 8}, {"cp_algo", "hybrid"}, {"ulysses_degree", 2}, {"sharding", "optimizer"}})
+                            << QStringLiteral("all_to_all cpx2 S=33554432 n=96; all_to_all cpx2 S=33554432 n=32; "
+                                              "all_to_all cpx2 S=33554432 n=32; all_to_all cpx2 S=33554432 n=96; "
+                                              "send_recv cpx4 S=67108864 n=96; send_recv cpx4 S=67108864 n=192");
+}
+
+void TestComm::contextParallelCollectives()
+{
+    QFETCH(QByteArray, plan);
+    QFETCH(QString, expected);
+    std::vector<CommItem> items = inventory(json::parse(plan.constData()));
+    std::erase_if(items, [](const CommItem &it) { return it.group != CommGroup::CP; });
     QCOMPARE(describe(items), expected);
 }
 

@@ -196,6 +196,13 @@ private slots:
             "parallel.etp", "must divide dp * cp * tp");
         row("etp without sp", R"({"model": {"preset": "mixtral-8x7b"}, "parallel": {"dp": 2, "tp": 4, "etp": 1}})",
             "parallel.etp", "parallel.sp");
+        row("cp algo typo", R"({"parallel": {"cp_algo": "star"}})", "parallel.cp_algo", "one of");
+        row("ulysses heads", R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "ulysses"}, "model": {"kv_heads": 4},
+             "training": {"seq_len": 32768}})", "parallel.cp_algo", "kv_heads / tp");
+        row("hybrid without degree", R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "hybrid"}})", "parallel.ulysses_degree", "required");
+        row("hybrid degree is cp", R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "hybrid", "ulysses_degree": 8}})",
+            "parallel.ulysses_degree", "below it");
+        row("degree without hybrid", R"({"parallel": {"dp": 1, "cp": 8, "ulysses_degree": 2}})", "parallel.ulysses_degree", "hybrid");
         row("dropout out of range", R"({"training": {"dropout": {"hidden": 1.5}}})", "training.dropout.hidden", "between");
         row("dropout not object", R"({"training": {"dropout": 0.1}})", "training.dropout", "object");
     }

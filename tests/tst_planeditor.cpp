@@ -609,6 +609,40 @@ private Q_SLOTS:
         QVERIFY(model->item(etp->findData(8))->toolTip().contains(QStringLiteral("parallel.etp")));
     }
 
+    // Context-parallel algorithms: ring, Ulysses and the hybrid with its group; one the heads
+    // cannot take is offered disabled with the engine's reason.
+    void cpAlgorithmCombo()
+    {
+        Plan p = m_doc->plan();
+        p.parallel.dp = 1;
+        p.parallel.cp = 8;
+        QVERIFY(m_doc->apply(p, QStringLiteral("test")));
+        auto *algo = child<QComboBox>("cpAlgo");
+        auto *group = child<QComboBox>("ulyssesDegree");
+        QVERIFY(!group->isEnabled());
+        algo->setCurrentIndex(algo->findData(int(CpAlgo::Ulysses)));
+        QVERIFY(m_doc->plan().parallel.cp_algo == CpAlgo::Ulysses);
+        algo->setCurrentIndex(algo->findData(int(CpAlgo::Hybrid)));
+        QCOMPARE(m_doc->plan().parallel.ulysses_degree, 2);
+        QVERIFY(group->isEnabled());
+        QCOMPARE(group->count(), 2); // 2 and 4 (below cp 8)
+        group->setCurrentIndex(group->findData(4));
+        QCOMPARE(m_doc->plan().parallel.ulysses_degree, 4);
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().parallel.ulysses_degree, 2);
+        // Four KV heads cannot be split over a Ulysses group of 8.
+        Plan gqa = m_doc->plan();
+        gqa.parallel.cp_algo = CpAlgo::Ring;
+        gqa.parallel.ulysses_degree = 0;
+        gqa.model.kv_heads = 4;
+        gqa.model.preset.clear();
+        QVERIFY(m_doc->apply(gqa, QStringLiteral("test")));
+        auto *model = qobject_cast<QStandardItemModel *>(algo->model());
+        const QStandardItem *ulysses = model->item(algo->findData(int(CpAlgo::Ulysses)));
+        QVERIFY(!ulysses->isEnabled());
+        QVERIFY2(ulysses->toolTip().contains(QStringLiteral("kv_heads / tp")), qPrintable(ulysses->toolTip()));
+    }
+
     void keyboardReachesTheNewControls()
     {
         // Every new field has a label whose buddy it is, and Tab reaches it in reading order.

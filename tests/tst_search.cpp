@@ -76,8 +76,13 @@ void TestSearch::quickValidateAgreesWithValidatePlan()
     for (int etp : {0, 1, 2, 8}) {
     if (std::string(preset) == "mixtral-8x7b" && etp != 0)
         continue;
+    for (int algo = 0; algo < 3; ++algo) {
+    if (algo > 0 && etp != 0)
+        continue;
     Plan p = parsePlan(seedCase(preset, 4096, 2, "ascend-910b2"), cat);
     p.parallel.etp = etp;
+    p.parallel.cp_algo = CpAlgo(algo);
+    p.parallel.ulysses_degree = algo == 2 ? 2 : 0;
     for (int tp : {1, 2, 3, 4, 8})
         for (int pp : {1, 2, 3, 4})
             for (int cp : {1, 2, 4, 3})
@@ -109,6 +114,7 @@ void TestSearch::quickValidateAgreesWithValidatePlan()
                                         ++checked;
                                         valid += accepted;
                                     }
+    }
     }
     qInfo("%d layouts compared, %d valid", checked, valid);
     QVERIFY(valid > 0 && valid < checked);

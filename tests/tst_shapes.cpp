@@ -189,6 +189,27 @@ private slots:
         QCOMPARE(savedBytesPerToken(p, Catalog::builtin(), layer), expected);
     }
 
+    // Context parallelism beside attention, Llama-2-7B (h = 4096, MHA) on a rank with 4096
+    // tokens in bf16: the ring double-buffers K and V (2 x 4096 x 8192 x 2 = 134,217,728 B
+    // forward, twice that backward); Ulysses holds q, k and v in both layouts
+    // (4096 x 12288 x 2 = 100,663,296 B); the hybrid both. Saved activations are the same.
+    void contextParallelAlgorithms()
+    {
+        ActivationEnv e;
+        e.c = e.r = 2;
+        const AttentionSaved a = attentionSaved(e, *Catalog::builtin().model("llama2-7b"), true);
+        QCOMPARE(contextParallelTransient(a, 8, 1, 4096, 2, false), 134217728.0);
+        QCOMPARE(contextParallelTransient(a, 8, 1, 4096, 2, true), 268435456.0);
+        QCOMPARE(contextParallelTransient(a, 1, 8, 4096, 2, false), 100663296.0);
+        QCOMPARE(contextParallelTransient(a, 1, 8, 4096, 2, true), 100663296.0);
+        QCOMPARE(contextParallelTransient(a, 4, 2, 4096, 2, false), 134217728.0 + 100663296.0);
+        QCOMPARE(contextParallelTransient(a, 1, 1, 4096, 2, false), 0.0);
+        const char *base = R"({"training": {"seq_len": 32768}, "parallel": {"dp": 1, "cp": 8, "cp_algo": "%1"}})";
+        const Plan ring = plan(json::parse(QString::fromUtf8(base).arg(QStringLiteral("ring")).toStdString()));
+        const Plan uly = plan(json::parse(QString::fromUtf8(base).arg(QStringLiteral("ulysses")).toStdString()));
+        QCOMPARE(savedBytesPerToken(uly, Catalog::builtin(), 0), savedBytesPerToken(ring, Catalog::builtin(), 0));
+    }
+
     // Dense and MoE layers of one stage: the activation formula's B/token is their mean.
     void mixedStageMean()
     {

@@ -115,6 +115,22 @@
         <source>gradients across the expert tensor-parallel group</source>
         <translation>专家张量并行组内的梯度</translation>
     </message>
+    <message>
+        <source>Ulysses: q, k and v to the head split (x2 under full recompute)</source>
+        <translation>Ulysses：q、k、v 切换为按头切分（全量重计算下 ×2）</translation>
+    </message>
+    <message>
+        <source>Ulysses: the attention output back to the sequence split</source>
+        <translation>Ulysses：注意力输出换回按序列切分</translation>
+    </message>
+    <message>
+        <source>Ulysses: the output&apos;s gradient to the head split</source>
+        <translation>Ulysses：输出的梯度切换为按头切分</translation>
+    </message>
+    <message>
+        <source>Ulysses: dq, dk and dv back to the sequence split</source>
+        <translation>Ulysses：dq、dk、dv 换回按序列切分</translation>
+    </message>
 </context>
 <context>
     <name>ComponentStyle</name>
@@ -962,6 +978,22 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>(%1 dense / %2 (dp x cp) + %3 expert / %4 (expert dp)) x %5 states x %6 B = %7</source>
         <translation>（%1 稠密 / %2 (dp x cp) + %3 专家 / %4（专家数据并行））× %5 个状态 × %6 B = %7</translation>
+    </message>
+    <message>
+        <source>; sequence split by cp = %1, attention by heads (Ulysses: the same bytes saved as the ring)</source>
+        <translation>；序列按 cp = %1 切分，注意力按头切分（Ulysses：保存的字节数与环形相同）</translation>
+    </message>
+    <message>
+        <source>; sequence split by cp = %1: heads over Ulysses groups of %2, a ring of %3 across them</source>
+        <translation>；序列按 cp = %1 切分：在 %2 个 rank 的 Ulysses 组内按头切分，组间为 %3 个 rank 的环</translation>
+    </message>
+    <message>
+        <source> Ring attention double-buffers the K/V block arriving from its neighbour (the K/V and dK/dV blocks in backward).</source>
+        <translation> 环形注意力为来自相邻 rank 的 K/V 块做双缓冲（反向时为 K/V 与 dK/dV 块）。</translation>
+    </message>
+    <message>
+        <source> Ulysses&apos; all-to-alls hold q, k, v (and the output) in both layouts while they exchange them.</source>
+        <translation> Ulysses 的 all-to-all 在交换期间同时持有 q、k、v（及输出）的两种布局。</translation>
     </message>
 </context>
 <context>
@@ -4162,6 +4194,50 @@ Not possible now:
     <message>
         <source>Shards nothing here: the states are sharded over dp x cp ranks, and dp x cp = 1. Raise dp or cp, or choose none.</source>
         <translation>此处不会分片任何内容：状态分片在 dp x cp 个 rank 上，而这里 dp x cp = 1。请增大 dp 或 cp，或选择“无”。</translation>
+    </message>
+    <message>
+        <source>ring (Megatron)</source>
+        <translation>环形（Megatron）</translation>
+    </message>
+    <message>
+        <source>Ulysses (all-to-all over heads)</source>
+        <translation>Ulysses（按头 all-to-all）</translation>
+    </message>
+    <message>
+        <source>hybrid (Ulysses inside, ring across)</source>
+        <translation>混合（组内 Ulysses，组间环形）</translation>
+    </message>
+    <message>
+        <source>CP algorithm</source>
+        <translation>CP 算法</translation>
+    </message>
+    <message>
+        <source>Change context-parallel algorithm</source>
+        <translation>更改上下文并行算法</translation>
+    </message>
+    <message>
+        <source>Ulysses group (hybrid)</source>
+        <translation>Ulysses 组（混合）</translation>
+    </message>
+    <message>
+        <source>Ulysses group</source>
+        <translation>Ulysses 组</translation>
+    </message>
+    <message>
+        <source>Ranks of each Ulysses group inside cp; a ring of cp / group across them</source>
+        <translation>cp 内每个 Ulysses 组的 rank 数；组间为 cp / 组大小 个 rank 的环</translation>
+    </message>
+    <message>
+        <source>Applies to the hybrid algorithm</source>
+        <translation>仅适用于混合算法</translation>
+    </message>
+    <message>
+        <source>ring: K/V blocks passed around the cp ranks (Megatron)
+Ulysses: all-to-alls trade the sequence split for a head split (heads and KV heads / tp divisible by cp)
+hybrid: Ulysses inside groups, a ring across them (MindSpeed)</source>
+        <translation>环形：K/V 块在 cp 个 rank 间轮转（Megatron）
+Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 KV 头数 / tp 须能被 cp 整除）
+混合：组内 Ulysses，组间环形（MindSpeed）</translation>
     </message>
 </context>
 <context>

@@ -671,6 +671,22 @@ void PlanEditor::buildUi()
         p.parallel.cp = v;
         rebalanceDp(p);
     });
+    m_cpAlgo = new QComboBox(content);
+    m_cpAlgo->setObjectName(QStringLiteral("cpAlgo"));
+    m_cpAlgo->addItem(tr("ring (Megatron)"), int(CpAlgo::Ring));
+    m_cpAlgo->addItem(tr("Ulysses (all-to-all over heads)"), int(CpAlgo::Ulysses));
+    m_cpAlgo->addItem(tr("hybrid (Ulysses inside, ring across)"), int(CpAlgo::Hybrid));
+    parallel->addRow(tr("CP algorithm"), m_cpAlgo);
+    connect(m_cpAlgo, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto a = CpAlgo(m_cpAlgo->itemData(index).toInt());
+        edit(tr("Change context-parallel algorithm"), EditId::Parallel, [&](Plan &p) {
+            p.parallel.cp_algo = a;
+            // The hybrid starts with the smallest Ulysses group its cp allows.
+            p.parallel.ulysses_degree = a == CpAlgo::Hybrid ? 2 : 0;
+        });
+    });
+    degree(m_ulyssesDegree, "ulyssesDegree", tr("Ulysses group (hybrid)"), QStringLiteral("ulysses"),
+           [](Plan &p, int v) { p.parallel.ulysses_degree = v; });
     degree(m_ep, "ep", tr("&Expert parallel (ep)"), QStringLiteral("ep"),
            [](Plan &p, int v) { p.parallel.ep = v; });
     degree(m_etp, "etp", tr("Expert tensor parallel (etp)"), QStringLiteral("etp"),
@@ -970,6 +986,7 @@ void PlanEditor::refresh()
     selectData(m_dtCompute, int(p.precision.compute));
     selectData(m_optimizer, int(p.precision.optimizer));
     selectData(m_sharding, int(p.parallel.sharding));
+    selectData(m_cpAlgo, int(p.parallel.cp_algo));
     {
         const int over = p.parallel.dp * p.parallel.cp;
         m_sharding->setToolTip(tr("ZeRO and FSDP shard the model states over the dp x cp = %1 ranks "
@@ -1068,6 +1085,22 @@ void PlanEditor::refreshDegrees()
     fillDegreeCombo(m_cp, QStringLiteral("cp"), [](Plan &c, int v) { c.parallel.cp = v; rebalanceDp(c); }, p.parallel.cp);
     fillDegreeCombo(m_ep, QStringLiteral("ep"), [](Plan &c, int v) { c.parallel.ep = v; }, p.parallel.ep);
     {
+        // The hybrid's Ulysses group: divisors of cp from 2 up, below cp.
+        QList<int> values;
+        if (p.parallel.cp_algo == CpAlgo::Hybrid)
+            for (int v = 2; v < p.parallel.cp; ++v)
+                if (p.parallel.cp % v == 0)
+                    values.append(v);
+        if (values.isEmpty())
+            values.append(p.parallel.ulysses_degree);
+        fillChoiceCombo(m_ulyssesDegree, tr("Ulysses group"), values,
+                        [](Plan &c, int v) { c.parallel.ulysses_degree = v; }, p.parallel.ulysses_degree,
+                        tr("Ranks of each Ulysses group inside cp; a ring of cp / group across them"));
+        m_ulyssesDegree->setEnabled(p.parallel.cp_algo == CpAlgo::Hybrid);
+        if (p.parallel.cp_algo != CpAlgo::Hybrid)
+            m_ulyssesDegree->setToolTip(tr("Applies to the hybrid algorithm"));
+    }
+    {
         // Expert tensor parallelism: tp's (0) or its own degree (Megatron's
         // expert_tensor_parallel_size).
         QList<int> values{0};
@@ -1124,6 +1157,18 @@ void PlanEditor::refreshChoices()
     dtypeReasons(m_dtOptimizer, &Precision::optimizer_state);
     dtypeReasons(m_dtCompute, &Precision::compute);
     comboReasons(m_sharding, [](Plan &c, const QVariant &v) { c.parallel.sharding = Sharding(v.toInt()); });
+    {
+        const QStringList algos = comboReasons(m_cpAlgo, [](Plan &c, const QVariant &v) {
+            c.parallel.cp_algo = CpAlgo(v.toInt());
+            c.parallel.ulysses_degree = c.parallel.cp_algo == CpAlgo::Hybrid ? 2 : 0;
+        });
+        const QString help = tr("ring: K/V blocks passed around the cp ranks (Megatron)\n"
+                                "Ulysses: all-to-alls trade the sequence split for a head split "
+                                "(heads and KV heads / tp divisible by cp)\n"
+                                "hybrid: Ulysses inside groups, a ring across them (MindSpeed)");
+        m_cpAlgo->setToolTip(algos.isEmpty() ? help
+                                             : tr("%1\nNot possible now:\n%2").arg(help, algos.join(QLatin1Char('\n'))));
+    }
     const QStringList schedules = comboReasons(
         m_ppSchedule, [](Plan &c, const QVariant &v) { setSchedule(c, PpSchedule(v.toInt())); });
     const QString scheduleHelp =
