@@ -221,6 +221,10 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
     const int dpGroup = pa.dp * pa.cp;
     if (dpGroup > 1) {
         const GroupPlacement g = placeGroup(dpGroup, pa.tp, cl, dev.intra_node);
+        // HSDP / hierarchical ZeRO: the sharded collectives within a shard group of dp_shard x cp
+        // ranks, the gradients' shards all-reduced across the replica groups (size 1: none).
+        const GroupPlacement gs = pa.replicas() > 1 ? placeGroup(pa.shardGroup(), pa.tp, cl, dev.intra_node) : g;
+        const GroupPlacement gr = placeGroup(pa.replicas(), pa.tp * pa.shardGroup(), cl, dev.intra_node);
         const StageParams sp = stageParams(plan);
         const double baseGradBytes =
             mainGradDtype(plan, fw) != DType::None ? bytesOf(mainGradDtype(plan, fw)) : bytesOf(pr.grads);
@@ -250,14 +254,17 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             const double gTotal = sp.trainedTotal * gradBytes;
             const double gBuckets = std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket)));
             const double gS = gTotal / gBuckets;
-            const double t1 = collectiveTime(CollectiveKind::ReduceScatter, g, gS, dev);
-            emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, gS, gBuckets,
+            const double t1 = collectiveTime(CollectiveKind::ReduceScatter, gs, gS, dev);
+            emit(CollectiveKind::ReduceScatter, CommGroup::DP, gs, gS, gBuckets,
                  std::max(t1, gBuckets * t1 - window), CommPhase::Backward,
                  QT_TRANSLATE_NOOP("Collective",
                                    "gradient buckets (ZeRO-1/2), overlapped with backward"));
+            emit(CollectiveKind::AllReduce, CommGroup::DP, gr, gS / std::max(1, pa.shardGroup()), gBuckets,
+                 -1, CommPhase::Backward,
+                 QT_TRANSLATE_NOOP("Collective", "HSDP: each bucket's shard all-reduced across the replicas"));
             const double pTotal = sp.trainedTotal * bytesOf(pr.params);
             const double pBuckets = std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket)));
-            emit(CollectiveKind::AllGather, CommGroup::DP, g, pTotal / pBuckets, pBuckets, -1,
+            emit(CollectiveKind::AllGather, CommGroup::DP, gs, pTotal / pBuckets, pBuckets, -1,
                  CommPhase::OptimizerStep,
                  QT_TRANSLATE_NOOP("Collective",
                                    "updated parameter shards after the optimizer step"));
@@ -268,12 +275,12 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             // gradients reduce-scattered in the gradient dtype, layer by layer.
             const double agS = sp.layer * c;
             const double rsS = sp.trainedLayer * bytesOf(pr.grads);
-            const double tAg = collectiveTime(CollectiveKind::AllGather, g, agS, dev);
-            const double tRs = collectiveTime(CollectiveKind::ReduceScatter, g, rsS, dev);
+            const double tAg = collectiveTime(CollectiveKind::AllGather, gs, agS, dev);
+            const double tRs = collectiveTime(CollectiveKind::ReduceScatter, gs, rsS, dev);
             // Forward: layer i+1 is gathered while layer i computes; the first is waited for.
             layerWise = true;
             const double fwdExposed = m * (tAg + (L - 1) * std::max(0.0, tAg - ce.layer_forward_s));
-            emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, fwdExposed,
+            emit(CollectiveKind::AllGather, CommGroup::DP, gs, agS, m * L, fwdExposed,
                  CommPhase::Forward,
                  QT_TRANSLATE_NOOP("Collective",
                                    "layer parameters, forward (prefetched one layer ahead)"));
@@ -283,24 +290,27 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             const double share =
                 bwdComm > 0 ? (pa.reshard_after_forward ? tAg : 0.0) / bwdComm : 0.0;
             if (pa.reshard_after_forward)
-                emit(CollectiveKind::AllGather, CommGroup::DP, g, agS, m * L, bwdExposed * share,
+                emit(CollectiveKind::AllGather, CommGroup::DP, gs, agS, m * L, bwdExposed * share,
                      CommPhase::Backward,
                      QT_TRANSLATE_NOOP(
                          "Collective",
                          "layer parameters again in backward (reshard_after_forward)"));
-            emit(CollectiveKind::ReduceScatter, CommGroup::DP, g, rsS, m * L,
+            emit(CollectiveKind::ReduceScatter, CommGroup::DP, gs, rsS, m * L,
                  bwdExposed * (1 - share), CommPhase::Backward,
                  QT_TRANSLATE_NOOP("Collective",
                                    "layer gradients, overlapped with the next layer's backward"));
+            emit(CollectiveKind::AllReduce, CommGroup::DP, gr, rsS / std::max(1, pa.shardGroup()), m * L, -1,
+                 CommPhase::Backward,
+                 QT_TRANSLATE_NOOP("Collective", "HSDP: each layer's gradient shard all-reduced across the replicas"));
             layerWise = false;
             if (sp.root > 0) {
-                emit(CollectiveKind::AllGather, CommGroup::DP, g, sp.root * c, m, -1,
+                emit(CollectiveKind::AllGather, CommGroup::DP, gs, sp.root * c, m, -1,
                      CommPhase::Forward,
                      QT_TRANSLATE_NOOP(
                          "Collective",
                          "root module (embedding, final norm, head), kept until backward ends"));
                 if (sp.trainedRoot > 0)
-                    emit(CollectiveKind::ReduceScatter, CommGroup::DP, g,
+                    emit(CollectiveKind::ReduceScatter, CommGroup::DP, gs,
                          sp.trainedRoot * bytesOf(pr.grads), m, -1, CommPhase::Backward,
                          QT_TRANSLATE_NOOP("Collective", "root module gradients"));
             }

@@ -398,7 +398,7 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     const double matmulOnRank = layerMatmul * L + double(pc.lm_head > 0 ? pc.lm_head : pc.embedding) / t;
     const double gBytes = bytesOf(pr.grads);
     {
-        const double shard = double(pa.dp) * pa.cp;
+        const double shard = double(pa.shardGroup());
         const double shardedAll =
             denseOnRank / shard + expertsOnRank / std::max(1.0, pa.expertDp());
         out.params_on_rank = denseOnRank + expertsOnRank;

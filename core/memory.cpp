@@ -101,7 +101,7 @@ struct Context
     double r;           ///< residual stream dtype bytes
     bool autocast;      ///< parameters stored above the compute dtype, cast by torch.autocast
     bool fsdp;          ///< parameters sharded and gathered per layer
-    double shard;       ///< ranks the dense model states are sharded over (dp * cp)
+    double shard;       ///< ranks the dense model states are sharded over (dp * cp; HSDP dp_shard * cp)
     double expertShard; ///< ranks expert states are sharded over (dp * cp * tp / (ep * etp))
     double tokens;      ///< tokens per micro-batch on one rank (s * b / cp)
     double seqTokens;   ///< tokens per sample on one rank (s / cp)
@@ -131,7 +131,7 @@ struct Context
         fsdp = pa.sharding == Sharding::Full;
         autocast = bytesOf(p.precision.params) > c && !fsdp && f.autocast_weight_cache;
         r = (autocast && f.autocast_input_casts) ? bytesOf(p.precision.params) : c;
-        shard = double(dp) * cp;
+        shard = double(pa.shardGroup());
         expertShard = std::max(1.0, pa.expertDp());
         seqTokens = double(p.training.seq_len) / cp;
         keyTokens = double(p.training.seq_len) / pa.ringDegree();
@@ -565,7 +565,7 @@ Quantities computeQuantities(const Context &x, int stage)
     }
 
     // --- communication buffers ---------------------------------------------------------------
-    const bool dataParallel = x.shard > 1;
+    const bool dataParallel = double(pa.dp) * pa.cp > 1;
     if (dataParallel && sh == Sharding::None && x.fw.ddp_bucket_copy &&
         x.fw.main_grad_dtype == DType::None)
         qn.ddpBuckets = off.grads ? x.fw.ddp_bucket_bytes
@@ -1041,8 +1041,10 @@ RankEval evaluate(const StepShape &s)
 int communicatorsFor(const Context &x, int stage)
 {
     int n = 0;
-    if (x.shard > 1)
+    if (double(x.dp) * x.cp > 1)
         ++n; // data-parallel gradient / parameter collectives
+    if (x.plan.parallel.replicas() > 1 && x.shard > 1)
+        ++n; // HSDP: the shard group and the replica group apart
     if (x.tp > 1)
         ++n;
     const Parallel &pa = x.plan.parallel;
@@ -1435,6 +1437,12 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                                                 "expert-data-parallel ranks. "),
                               {num(double(mo.moe.experts) / x.ep), num(mo.moe.experts), num(x.ep),
                                num(x.etp), num(x.expertShard)});
+        if (pa.replicas() > 1)
+            P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                "HSDP: the sharded states are split over dp_shard x cp = "
+                                                "%1 ranks and replicated over %2 groups (the formulas' "
+                                                "dp x cp is that shard group). "),
+                              {num(x.shard), num(pa.replicas())});
         if (mo.mla_attention() && x.tp > 1)
             P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                                 "MLA's down-projections and latent norms are "

@@ -536,6 +536,7 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         pa.cp = int(r.integer("cp", 1, 1024, 1));
         pa.ep = int(r.integer("ep", 1, 1024, 1));
         pa.etp = r.has("etp") ? int(r.integer("etp", 1, 1024, std::nullopt)) : 0;
+        pa.dp_shard = r.has("dp_shard") ? int(r.integer("dp_shard", 1, 1 << 20, std::nullopt)) : 0;
         pa.sp = r.boolean("sp", false);
         pa.sharding = r.choice<Sharding>(
             "sharding", {Sharding::None, Sharding::Optimizer, Sharding::Grads, Sharding::Full},
@@ -730,6 +731,14 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     if (m.position_embedding == PositionEmbedding::Learned && plan.training.seq_len > m.max_positions)
         throw PlanError("training.seq_len", "exceeds model.max_positions (" + s(m.max_positions) +
                                                 "): a learned position table has no row beyond it");
+    if (pa.dp_shard > 0) {
+        if (pa.sharding == Sharding::None)
+            throw PlanError("parallel.dp_shard", "shards the states within groups: needs parallel.sharding "
+                                                 "optimizer, grads or full (HSDP with full)");
+        if (pa.dp_shard > pa.dp || pa.dp % pa.dp_shard != 0)
+            throw PlanError("parallel.dp_shard", "must divide parallel.dp (" + s(pa.dp) + "), got " +
+                                                     s(pa.dp_shard));
+    }
     if (pa.etp > 0 && !m.moe.enabled())
         throw PlanError("parallel.etp", "expert tensor parallelism needs an MoE model (model.moe)");
     if (m.moe.enabled()) {
@@ -961,6 +970,8 @@ nlohmann::json planToJson(const Plan &p)
                      {"virtual_stages", p.parallel.virtual_stages}};
     if (p.parallel.etp > 0)
         j["parallel"]["etp"] = p.parallel.etp;
+    if (p.parallel.dp_shard > 0)
+        j["parallel"]["dp_shard"] = p.parallel.dp_shard;
     if (p.parallel.cp_algo != CpAlgo::Ring)
         j["parallel"]["cp_algo"] = toString(p.parallel.cp_algo);
     if (p.parallel.cp_algo == CpAlgo::Hybrid)

@@ -71,6 +71,10 @@ struct Parallel
     /// Expert tensor parallelism (`parallel.etp`, Megatron's expert_tensor_parallel_size);
     /// 0: tp's. Experts' data parallelism is then world / (ep x etp x pp).
     int etp = 0;
+    /// HSDP / hierarchical ZeRO (`parallel.dp_shard`): the states are sharded over groups of
+    /// dp_shard data-parallel ranks (x cp) and replicated across dp / dp_shard groups; 0: over
+    /// all of dp.
+    int dp_shard = 0;
     bool sp = false;
     Sharding sharding = Sharding::None;
     bool reshard_after_forward = true;
@@ -86,8 +90,14 @@ struct Parallel
     int ringDegree() const { return cp / std::max(1, ulyssesDegree()); }
     int world() const { return dp * tp * pp * cp; }
     int expertTp() const { return etp > 0 ? etp : tp; }
+    /// Ranks the sharded states are split over (dp_shard x cp, or dp x cp), and the replicas.
+    int shardGroup() const { return (dp_shard > 0 ? dp_shard : dp) * cp; }
+    int replicas() const { return dp_shard > 0 ? dp / dp_shard : 1; }
     /// Ranks one expert's states are sharded over: world / (ep x etp x pp).
-    double expertDp() const { return double(dp) * cp * tp / (double(ep) * expertTp()); }
+    double expertDp() const
+    {
+        return double(dp) * cp * tp / (double(ep) * expertTp()) / double(replicas());
+    }
 };
 
 struct Offload

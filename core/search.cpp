@@ -56,6 +56,7 @@ struct Scored
 void apply(Plan &p, const Layout &l)
 {
     p.parallel.dp = l.dp;
+    p.parallel.dp_shard = 0; // the search's layouts shard over all of dp
     p.parallel.tp = l.tp;
     p.parallel.pp = l.pp;
     p.parallel.cp = l.cp;
@@ -155,6 +156,8 @@ bool quickValidate(const Plan &plan)
             return false;
     }
     if (plan.memory.offload.params && pa.sharding != Sharding::Full)
+        return false;
+    if (pa.dp_shard > 0 && (pa.sharding == Sharding::None || pa.dp_shard > pa.dp || pa.dp % pa.dp_shard != 0))
         return false;
     if (double(plan.training.seq_len) * plan.training.micro_batch > 1.0e9)
         return false;

@@ -43,6 +43,8 @@ inline const std::vector<PlanVariant> &planVariants()
         {"zero1", R"({"parallel": {"sharding": "optimizer"}})"},
         {"zero2", R"({"parallel": {"sharding": "grads"}})"},
         {"fsdp", R"({"parallel": {"sharding": "full"}, "training": {"seq_len": 32768}})"},
+        {"hsdp", R"({"parallel": {"sharding": "full", "dp_shard": 4}})"},
+        {"hierarchical-zero2", R"({"parallel": {"sharding": "grads", "dp_shard": 2}})"},
         {"fsdp-no-reshard", R"({"parallel": {"sharding": "full", "reshard_after_forward": false}})"},
         {"tp-sp", R"({"parallel": {"dp": 2, "tp": 4, "sp": true}})"},
         {"tp-recompute", R"({"parallel": {"dp": 2, "tp": 4}})"},

@@ -93,6 +93,7 @@ private slots:
     void expertCollectives();
     void contextParallelCollectives_data();
     void contextParallelCollectives();
+    void hsdpCollectives();
 };
 
 // The expert collectives alone, hand-checked. DeepSeek-V3 cut to 4 layers (3 dense, 1 MoE) at
@@ -176,6 +177,20 @@ void TestComm::contextParallelCollectives_data()
                             << QStringLiteral("all_to_all cpx2 S=33554432 n=96; all_to_all cpx2 S=33554432 n=32; "
                                               "all_to_all cpx2 S=33554432 n=32; all_to_all cpx2 S=33554432 n=96; "
                                               "send_recv cpx4 S=67108864 n=96; send_recv cpx4 S=67108864 n=192");
+}
+
+// HSDP: Llama-2-7B, dp 8 sharded in groups of 4 (two replicas), FSDP at 32K, no recompute:
+// per layer the gather and reduce-scatter of 202,383,360 x 2 = 404,766,720 B within the 4-rank
+// shard group, and the reduce-scattered shard 404,766,720 / 4 = 101,191,680 B all-reduced
+// across the 2 replicas; the root (524,296,192 B) gathered and reduced within the group.
+void TestComm::hsdpCollectives()
+{
+    const std::vector<CommItem> items = inventory(
+        casePlan("llama2-7b", 32768, {{"dp", 8}, {"sharding", "full"}, {"dp_shard", 4}}, "none"));
+    QCOMPARE(describe(items),
+             QStringLiteral("all_gather dpx4 S=404766720 n=32; all_gather dpx4 S=404766720 n=32; "
+                            "reduce_scatter dpx4 S=404766720 n=32; all_reduce dpx2 S=101191680 n=32; "
+                            "all_gather dpx4 S=524296192 n=1; reduce_scatter dpx4 S=524296192 n=1"));
 }
 
 void TestComm::contextParallelCollectives()

@@ -42,6 +42,22 @@ class TestMemory : public QObject
     Q_OBJECT
 
 private slots:
+    // HSDP (parallel.dp_shard): FSDP over groups of 4 of the 8 data-parallel ranks holds twice
+    // the states of plain FSDP over 8: Llama-2-7B's 6,738,415,616 parameters x 2 B / 4.
+    void hsdpShardsOverTheGroup()
+    {
+        nlohmann::json j = testing::variantBase();
+        j["parallel"]["sharding"] = "full";
+        const Plan fsdp = parsePlan(j, Catalog::builtin());
+        j["parallel"]["dp_shard"] = 4;
+        const Plan hsdp = parsePlan(j, Catalog::builtin());
+        const auto params = [](const Plan &p) {
+            return estimateMemory(p, Catalog::builtin()).ranks[0].phases[size_t(Phase::OptimizerStep)][Component::Parameters];
+        };
+        QCOMPARE(params(hsdp), 6738415616.0 * 2 / 4);
+        QCOMPARE(params(fsdp), 6738415616.0 * 2 / 8);
+    }
+
     // ZeRO (Rajbhandari et al. 2020), mixed-precision Adam with k = 12:
     // stage 0: 16P, stage 1: 4P + 12P/d, stage 2: 2P + 14P/d, stage 3: 16P/d.
     void zeroStages_data()

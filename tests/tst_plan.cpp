@@ -196,6 +196,8 @@ private slots:
             "parallel.etp", "must divide dp * cp * tp");
         row("etp without sp", R"({"model": {"preset": "mixtral-8x7b"}, "parallel": {"dp": 2, "tp": 4, "etp": 1}})",
             "parallel.etp", "parallel.sp");
+        row("dp_shard without sharding", R"({"parallel": {"dp_shard": 4}})", "parallel.dp_shard", "sharding");
+        row("dp_shard not dividing", R"({"parallel": {"dp_shard": 3, "sharding": "full"}})", "parallel.dp_shard", "divide");
         row("cp algo typo", R"({"parallel": {"cp_algo": "star"}})", "parallel.cp_algo", "one of");
         row("ulysses heads", R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "ulysses"}, "model": {"kv_heads": 4},
              "training": {"seq_len": 32768}})", "parallel.cp_algo", "kv_heads / tp");

@@ -131,6 +131,14 @@
         <source>Ulysses: dq, dk and dv back to the sequence split</source>
         <translation>Ulysses：dq、dk、dv 换回按序列切分</translation>
     </message>
+    <message>
+        <source>HSDP: each bucket&apos;s shard all-reduced across the replicas</source>
+        <translation>HSDP：每个桶的分片在副本之间 all-reduce</translation>
+    </message>
+    <message>
+        <source>HSDP: each layer&apos;s gradient shard all-reduced across the replicas</source>
+        <translation>HSDP：每层的梯度分片在副本之间 all-reduce</translation>
+    </message>
 </context>
 <context>
     <name>ComponentStyle</name>
@@ -994,6 +1002,10 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source> Ulysses&apos; all-to-alls hold q, k, v (and the output) in both layouts while they exchange them.</source>
         <translation> Ulysses 的 all-to-all 在交换期间同时持有 q、k、v（及输出）的两种布局。</translation>
+    </message>
+    <message>
+        <source>HSDP: the sharded states are split over dp_shard x cp = %1 ranks and replicated over %2 groups (the formulas&apos; dp x cp is that shard group). </source>
+        <translation>HSDP：分片状态切分在 dp_shard × cp = %1 个 rank 上，并在 %2 个组之间复制（公式中的 dp x cp 即为该分片组）。</translation>
     </message>
 </context>
 <context>
@@ -4238,6 +4250,18 @@ hybrid: Ulysses inside groups, a ring across them (MindSpeed)</source>
         <translation>环形：K/V 块在 cp 个 rank 间轮转（Megatron）
 Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 KV 头数 / tp 须能被 cp 整除）
 混合：组内 Ulysses，组间环形（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>Shard group (HSDP)</source>
+        <translation>分片组（HSDP）</translation>
+    </message>
+    <message>
+        <source>Shard the states within groups of this many data-parallel ranks and replicate them across the groups (HSDP, hierarchical ZeRO)</source>
+        <translation>在这么多个数据并行 rank 组成的组内分片状态，并在组之间复制（HSDP、分层 ZeRO）</translation>
+    </message>
+    <message>
+        <source>all of dp</source>
+        <translation>整个 dp</translation>
     </message>
 </context>
 <context>

@@ -691,6 +691,8 @@ void PlanEditor::buildUi()
            [](Plan &p, int v) { p.parallel.ep = v; });
     degree(m_etp, "etp", tr("Expert tensor parallel (etp)"), QStringLiteral("etp"),
            [](Plan &p, int v) { p.parallel.etp = v; });
+    degree(m_dpShard, "dpShard", tr("Shard group (HSDP)"), QStringLiteral("dp_shard"),
+           [](Plan &p, int v) { p.parallel.dp_shard = v; });
 
     m_sharding = new QComboBox(content);
     m_sharding->setObjectName(QStringLiteral("sharding"));
@@ -1112,6 +1114,18 @@ void PlanEditor::refreshDegrees()
                         tr("Tensor parallelism inside each expert; experts' data parallelism is world / "
                            "(ep x etp x pp)"));
         m_etp->setItemText(0, tr("as tp"));
+    }
+    {
+        // HSDP: shard within groups of dp_shard data-parallel ranks, replicate across them.
+        QList<int> values{0};
+        for (int v = 1; v < p.parallel.dp; ++v)
+            if (p.parallel.dp % v == 0)
+                values.append(v);
+        fillChoiceCombo(m_dpShard, QStringLiteral("dp_shard"), values,
+                        [](Plan &c, int v) { c.parallel.dp_shard = v; }, p.parallel.dp_shard,
+                        tr("Shard the states within groups of this many data-parallel ranks and "
+                           "replicate them across the groups (HSDP, hierarchical ZeRO)"));
+        m_dpShard->setItemText(0, tr("all of dp"));
     }
 
     // Virtual stages: the counts v for which pp x v divides the layers.
