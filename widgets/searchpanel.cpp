@@ -5,6 +5,8 @@
 #include "searchjob.h"
 #include "searchresultsmodel.h"
 
+#include "darkpalette.h"
+
 #include "core/errors.h"
 #include "core/units.h"
 #include "qstrings.h"
@@ -15,6 +17,7 @@
 #include <QCheckBox>
 #include <QComboBox>
 #include <QDoubleSpinBox>
+#include <QEvent>
 #include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
@@ -158,18 +161,19 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
     constraints->addWidget(label(tr("Min &headroom"), m_headroom));
     constraints->addWidget(m_headroom);
     constraints->addSpacing(8);
-    constraints->addWidget(new QLabel(tr("Recompute:"), this));
-    for (QCheckBox *b : m_recompute)
-        constraints->addWidget(b);
-    constraints->addSpacing(8);
-    constraints->addWidget(m_offload);
-    for (QCheckBox *b : m_offloadSet)
-        constraints->addWidget(b);
+    constraints->addWidget(m_fit);
     constraints->addStretch(1);
 
-    auto *fitRow = new QHBoxLayout;
-    fitRow->addWidget(m_fit);
-    fitRow->addWidget(m_fitLabel, 1);
+    auto *modes = new QHBoxLayout;
+    modes->addWidget(new QLabel(tr("Recompute:"), this));
+    for (QCheckBox *b : m_recompute)
+        modes->addWidget(b);
+    modes->addSpacing(12);
+    modes->addWidget(m_offload);
+    for (QCheckBox *b : m_offloadSet)
+        modes->addWidget(b);
+    modes->addStretch(1);
+    m_fitLabel->setVisible(false);
 
     auto *proxy = new QSortFilterProxyModel(this);
     proxy->setSourceModel(m_model);
@@ -190,13 +194,8 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
     chart->legend()->setAlignment(Qt::AlignBottom);
     m_others->setName(tr("ranked layouts"));
     m_others->setMarkerSize(7);
-    m_others->setColor(QColor(0x9a, 0xa4, 0xb1));
-    m_others->setBorderColor(QColor(0x9a, 0xa4, 0xb1));
     m_front->setName(tr("Pareto front"));
-    m_front->setColor(QColor(0x1f, 0x6f, 0xb4));
     m_frontPoints->setMarkerSize(10);
-    m_frontPoints->setColor(QColor(0x1f, 0x6f, 0xb4));
-    m_frontPoints->setBorderColor(QColor(0x1f, 0x6f, 0xb4));
     chart->addSeries(m_others);
     chart->addSeries(m_front);
     chart->addSeries(m_frontPoints);
@@ -213,6 +212,7 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
     chart->legend()->markers(m_frontPoints).first()->setVisible(false);
     m_chart->setChart(chart);
     m_chart->setRenderHint(QPainter::Antialiasing);
+    applyChartPalette();
     m_chart->setMinimumWidth(260);
 
     auto *splitter = new QSplitter(Qt::Horizontal, this);
@@ -226,7 +226,8 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
     layout->setContentsMargins(4, 4, 4, 4);
     layout->addLayout(controls);
     layout->addLayout(constraints);
-    layout->addLayout(fitRow);
+    layout->addLayout(modes);
+    layout->addWidget(m_fitLabel);
     layout->addWidget(m_status);
     layout->addWidget(m_staleLabel);
     layout->addWidget(splitter, 1);
@@ -257,7 +258,10 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
                 loadResult(i);
     });
     connect(m_document, &PlanDocument::planChanged, this, &SearchPanel::updateStale);
-    connect(m_document, &PlanDocument::planChanged, m_fitLabel, &QLabel::clear);
+    connect(m_document, &PlanDocument::planChanged, m_fitLabel, [this] {
+        m_fitLabel->clear();
+        m_fitLabel->setVisible(false);
+    });
 
     connect(m_job, &SearchJob::progress, this, [this](quint64 done, quint64 total) {
         m_progress->setValue(total ? int(1000.0 * double(done) / double(total)) : 0);
@@ -291,6 +295,37 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
 }
 
 SearchPanel::~SearchPanel() = default;
+
+void SearchPanel::changeEvent(QEvent *event)
+{
+    if (event->type() == QEvent::PaletteChange)
+        applyChartPalette();
+    QWidget::changeEvent(event);
+}
+
+void SearchPanel::applyChartPalette()
+{
+    const QPalette pal = palette();
+    QChart *chart = m_chart->chart();
+    chart->setTheme(isDark(pal) ? QChart::ChartThemeDark : QChart::ChartThemeLight);
+    chart->setBackgroundBrush(pal.base());
+    chart->setBackgroundRoundness(0);
+    chart->setTitleBrush(pal.text());
+    chart->legend()->setLabelColor(pal.color(QPalette::Text));
+    for (QValueAxis *axis : {m_memoryAxis, m_timeAxis}) {
+        axis->setLabelsColor(pal.color(QPalette::Text));
+        axis->setTitleBrush(pal.text());
+        axis->setGridLineColor(pal.color(QPalette::Mid));
+    }
+    // The theme sets the series' colours: the front in blue, the other layouts in grey.
+    const QColor front = isDark(pal) ? QColor(0x6c, 0xa6, 0xe0) : QColor(0x1f, 0x6f, 0xb4);
+    const QColor others(0x9a, 0xa4, 0xb1);
+    m_others->setColor(others);
+    m_others->setBorderColor(others);
+    m_front->setColor(front);
+    m_frontPoints->setColor(front);
+    m_frontPoints->setBorderColor(front);
+}
 
 QString SearchPanel::statusText() const
 {
@@ -461,6 +496,7 @@ void SearchPanel::findLargestFit()
         if (f.seq_len == 0 && f.micro_batch == 0) {
             m_fitLabel->setText(tr("With this layout not even %1 token(s) per sequence fit.")
                                     .arg(f.seq_step));
+            m_fitLabel->setVisible(true);
             return;
         }
         QString text = tr("With this layout (%1): up to %2 tokens per sequence at micro-batch "
@@ -474,9 +510,11 @@ void SearchPanel::findLargestFit()
             text += QLatin1Char(' ') +
                     tr("Sequence lengths in steps of %1 (cp, and tp under SP).").arg(f.seq_step);
         m_fitLabel->setText(text);
+        m_fitLabel->setVisible(true);
     } catch (const PlanError &e) {
         QApplication::restoreOverrideCursor();
         m_fitLabel->setText(tr("Cannot answer for this plan: %1").arg(qs(e.what())));
+        m_fitLabel->setVisible(true);
     }
 }
 

@@ -63,7 +63,11 @@ public Q_SLOTS:
     /// Answers "the largest sequence length / micro-batch that fits" for the open layout.
     void findLargestFit();
 
+protected:
+    void changeEvent(QEvent *event) override;
+
 private:
+    void applyChartPalette();
     void setRunning(bool running);
     void updateChart();
     void updateStale();
