@@ -164,6 +164,90 @@ bool quickValidate(const Plan &plan)
     return true;
 }
 
+Cluster searchCluster(const Cluster &cluster, int max_devices)
+{
+    Cluster c = cluster;
+    if (max_devices <= 0 || max_devices >= c.world())
+        return c;
+    if (max_devices >= c.devices_per_node) {
+        c.nodes = max_devices / c.devices_per_node;
+    } else {
+        c.nodes = 1;
+        int d = max_devices;
+        while (c.devices_per_node % d != 0)
+            --d;
+        c.devices_per_node = d;
+    }
+    return c;
+}
+
+namespace {
+
+/// Fits with the allocator replayed and `headroom` bytes free on every rank.
+bool fitsWithHeadroom(const Plan &p, const Catalog &catalog, const DeviceProfile &dev,
+                      double headroom)
+{
+    if (!quickValidate(p))
+        return false;
+    MemoryEstimate me = estimateMemory(p, catalog);
+    if (!me.fits)
+        return false;
+    replayAllocator(p, catalog, me, true);
+    if (!me.fits)
+        return false;
+    for (const RankMemory &r : me.ranks) {
+        if (r.peak_bytes + r.reserve.total() + headroom > dev.hbm_bytes)
+            return false;
+    }
+    return true;
+}
+
+/// The largest k in [1, limit] with fits(k), assuming fits is monotonic (memory grows with k);
+/// 0 when fits(1) is false.
+int64_t largestTrue(int64_t limit, const std::function<bool(int64_t)> &fits)
+{
+    if (limit < 1 || !fits(1))
+        return 0;
+    int64_t lo = 1, hi = 2;
+    while (hi <= limit && fits(hi)) {
+        lo = hi;
+        hi *= 2;
+    }
+    hi = std::min(hi, limit + 1); // fits(lo), not fits(hi) (or beyond the limit)
+    while (hi - lo > 1) {
+        const int64_t mid = lo + (hi - lo) / 2;
+        (fits(mid) ? lo : hi) = mid;
+    }
+    return lo;
+}
+
+} // namespace
+
+LargestFit largestFit(const Plan &plan, const Catalog &catalog, double min_headroom_bytes)
+{
+    Plan work = plan;
+    validatePlan(work, catalog);
+    const DeviceProfile &dev = *catalog.device(work.cluster.device);
+    LargestFit out;
+    const Parallel &pa = work.parallel;
+    out.seq_step = int64_t(pa.cp) * (pa.sp ? pa.tp : 1);
+    // Tokens per micro-batch stay below 1e9 (quickValidate), positions below a learned table.
+    int64_t seqLimit = int64_t(1.0e9 / double(plan.training.micro_batch)) / out.seq_step;
+    if (work.model.position_embedding == PositionEmbedding::Learned)
+        seqLimit = std::min<int64_t>(seqLimit, work.model.max_positions / out.seq_step);
+    out.seq_len = out.seq_step * largestTrue(seqLimit, [&](int64_t k) {
+                      work.training.seq_len = k * out.seq_step;
+                      return fitsWithHeadroom(work, catalog, dev, min_headroom_bytes);
+                  });
+    work.training.seq_len = plan.training.seq_len;
+    const int64_t mbLimit = int64_t(1.0e9 / double(plan.training.seq_len));
+    out.micro_batch = largestTrue(std::min<int64_t>(mbLimit, 1 << 20), [&](int64_t k) {
+        work.training.micro_batch = int(k);
+        return fitsWithHeadroom(work, catalog, dev, min_headroom_bytes);
+    });
+    return out;
+}
+
 SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog,
                             const SearchProgress &progress, const std::atomic<bool> *cancel)
 {
@@ -171,6 +255,10 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     SearchOutcome out;
     Plan work = request.base;
     validatePlan(work, catalog); // the fixed part (device, framework, dtypes) must be valid
+    // Every result is the base plan on the (possibly cut) cluster with a layout applied.
+    Plan base = request.base;
+    base.cluster = searchCluster(base.cluster, request.max_devices);
+    work.cluster = base.cluster;
     const DeviceProfile &dev = *catalog.device(work.cluster.device);
     const FrameworkProfile &fw = *catalog.framework(work.framework);
     const ComputeProfile cprof = computeProfile(dev, fw, work.precision.compute);
@@ -203,6 +291,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             continue;
         if (mo.moe.shared_experts > 0 && mo.moe.shared_expert_ffn_hidden % t != 0)
             continue;
+        if (request.fixed_tp > 0 && t != request.fixed_tp)
+            continue;
         tps.push_back(t);
     }
     const int maxMicro = std::max(1, request.max_micro_batch);
@@ -212,10 +302,10 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     auto enumerate = [&](auto &&visit) -> bool {
         for (int tp : tps) {
             for (int pp : divisors(world / tp, mo.layers)) {
-                if (mo.layers % pp != 0)
+                if (mo.layers % pp != 0 || (request.fixed_pp > 0 && pp != request.fixed_pp))
                     continue;
                 for (int cpar : divisors(world / tp / pp, seq)) {
-                    if (seq % cpar != 0)
+                    if (seq % cpar != 0 || (request.fixed_cp > 0 && cpar != request.fixed_cp))
                         continue;
                     const int dp = world / tp / pp / cpar;
                     if (global % dp != 0)
@@ -249,8 +339,12 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                         if (spi && (tp < 2 || (seq / cpar) % tp != 0))
                                             continue;
                                         for (int rc = 0; rc < 3; ++rc) {
-                                            for (uint8_t off : kOffloadSets) {
-                                                if (off && !request.allow_offload)
+                                            if (!(request.allowed_recompute & (1u << rc)))
+                                                continue;
+                                            for (int oi = 0; oi < 4; ++oi) {
+                                                const uint8_t off = kOffloadSets[oi];
+                                                if (off && (!request.allow_offload ||
+                                                            !(request.allowed_offload & (1u << (oi - 1)))))
                                                     continue;
                                                 if ((off & 2) && sh != Sharding::Full)
                                                     continue;
@@ -312,6 +406,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         double required = 0;
         for (const RankMemory &r : me.ranks)
             required = std::max(required, r.peak_bytes + r.reserve.total());
+        if (required + request.min_headroom_bytes > dev.hbm_bytes)
+            return true;
         const double exposed = exposedCommunication(work, dev, fw, ce);
         double actBytes = 0;
         if (l.offload & 8) {
@@ -334,7 +430,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
 
     auto toResult = [&](const Scored &s, bool pareto) {
         SearchResult r;
-        r.plan = request.base;
+        r.plan = base;
         apply(r.plan, s.layout);
         r.peak_bytes = s.peak;
         r.required_bytes = s.required;
@@ -363,7 +459,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     std::vector<signed char> replayed(fitting.size(), -1); // -1 not yet, 0 runs out, 1 fits
     auto verified = [&](uint32_t i) {
         if (replayed[i] < 0) {
-            Plan p = request.base;
+            Plan p = base;
             apply(p, fitting[i].layout);
             MemoryEstimate me = estimateMemory(p, catalog);
             replayAllocator(p, catalog, me, true);
@@ -374,6 +470,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 for (const RankMemory &r : me.ranks)
                     required = std::max(required, r.peak_bytes + r.reserve.total());
                 fitting[i].required = required;
+                if (required + request.min_headroom_bytes > dev.hbm_bytes)
+                    replayed[i] = 0; // fits, without the headroom asked for
             } else {
                 ++out.rejected_by_allocator;
             }

@@ -25,6 +25,21 @@ struct SearchRequest
     /// Offload sets tried besides none: optimizer; optimizer + params + grads (full sharding);
     /// activations.
     bool allow_offload = true;
+    /// Constraints on the layouts returned (0 or an empty set: no constraint).
+    int fixed_tp = 0;    ///< only this tensor-parallel degree
+    int fixed_pp = 0;    ///< only this pipeline degree
+    int fixed_cp = 0;    ///< only this context-parallel degree
+    /// At most this many devices: the base cluster is cut to the largest whole number of its
+    /// nodes within it (or, below one node, to the largest divisor of a node's devices). Every
+    /// layout uses the whole (cut) cluster.
+    int max_devices = 0;
+    /// Bytes each rank keeps free: a layout fits when peak + runtime reserve + this <= HBM.
+    double min_headroom_bytes = 0;
+    /// Recompute modes tried, bit i for Recompute(i) (none, selective, full).
+    uint8_t allowed_recompute = 0b111;
+    /// Offload sets tried when allow_offload: bit 0 optimizer, bit 1 optimizer + params + grads
+    /// (full sharding), bit 2 activations. No offload is always tried.
+    uint8_t allowed_offload = 0b111;
     int max_micro_batch = 16;    ///< largest micro-batch tried (divisors of the per-replica batch)
     int max_virtual_stages = 8;  ///< largest interleaved virtual-stage count tried
     /// Skip the memory estimate of layouts whose model states alone (plus the context reserve)
@@ -61,6 +76,22 @@ struct SearchOutcome
 /// building messages: true exactly when validatePlan would accept a plan whose fixed part
 /// (device, framework, dtypes) it already accepted.
 bool quickValidate(const Plan &plan);
+
+/// The cluster a search with `max_devices` runs on (see SearchRequest::max_devices).
+Cluster searchCluster(const Cluster &cluster, int max_devices);
+
+/// The largest sequence length and micro-batch with which the plan's layout still fits (the
+/// memory engine plus the allocator replay, with `min_headroom_bytes` kept free): a question of
+/// its own, apart from the layout search. Sequence lengths are multiples of what the layout
+/// needs (cp, and tp under SP), micro-batch and grad_accum otherwise as in the plan; the micro-
+/// batch is searched with the plan's sequence length. 0 when not even the smallest fits.
+struct LargestFit
+{
+    int64_t seq_len = 0;     ///< largest fitting sequence length at the plan's micro-batch
+    int64_t micro_batch = 0; ///< largest fitting micro-batch at the plan's sequence length
+    int64_t seq_step = 1;    ///< the granularity searched (cp, x tp under SP)
+};
+LargestFit largestFit(const Plan &plan, const Catalog &catalog, double min_headroom_bytes = 0);
 
 /// Progress callback: (evaluated so far, total to evaluate). Called from the searching thread.
 using SearchProgress = std::function<void(uint64_t done, uint64_t total)>;

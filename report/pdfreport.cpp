@@ -8,6 +8,7 @@
 #include "core/estimate.h"
 #include "core/memory.h"
 #include "core/model.h"
+#include "core/stateaccounting.h"
 #include "core/stepview.h"
 #include "core/units.h"
 #include "i18n/enginetext.h"
@@ -38,6 +39,18 @@ QString gib(double bytes)
 QString num(double v, int decimals)
 {
     return qs(formatFixed(v, decimals));
+}
+
+/// A whole count with thousands separators ("20,480").
+QString grouped(double v)
+{
+    return qs(formatCount(std::llround(v)));
+}
+
+/// A percentage whose sign stays with its number (a no-break space before "%").
+QString percent(double fraction)
+{
+    return num(100 * fraction, 1) + QChar(0x00A0) + QLatin1Char('%');
 }
 
 /// One plan with its estimate, evaluated once for every page that shows it.
@@ -194,12 +207,12 @@ public:
         });
         addRow(tr("Tokens/s"), [&](const Evaluated &ev) {
             return numberCell(ev.estimate.step.tokens_per_s > 0
-                                  ? num(ev.estimate.step.tokens_per_s, 0)
+                                  ? grouped(ev.estimate.step.tokens_per_s)
                                   : tr("not estimated"));
         });
         addRow(tr("MFU"), [&](const Evaluated &ev) {
             return numberCell(ev.estimate.step.mfu > 0
-                                  ? num(100 * ev.estimate.step.mfu, 1) + QStringLiteral(" %")
+                                  ? percent(ev.estimate.step.mfu)
                                   : tr("not estimated"));
         });
         m_canvas.table(widths, header, rows, ReportCanvas::Small);
@@ -236,10 +249,10 @@ public:
                          gib(ev.need), gib(ev.hbm), gib(ev.need - ev.hbm));
         }
         if (ev.estimate.step.step_s > 0)
-            detail += QLatin1Char(' ') + tr("Step %1, %2 tokens/s, MFU %3 %.")
+            detail += QLatin1Char(' ') + tr("Step %1, %2 tokens/s, MFU %3.")
                                              .arg(qs(formatSeconds(ev.estimate.step.step_s)),
-                                                  num(ev.estimate.step.tokens_per_s, 0),
-                                                  num(100 * ev.estimate.step.mfu, 1));
+                                                  grouped(ev.estimate.step.tokens_per_s),
+                                                  percent(ev.estimate.step.mfu));
         m_canvas.verdict(mem.fits, verdictWord(ev), detail);
 
         // Plan summary.
@@ -304,6 +317,7 @@ public:
                                 .arg(plan.cluster.world())},
         };
         m_canvas.keyValues(summary);
+        roughStates(plan, mem);
 
         // Per-rank stacked bars.
         m_canvas.heading(tr("Memory per rank"));
@@ -335,10 +349,69 @@ public:
             rankTables(plan, r);
 
         collectives(ev);
-        deviceProfile(ev);
+    }
+
+    /// Every device profile the plans use, once, with its sources.
+    void deviceAppendix(const std::vector<Evaluated> &plans)
+    {
+        std::vector<const DeviceProfile *> devices;
+        for (const Evaluated &ev : plans)
+            if (std::find(devices.begin(), devices.end(), ev.device) == devices.end())
+                devices.push_back(ev.device);
+        m_canvas.title(devices.size() == 1 ? tr("Appendix: the device profile")
+                                           : tr("Appendix: the device profiles"));
+        m_canvas.paragraph(tr("The figures the estimates above rest on, and where they come from."),
+                           ReportCanvas::Small, ReportCanvas::muted());
+        for (const DeviceProfile *d : devices)
+            deviceProfile(*d);
     }
 
 private:
+    /// The count a reader does first (the CLI's "Rough model-state accounting"), beside the
+    /// engine's full one that follows.
+    void roughStates(const Plan &plan, const MemoryEstimate &mem)
+    {
+        const RoughStateAccounting a = roughStateAccounting(plan, mem);
+        if (a.parameters <= 0)
+            return;
+        m_canvas.subheading(tr("Model states, counted roughly"));
+        auto gb = [](double bytes, int decimals) { return qs(formatGB(bytes, decimals)); };
+        auto sum = [&](double scale) {
+            auto part = [&](double bytes) { return num(bytes * scale / kGB, scale == 1 ? 1 : 0); };
+            return tr("%1 + %2 + %3 + %4 = %5")
+                .arg(part(a.params_bytes), part(a.grads_bytes), part(a.master_bytes),
+                     part(a.optimizer_bytes), gb(a.total_bytes * scale, scale == 1 ? 1 : 0));
+        };
+        QString text = tr("Parameters + gradients + master weights + optimizer states, %1 bytes "
+                          "per parameter: %2 per rank unsharded.")
+                           .arg(num(a.bytes_per_param, 0), sum(1));
+        const double nominalScale = a.nominal_parameters / a.parameters;
+        if (a.nominal_differs)
+            text += QLatin1Char(' ') + tr("At a nominal %1B parameters: %2.")
+                                           .arg(num(a.nominal_parameters / 1e9, 0), sum(nominalScale));
+        if (a.shard_ranks > 1) {
+            text += QLatin1Char(' ') +
+                    tr("Fully sharded over dp x cp = %1 ranks: about %2 per rank.")
+                        .arg(a.shard_ranks)
+                        .arg(gb(a.nominal_differs ? a.nominal(a.fully_sharded_bytes)
+                                                  : a.fully_sharded_bytes,
+                                a.nominal_differs ? 0 : 1));
+        }
+        if (a.layout_shards)
+            text += QLatin1Char(' ') + tr("This layout places %1 of them on its fullest rank.")
+                                           .arg(gb(a.placed_bytes, 1));
+        if (a.trained_parameters > 0)
+            text += QLatin1Char(' ') +
+                    tr("Only %1 parameters are trained: their gradients and optimizer states "
+                       "take %2.")
+                        .arg(grouped(a.trained_parameters), gb(a.trained_states_bytes, 1));
+        m_canvas.paragraph(text, ReportCanvas::Body);
+        m_canvas.paragraph(tr("That count leaves out activations, logits and loss, communication "
+                              "buffers, optimizer temporaries and the runtime reserve; the full "
+                              "accounting follows."),
+                           ReportCanvas::Small, ReportCanvas::muted());
+    }
+
     /// The fullest rank's steady step over its allocations, and what is alive at its peak.
     void stepTimeline(const Evaluated &ev)
     {
@@ -413,8 +486,7 @@ private:
                                  ReportCanvas::Cell{tr("Micro-batch")}, numberCell(tr("Count")),
                                  numberCell(tr("Size")), numberCell(tr("Share"))};
         auto share = [&](double bytes) {
-            return v.allocated_peak > 0 ? num(100 * bytes / v.allocated_peak, 1) + QStringLiteral(" %")
-                                        : QString();
+            return v.allocated_peak > 0 ? percent(bytes / v.allocated_peak) : QString();
         };
         std::vector<ReportCanvas::Row> rows;
         const size_t shown = std::min(groups.size(), size_t(kTensorRows));
@@ -568,9 +640,8 @@ private:
                 {tr("Exposed communication"), qs(formatSeconds(s.communication_s))},
                 {tr("Pipeline bubble"), qs(formatSeconds(s.bubble_s))},
                 {tr("Offload traffic"), qs(formatSeconds(s.offload_s))},
-                {tr("Throughput"), tr("%1 tokens/s").arg(num(s.tokens_per_s, 0))},
-                {tr("MFU / HFU"), num(100 * s.mfu, 1) + QStringLiteral(" % / ") +
-                                      num(100 * s.hfu, 1) + QStringLiteral(" %")},
+                {tr("Throughput"), tr("%1 tokens/s").arg(grouped(s.tokens_per_s))},
+                {tr("MFU / HFU"), percent(s.mfu) + QStringLiteral(" / ") + percent(s.hfu)},
             });
         } else {
             m_canvas.paragraph(tr("This engine did not estimate the step time for the plan."),
@@ -578,9 +649,8 @@ private:
         }
     }
 
-    void deviceProfile(const Evaluated &ev)
+    void deviceProfile(const DeviceProfile &d)
     {
-        const DeviceProfile &d = *ev.device;
         m_canvas.heading(tr("Device profile: %1 (%2)").arg(qs(d.name), qs(d.id)));
         auto link = [](const LinkProfile &l) {
             if (l.bandwidth <= 0)
@@ -834,6 +904,8 @@ void renderPdfReport(QIODevice *device, const std::vector<ReportPlan> &plans,
             canvas.newPage();
         text.plan(evaluated[i], i, evaluated.size());
     }
+    canvas.space(12);
+    text.deviceAppendix(evaluated);
     canvas.end();
 }
 

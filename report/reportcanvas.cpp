@@ -6,6 +6,7 @@
 #include "core/units.h"
 
 #include <QPdfWriter>
+#include <QTextLayout>
 #include <algorithm>
 #include <cmath>
 
@@ -253,10 +254,44 @@ void ReportCanvas::keyValues(const std::vector<std::pair<QString, QString>> &row
     this->table({0.2, 0.8}, {}, table, Small);
 }
 
+std::vector<double> ReportCanvas::baselineShifts(const std::vector<double> &xs, const Row &row,
+                                                TextSize size, bool header, bool span)
+{
+    // A line holding CJK text takes the fallback font's taller ascent: its baseline sits lower
+    // than a Latin-only line's. Each cell moves down to the row's lowest first baseline.
+    const double pad = pt(2);
+    std::vector<double> ascent(row.size(), 0.0);
+    double most = 0;
+    for (size_t i = 0; i < row.size() && i + 1 < xs.size(); ++i) {
+        size_t end = i + 1;
+        while (span && end < row.size() && row[end].text.isEmpty() && !row[end].swatch.isValid())
+            ++end;
+        if (!row[i].text.isEmpty()) {
+            const double swatch = row[i].swatch.isValid() ? pt(9) : 0;
+            const double w = xs[std::min(end, xs.size() - 1)] - xs[i] - 2 * pad - swatch;
+            QTextLayout layout(row[i].text, font(size, header || row[i].bold), &m_writer);
+            layout.beginLayout();
+            QTextLine line = layout.createLine();
+            if (line.isValid()) {
+                line.setLineWidth(std::max(1.0, w));
+                ascent[i] = line.ascent();
+            }
+            layout.endLayout();
+            most = std::max(most, ascent[i]);
+        }
+        if (span)
+            i = end - 1;
+    }
+    for (double &a : ascent)
+        a = a > 0 ? most - a : 0.0;
+    return ascent;
+}
+
 double ReportCanvas::rowHeight(const std::vector<double> &xs, const Row &row, TextSize size,
                                bool header, bool span)
 {
     const double pad = pt(2);
+    const std::vector<double> shift = baselineShifts(xs, row, size, header, span);
     double h = 0;
     for (size_t i = 0; i < row.size() && i + 1 < xs.size(); ++i) {
         size_t end = i + 1;
@@ -264,8 +299,8 @@ double ReportCanvas::rowHeight(const std::vector<double> &xs, const Row &row, Te
             ++end;
         const double swatch = row[i].swatch.isValid() ? pt(9) : 0;
         const double w = xs[std::min(end, xs.size() - 1)] - xs[i] - 2 * pad - swatch;
-        h = std::max(h, textHeight(row[i].text, font(size, header || row[i].bold), w,
-                                   Qt::TextWordWrap | Qt::AlignTop));
+        h = std::max(h, shift[i] + textHeight(row[i].text, font(size, header || row[i].bold), w,
+                                              Qt::TextWordWrap | Qt::AlignTop));
         if (span)
             i = end - 1;
     }
@@ -276,6 +311,7 @@ void ReportCanvas::drawRow(const std::vector<double> &xs, const Row &row, TextSi
                            bool header, bool span, double height)
 {
     const double pad = pt(2);
+    const std::vector<double> shift = baselineShifts(xs, row, size, header, span);
     if (header)
         m_painter.fillRect(QRectF(0, m_y, m_width, height), kHeaderFill);
     for (size_t i = 0; i < row.size() && i + 1 < xs.size(); ++i) {
@@ -289,7 +325,7 @@ void ReportCanvas::drawRow(const std::vector<double> &xs, const Row &row, TextSi
         if (c.swatch.isValid()) {
             const double s = pt(6);
             const QFontMetricsF fm(f, &m_writer);
-            const QRectF sw(x, m_y + pad + (fm.height() - s) / 2, s, s);
+            const QRectF sw(x, m_y + pad + shift[i] + (fm.height() - s) / 2, s, s);
             if (c.hatched)
                 drawHatch(sw, c.swatch);
             else
@@ -300,7 +336,8 @@ void ReportCanvas::drawRow(const std::vector<double> &xs, const Row &row, TextSi
         m_painter.setPen(c.color.isValid() ? c.color : (header ? muted() : kInk));
         const int flags =
             Qt::TextWordWrap | Qt::AlignTop | (c.alignRight ? Qt::AlignRight : Qt::AlignLeft);
-        m_painter.drawText(QRectF(x, m_y + pad, right - x, height - 2 * pad), flags, c.text);
+        m_painter.drawText(QRectF(x, m_y + pad + shift[i], right - x, height - 2 * pad - shift[i]),
+                           flags, c.text);
         if (span)
             i = end - 1;
     }
@@ -448,11 +485,24 @@ void ReportCanvas::stackedBars(const std::vector<Bar> &bars, const QStringList &
             x += w;
             total += b.reserve;
         }
+        // The value goes after the bar, moved past a capacity or usable line it would cross.
+        const QString value = QString::fromStdString(formatGiB(total));
+        const double valueTextW = fm.horizontalAdvance(value);
+        double vx = x + pt(3);
+        std::vector<double> lines;
+        if (b.capacity > 0)
+            lines.push_back(xOf(b.capacity));
+        if (b.usable > 0 && b.usable < b.capacity)
+            lines.push_back(xOf(b.usable));
+        std::sort(lines.begin(), lines.end());
+        for (double lxv : lines) {
+            if (lxv + pt(1) >= vx && lxv - pt(1) <= vx + valueTextW)
+                vx = lxv + pt(3);
+        }
         m_painter.setFont(labelFont);
         m_painter.setPen(total > b.capacity ? bad() : kInk);
-        m_painter.drawText(QRectF(x + pt(3), y + barH / 2 - lineH / 2, valueW + chartW, lineH),
-                           Qt::AlignLeft | Qt::AlignVCenter,
-                           QString::fromStdString(formatGiB(total)));
+        m_painter.drawText(QRectF(vx, y + barH / 2 - lineH / 2, m_width - vx, lineH),
+                           Qt::AlignLeft | Qt::AlignVCenter, value);
         if (!uniform) {
             m_painter.setPen(QPen(kCapacity, pt(1.2)));
             m_painter.drawLine(QPointF(xOf(b.capacity), y - gap / 2),
@@ -467,8 +517,10 @@ void ReportCanvas::stackedBars(const std::vector<Bar> &bars, const QStringList &
 
     // Capacity and usable lines with their values above the bars.
     if (uniform) {
+        // The capacity's label to the right of its line; the usable line's (left of the
+        // capacity line) to the left of its own, so that neither line crosses the other's label.
         auto line = [&](double bytes, const QColor &color, Qt::PenStyle style, const QString &name,
-                        double row) {
+                        double row, bool preferLeft) {
             const double x = xOf(bytes);
             m_painter.setPen(QPen(color, pt(1.2), style));
             m_painter.drawLine(QPointF(x, m_y + row * lineH + lineH / 2), QPointF(x, y1));
@@ -476,15 +528,15 @@ void ReportCanvas::stackedBars(const std::vector<Bar> &bars, const QStringList &
             m_painter.setFont(tickFont);
             m_painter.setPen(color);
             const double tw = QFontMetricsF(tickFont, &m_writer).horizontalAdvance(t) + pt(2);
-            const QRectF r = x + pt(3) + tw <= m_width
-                                 ? QRectF(x + pt(3), m_y + row * lineH, tw, lineH)
-                                 : QRectF(x - pt(3) - tw, m_y + row * lineH, tw, lineH);
+            const bool left = preferLeft ? x - pt(3) - tw >= chartX : x + pt(3) + tw > m_width;
+            const QRectF r = left ? QRectF(x - pt(3) - tw, m_y + row * lineH, tw, lineH)
+                                  : QRectF(x + pt(3), m_y + row * lineH, tw, lineH);
             m_painter.drawText(r, Qt::AlignLeft | Qt::AlignVCenter, t);
         };
         const Bar &b = bars.front();
-        line(b.capacity, kCapacity, Qt::SolidLine, names.value(kComponentCount + 1), 0);
+        line(b.capacity, kCapacity, Qt::SolidLine, names.value(kComponentCount + 1), 0, false);
         if (uniformUsable && b.usable > 0 && b.usable < b.capacity)
-            line(b.usable, kUsable, Qt::DashLine, names.value(kComponentCount + 2), 1);
+            line(b.usable, kUsable, Qt::DashLine, names.value(kComponentCount + 2), 1, true);
     }
 
     // Legend.

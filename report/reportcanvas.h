@@ -113,6 +113,9 @@ private:
     double bottom() const;
     void drawFooter();
     void drawHatch(const QRectF &rect, const QColor &background);
+    /// How far each cell's text moves down so that the first lines share a baseline.
+    std::vector<double> baselineShifts(const std::vector<double> &xs, const Row &row, TextSize size,
+                                       bool header, bool span);
     double rowHeight(const std::vector<double> &xs, const Row &row, TextSize size, bool header,
                      bool span);
     void drawRow(const std::vector<double> &xs, const Row &row, TextSize size, bool header,

@@ -40,6 +40,7 @@ class TestCliSearch : public QObject
 private slots:
     void searchJson();
     void searchTable();
+    void searchConstraints();
     void compareJson();
     void compareTable();
     void badInput_data();
@@ -82,6 +83,35 @@ void TestCliSearch::searchTable()
     QVERIFY(out.find("Pareto front") != std::string::npos);
     QVERIFY(out.find("global batch 2 sequences") != std::string::npos);
     QVERIFY(out.find("off:") == std::string::npos); // --no-offload
+}
+
+void TestCliSearch::searchConstraints()
+{
+    // 262,144 tokens of 32K: 8 sequences; tp 2 only; full recompute only; 4 GiB kept free.
+    std::string out, err;
+    QCOMPARE(runCli({"search", casePath("hcie-ai-ddp.plan.json"), "--global-tokens", "262144",
+                     "--tp", "2", "--recompute", "full", "--offload", "none", "--min-headroom",
+                     "4", "--format", "json"},
+                    out, err),
+             0);
+    const json j = json::parse(out);
+    QCOMPARE(j["global_batch"].get<int>(), 8);
+    QCOMPARE(j["constraints"]["tp"].get<int>(), 2);
+    QVERIFY(!j["ranked"].empty());
+    for (const json &r : j["ranked"]) {
+        QCOMPARE(r["parallel"]["tp"].get<int>(), 2);
+        QCOMPARE(r["memory"]["recompute"].get<std::string>(), std::string("full"));
+        QVERIFY(r["required_bytes"].get<double>() + 4.0 * 1024 * 1024 * 1024 <=
+                64.0 * 1024 * 1024 * 1024);
+        QVERIFY(r.dump().find("\"optimizer\":true") == std::string::npos);
+    }
+    // At most 4 devices: half the node.
+    QCOMPARE(runCli({"search", casePath("hcie-ai-fsdp.plan.json"), "--global-batch", "8",
+                     "--max-devices", "4", "--top", "3", "--no-offload"},
+                    out, err),
+             0);
+    QVERIFY2(out.find("1 x 4 ascend-910b2") != std::string::npos, out.c_str());
+    QVERIFY(out.find("Constraints: at most 4 devices") != std::string::npos);
 }
 
 void TestCliSearch::compareJson()
@@ -168,6 +198,22 @@ void TestCliSearch::badInput_data()
         << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--global-batch"),
                        QStringLiteral("100000000")}
         << QStringLiteral("beyond any run");
+    QTest::addRow("search --recompute unknown")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--recompute"),
+                       QStringLiteral("full,some")}
+        << QStringLiteral("--recompute takes a list of none, selective, full");
+    QTest::addRow("search --offload unknown")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--offload"),
+                       QStringLiteral("params")}
+        << QStringLiteral("--offload takes none or a list");
+    QTest::addRow("search --min-headroom negative")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--min-headroom"),
+                       QStringLiteral("-1")}
+        << QStringLiteral("--min-headroom must be a number of GiB");
+    QTest::addRow("search batch and tokens")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--global-batch"),
+                       QStringLiteral("8"), QStringLiteral("--global-tokens"), QStringLiteral("8")}
+        << QStringLiteral("exclude each other");
     QTest::addRow("compare one plan") << QStringList{QStringLiteral("compare"), fsdp}
                                       << QStringLiteral("at least two plan files");
     QTest::addRow("compare bad plan")

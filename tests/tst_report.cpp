@@ -4,6 +4,7 @@
 #include "core/catalog.h"
 #include "core/estimate.h"
 #include "core/files.h"
+#include "core/stateaccounting.h"
 #include "core/stepview.h"
 #include "core/timeline.h"
 #include "core/units.h"
@@ -44,15 +45,21 @@ ReportPlan loadCase(const QString &name)
     return {parsePlanText(readTextFile(path), Catalog::builtin()), name};
 }
 
-/// Text of a PDF with every run of white space collapsed to one space.
-QString pdfText(const QString &path)
+/// Text of a PDF as pdftotext writes it, its lines kept.
+QString pdfLines(const QString &path)
 {
     QProcess p;
     p.start(QStringLiteral("pdftotext"),
             {QStringLiteral("-enc"), QStringLiteral("UTF-8"), path, QStringLiteral("-")});
     if (!p.waitForFinished(30000) || p.exitCode() != 0)
         return {};
-    return QString::fromUtf8(p.readAllStandardOutput()).simplified();
+    return QString::fromUtf8(p.readAllStandardOutput());
+}
+
+/// Text of a PDF with every run of white space collapsed to one space.
+QString pdfText(const QString &path)
+{
+    return pdfLines(path).simplified();
 }
 
 QString pdfInfo(const QString &path)
@@ -179,8 +186,10 @@ private Q_SLOTS:
         }
         if (e.step.step_s > 0) {
             QVERIFY(text.contains(qs(formatSeconds(e.step.step_s))));
-            QVERIFY(text.contains(qs(formatFixed(e.step.tokens_per_s, 0)) +
-                                  QStringLiteral(" tokens/s")));
+            // Thousands separated, as everywhere else in the workbench.
+            const QString tokens = qs(formatCount(std::llround(e.step.tokens_per_s)));
+            QVERIFY2(text.contains(tokens + QStringLiteral(" tokens/s")), qPrintable(tokens));
+            QVERIFY(e.step.tokens_per_s < 1000 || tokens.contains(QLatin1Char(',')));
         }
         // Memory over the step: the fullest rank's steady step, its peak and reserved bytes, and
         // the largest tensors alive at its peak.
@@ -211,6 +220,48 @@ private Q_SLOTS:
         QVERIFY(text.contains(QStringLiteral("ShardScope " SHARDSCOPE_VERSION)));
         QVERIFY(text.contains(QStringLiteral("2026-01-02 03:04")));
         QVERIFY(!text.contains(QStringLiteral("Comparison of")));
+        // A percentage never leaves its sign on the next line.
+        const QString lines = pdfLines(out);
+        QVERIFY2(!QRegularExpression(QStringLiteral("(^|\\n)\\s*%")).match(lines).hasMatch(),
+                 qPrintable(lines));
+        // The rough count of the model states the case is about, beside the full accounting.
+        const RoughStateAccounting ra = roughStateAccounting(rp.plan, e.memory);
+        QVERIFY(text.contains(QStringLiteral("Model states, counted roughly")));
+        QVERIFY2(text.contains(qs(formatGB(ra.total_bytes, 1)) + QStringLiteral(" per rank unsharded")),
+                 qPrintable(qs(formatGB(ra.total_bytes, 1))));
+    }
+
+    /// The HCIE-AI case's worked answer: 14 + 14 + 28 + 56 = 112 GB per rank at a nominal 7B,
+    /// about 14 GB fully sharded over the 8 ranks.
+    void roughStatesOfTheCase()
+    {
+        const ReportPlan rp = loadCase(QStringLiteral("hcie-ai-ddp.plan.json"));
+        const QString out = path(QStringLiteral("rough.pdf"));
+        QVERIFY(writePdfReport(out, {rp}, Catalog::builtin(), m_options));
+        const QString text = pdfText(out);
+        QVERIFY2(text.contains(QStringLiteral("At a nominal 7B parameters: 14 + 14 + 28 + 56 = 112 GB")),
+                 qPrintable(text.left(3000)));
+        QVERIFY(text.contains(QStringLiteral("Fully sharded over dp x cp = 8 ranks: about 14 GB per rank")));
+        // The same figures as the CLI's estimate prints.
+        const std::string cli = cli::estimateTable(rp.plan);
+        QVERIFY(cli.find("at a nominal 7B parameters: 112 GB") != std::string::npos);
+    }
+
+    /// Five plans on one device: its profile and sources once, in an appendix.
+    void deviceProfileOnce()
+    {
+        std::vector<ReportPlan> plans = fourPlans();
+        plans.push_back(loadCase(QStringLiteral("hcie-ai-fsdp-cp.plan.json")));
+        const QString out = path(QStringLiteral("five.pdf"));
+        QVERIFY(writePdfReport(out, plans, Catalog::builtin(), m_options));
+        const QString text = pdfText(out);
+        QCOMPARE(text.count(QStringLiteral("Device profile: Ascend 910B2")), 1);
+        QCOMPARE(text.count(QStringLiteral("Device profile:")), 1);
+        QVERIFY(text.indexOf(QStringLiteral("Appendix: the device profile")) >
+                text.lastIndexOf(qs(plans.back().plan.name)));
+        const int pages = pageCount(pdfInfo(out));
+        QVERIFY(pages > 0);
+        qInfo("five-plan report: %d pages", pages);
     }
 
     /// The tensor kinds' names in English are the core's labels.

@@ -4,7 +4,9 @@
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/estimate.h"
+#include "core/memory.h"
 #include "core/search.h"
+#include "core/units.h"
 #include "planvariants.h"
 
 #include <QTest>
@@ -62,6 +64,10 @@ private slots:
     void paretoFrontNotDominated();
     void knownLayoutFound();
     void pruningKeepsResults();
+    void constraintsAreHonoured_data();
+    void constraintsAreHonoured();
+    void maxDevicesCutsTheCluster();
+    void largestFitIsTheEdge();
     void cancel();
 };
 
@@ -232,6 +238,122 @@ void TestSearch::pruningKeepsResults()
         QCOMPARE(pruned.ranked[i].step_s, full.ranked[i].step_s);
     }
     QCOMPARE(pruned.pareto.size(), full.pareto.size());
+}
+
+void TestSearch::constraintsAreHonoured_data()
+{
+    QTest::addColumn<int>("tp");
+    QTest::addColumn<int>("pp");
+    QTest::addColumn<int>("cp");
+    QTest::addColumn<int>("recompute"); // allowed_recompute mask
+    QTest::addColumn<int>("offload");   // allowed_offload mask
+    QTest::addColumn<double>("headroomGiB");
+    QTest::addRow("tp 2") << 2 << 0 << 0 << 0b111 << 0b111 << 0.0;
+    QTest::addRow("pp 2") << 0 << 2 << 0 << 0b111 << 0b111 << 0.0;
+    QTest::addRow("cp 4") << 0 << 0 << 4 << 0b111 << 0b111 << 0.0;
+    QTest::addRow("full recompute only") << 0 << 0 << 0 << 0b100 << 0b111 << 0.0;
+    QTest::addRow("no recompute, optimizer offload only") << 0 << 0 << 0 << 0b001 << 0b001 << 0.0;
+    QTest::addRow("8 GiB free") << 0 << 0 << 0 << 0b111 << 0b111 << 8.0;
+}
+
+void TestSearch::constraintsAreHonoured()
+{
+    QFETCH(int, tp);
+    QFETCH(int, pp);
+    QFETCH(int, cp);
+    QFETCH(int, recompute);
+    QFETCH(int, offload);
+    QFETCH(double, headroomGiB);
+    const Catalog &cat = Catalog::builtin();
+    SearchRequest req = request(seedCase("llama2-7b", 32768, 1, "ascend-910b2"), 8, 100000);
+    req.max_virtual_stages = 1;
+    const SearchOutcome free = searchLayouts(req, cat);
+    req.fixed_tp = tp;
+    req.fixed_pp = pp;
+    req.fixed_cp = cp;
+    req.allowed_recompute = uint8_t(recompute);
+    req.allowed_offload = uint8_t(offload);
+    req.min_headroom_bytes = headroomGiB * kGiB;
+    const SearchOutcome out = searchLayouts(req, cat);
+    QVERIFY(!out.ranked.empty());
+    QVERIFY(out.ranked.size() < free.ranked.size());
+    const double hbm = cat.device("ascend-910b2")->hbm_bytes;
+    for (const SearchResult &r : out.ranked) {
+        const Parallel &pa = r.plan.parallel;
+        QVERIFY(tp == 0 || pa.tp == tp);
+        QVERIFY(pp == 0 || pa.pp == pp);
+        QVERIFY(cp == 0 || pa.cp == cp);
+        QVERIFY(recompute & (1 << int(r.plan.memory.recompute)));
+        const Offload &o = r.plan.memory.offload;
+        if (o.activations)
+            QVERIFY(offload & 0b100);
+        else if (o.params)
+            QVERIFY(offload & 0b010);
+        else if (o.optimizer)
+            QVERIFY(offload & 0b001);
+        QVERIFY(r.required_bytes + req.min_headroom_bytes <= hbm);
+        // Every constrained result is one the free search found too (its top holds them all).
+        bool found = false;
+        for (const SearchResult &f : free.ranked)
+            found = found || (sameLayout(f.plan, r.plan) && f.step_s == r.step_s);
+        QVERIFY(found);
+    }
+    for (const SearchResult &r : out.pareto)
+        QVERIFY(tp == 0 || r.plan.parallel.tp == tp);
+}
+
+void TestSearch::maxDevicesCutsTheCluster()
+{
+    QCOMPARE(searchCluster(Cluster{"h100-80g", 8, 4}, 20).world(), 16);
+    QCOMPARE(searchCluster(Cluster{"h100-80g", 8, 4}, 0).world(), 32);
+    QCOMPARE(searchCluster(Cluster{"h100-80g", 8, 4}, 6).world(), 4);
+    const Catalog &cat = Catalog::builtin();
+    SearchRequest req = request(seedCase("llama3-8b", 8192, 4, "h100-80g"), 64, 10);
+    req.max_devices = 16;
+    const SearchOutcome out = searchLayouts(req, cat);
+    QVERIFY(!out.ranked.empty());
+    for (const SearchResult &r : out.ranked) {
+        QCOMPARE(r.plan.cluster.nodes, 2);
+        QCOMPARE(r.plan.cluster.world(), 16);
+        validatePlan(r.plan, cat);
+        QVERIFY(estimate(r.plan, cat).memory.fits);
+    }
+}
+
+void TestSearch::largestFitIsTheEdge()
+{
+    // The seed case's FSDP layout: the largest sequence and micro-batch that fit, and one step
+    // beyond does not.
+    const Catalog &cat = Catalog::builtin();
+    Plan p = parsePlan(seedCase("llama2-7b", 32768, 1, "ascend-910b2"), cat);
+    p.parallel.sharding = Sharding::Full;
+    p.memory.recompute = Recompute::Full;
+    const LargestFit lf = largestFit(p, cat);
+    QCOMPARE(lf.seq_step, int64_t(1));
+    QVERIFY(lf.seq_len >= 32768);
+    QVERIFY(lf.micro_batch >= 1);
+    auto fits = [&](int64_t seq, int64_t mb) {
+        Plan q = p;
+        q.training.seq_len = seq;
+        q.training.micro_batch = int(mb);
+        MemoryEstimate me = estimateMemory(q, cat);
+        if (!me.fits)
+            return false;
+        replayAllocator(q, cat, me, true);
+        return me.fits;
+    };
+    QVERIFY(fits(lf.seq_len, p.training.micro_batch));
+    QVERIFY(!fits(lf.seq_len + lf.seq_step, p.training.micro_batch));
+    QVERIFY(fits(p.training.seq_len, lf.micro_batch));
+    QVERIFY(!fits(p.training.seq_len, lf.micro_batch + 1));
+    // Keeping 16 GiB free lowers both.
+    const LargestFit tight = largestFit(p, cat, 16 * kGiB);
+    QVERIFY(tight.seq_len < lf.seq_len);
+    QVERIFY(tight.micro_batch <= lf.micro_batch);
+    // Under cp 2 the sequence moves in steps of 2.
+    p.parallel.cp = 2;
+    p.parallel.dp = 4;
+    QCOMPARE(largestFit(p, cat).seq_step, int64_t(2));
 }
 
 void TestSearch::cancel()

@@ -4,6 +4,7 @@
 #include "widgets/searchresultsmodel.h"
 
 #include "core/catalog.h"
+#include "core/units.h"
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
@@ -47,6 +48,113 @@ private Q_SLOTS:
         QCOMPARE(model.index(0, SearchResultsModel::LayoutColumn).data().toString(), QStringLiteral("DDP8"));
         model.setResults({});
         QCOMPARE(model.rowCount(), 0);
+    }
+
+    /// ZeRO-1 and ZeRO-2 rows differ in a column of their own; exposed communication shown.
+    void shardingAndCommunicationColumns()
+    {
+        SearchResultsModel model;
+        QAbstractItemModelTester tester(&model, QAbstractItemModelTester::FailureReportingMode::QtTest);
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(loadCase(doc));
+        SearchResult zero1;
+        zero1.plan = doc.plan();
+        zero1.plan.parallel.sharding = Sharding::Optimizer;
+        zero1.step.communication_s = 0.25;
+        SearchResult zero2 = zero1;
+        zero2.plan.parallel.sharding = Sharding::Grads;
+        zero2.step.communication_s = 0.5;
+        model.setResults({zero1, zero2});
+        const QString a = model.index(0, SearchResultsModel::ShardingColumn).data().toString();
+        const QString b = model.index(1, SearchResultsModel::ShardingColumn).data().toString();
+        QVERIFY(a.contains(QStringLiteral("ZeRO-1")));
+        QVERIFY(b.contains(QStringLiteral("ZeRO-2")));
+        QCOMPARE(model.headerData(SearchResultsModel::CommunicationColumn, Qt::Horizontal).toString(),
+                 QStringLiteral("Exposed comm."));
+        QCOMPARE(model.index(1, SearchResultsModel::CommunicationColumn).data().toString(),
+                 QString::fromStdString(formatSeconds(0.5)));
+        QCOMPARE(model.index(0, SearchResultsModel::CommunicationColumn).data(SearchResultsModel::SortRole).toDouble(), 0.25);
+        QVERIFY(!model.isStale());
+        model.setStale(true);
+        QVERIFY(model.index(0, 0).data(Qt::ForegroundRole).isValid());
+        model.setResults({zero1});
+        QVERIFY(!model.isStale());
+    }
+
+    /// The global batch is the panel's, set by the user: opening another layout of the same
+    /// case (TP8: 1 sequence per step; DDP: 8) does not change what is searched.
+    void globalBatchIsKeptAcrossPlans()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(loadCase(doc));
+        SearchPanel panel(&doc);
+        const int64_t ddpBatch = panel.request().global_batch;
+        QVERIFY(doc.loadAsUntitled(QString::fromStdString(locateDataDir()) +
+                                       QStringLiteral("/cases/hcie-ai-tp8.plan.json"),
+                                   nullptr));
+        QCOMPARE(doc.plan().parallel.dp, 1);
+        QCOMPARE(panel.request().global_batch, ddpBatch);
+        // 1M tokens of 32K: 32 sequences, by default.
+        QCOMPARE(ddpBatch, int64_t((1 << 20) / 32768));
+        panel.setGlobalBatch(16, SearchPanel::BatchUnit::Sequences);
+        QCOMPARE(panel.request().global_batch, int64_t(16));
+        panel.setGlobalBatch(4 * 32768, SearchPanel::BatchUnit::Tokens);
+        QCOMPARE(panel.request().global_batch, int64_t(4));
+        // Constraints come with the request.
+        QCOMPARE(panel.request().fixed_tp, 0);
+        QCOMPARE(int(panel.request().allowed_recompute), 0b111);
+        QCOMPARE(int(panel.request().allowed_offload), 0b111);
+    }
+
+    /// After a search: the Pareto front drawn and loadable; results marked stale once the
+    /// plan's sequence changes, not when one of them is loaded.
+    void paretoChartAndStaleResults()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(loadCase(doc));
+        SearchPanel panel(&doc);
+        panel.setGlobalBatch(8, SearchPanel::BatchUnit::Sequences);
+        QSignalSpy finished(panel.job(), &SearchJob::finished);
+        panel.run();
+        QVERIFY(finished.wait(120000));
+        const SearchOutcome &o = panel.job()->outcome();
+        QVERIFY(!o.pareto.empty());
+        const QList<QPointF> points = panel.paretoPoints();
+        QCOMPARE(points.size(), int(o.pareto.size()));
+        QCOMPARE(points.front().x(), o.pareto.front().required_bytes / kGiB);
+        QCOMPARE(points.front().y(), o.pareto.front().step_s);
+        QVERIFY(!panel.isStale());
+        QVERIFY(panel.loadParetoPoint(0));
+        QVERIFY(doc.plan().parallel.sharding == o.pareto.front().plan.parallel.sharding);
+        QVERIFY(doc.plan().memory.recompute == o.pareto.front().plan.memory.recompute);
+        QVERIFY(!panel.isStale()); // a layout the search covered
+        Plan longer = doc.plan();
+        longer.training.seq_len = 65536;
+        QVERIFY(doc.apply(longer, QStringLiteral("longer")));
+        QVERIFY(panel.isStale());
+        QVERIFY(panel.model()->isStale());
+        doc.undoStack()->undo();
+        QVERIFY(!panel.isStale());
+    }
+
+    /// "The largest sequence / micro-batch that fits" for the open layout.
+    void largestFitAnswered()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.loadAsUntitled(QString::fromStdString(locateDataDir()) +
+                                       QStringLiteral("/cases/hcie-ai-fsdp.plan.json"),
+                                   nullptr));
+        SearchPanel panel(&doc);
+        panel.findLargestFit();
+        const LargestFit f = largestFit(doc.plan(), doc.catalog());
+        QVERIFY(f.seq_len >= doc.plan().training.seq_len);
+        QVERIFY2(panel.fitText().contains(QString::fromStdString(formatCount(f.seq_len))),
+                 qPrintable(panel.fitText()));
+        QVERIFY(panel.fitText().contains(QString::fromStdString(formatCount(f.micro_batch))));
+        Plan other = doc.plan();
+        other.parallel.sharding = Sharding::None;
+        QVERIFY(doc.apply(other, QStringLiteral("ddp")));
+        QVERIFY(panel.fitText().isEmpty()); // the answer was for the other layout
     }
 
     void searchRunsInTheBackgroundAndLoadsAResult()

@@ -1111,10 +1111,6 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <translation>%1 在%3峰值时需分配 %2，另加运行时预留 %4：共 %5，HBM 仅 %6，超出 %7。</translation>
     </message>
     <message>
-        <source>Step %1, %2 tokens/s, MFU %3 %.</source>
-        <translation>单步 %1，%2 tokens/s，MFU %3 %。</translation>
-    </message>
-    <message>
         <source>Plan</source>
         <translation>方案</translation>
     </message>
@@ -1709,6 +1705,54 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source>expert TP %1</source>
         <translation>专家 TP %1</translation>
     </message>
+    <message>
+        <source>Step %1, %2 tokens/s, MFU %3.</source>
+        <translation>单步 %1，%2 tokens/s，MFU %3。</translation>
+    </message>
+    <message>
+        <source>Appendix: the device profile</source>
+        <translation>附录：设备配置</translation>
+    </message>
+    <message>
+        <source>Appendix: the device profiles</source>
+        <translation>附录：各设备配置</translation>
+    </message>
+    <message>
+        <source>The figures the estimates above rest on, and where they come from.</source>
+        <translation>上述估计所依据的数值及其来源。</translation>
+    </message>
+    <message>
+        <source>Model states, counted roughly</source>
+        <translation>模型状态的粗略核算</translation>
+    </message>
+    <message>
+        <source>%1 + %2 + %3 + %4 = %5</source>
+        <translation>%1 + %2 + %3 + %4 = %5</translation>
+    </message>
+    <message>
+        <source>Parameters + gradients + master weights + optimizer states, %1 bytes per parameter: %2 per rank unsharded.</source>
+        <translation>参数 + 梯度 + 主权重 + 优化器状态，每个参数 %1 字节：不分片时每个 rank %2。</translation>
+    </message>
+    <message>
+        <source>At a nominal %1B parameters: %2.</source>
+        <translation>按名义 %1B 参数计：%2。</translation>
+    </message>
+    <message>
+        <source>Fully sharded over dp x cp = %1 ranks: about %2 per rank.</source>
+        <translation>在 dp x cp = %1 个 rank 上完全分片：每个 rank 约 %2。</translation>
+    </message>
+    <message>
+        <source>This layout places %1 of them on its fullest rank.</source>
+        <translation>该布局在最满的 rank 上放置其中的 %1。</translation>
+    </message>
+    <message>
+        <source>Only %1 parameters are trained: their gradients and optimizer states take %2.</source>
+        <translation>只训练 %1 个参数：它们的梯度与优化器状态占 %2。</translation>
+    </message>
+    <message>
+        <source>That count leaves out activations, logits and loss, communication buffers, optimizer temporaries and the runtime reserve; the full accounting follows.</source>
+        <translation>该核算未包括激活值、logits 与损失、通信缓冲区、优化器临时张量和运行时预留；完整核算见下文。</translation>
+    </message>
 </context>
 <context>
     <name>PlanDescription</name>
@@ -2059,14 +2103,6 @@ language is --lang, else the system&apos;s.
 </translation>
     </message>
     <message>
-        <source>Usage: shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]
-                             [--format table|json]
-</source>
-        <translation>用法：shardscope-cli search PLAN.plan.json [--top N] [--global-batch N] [--no-offload]
-                             [--format table|json]
-</translation>
-    </message>
-    <message>
         <source>Usage: shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]
 </source>
         <translation>用法：shardscope-cli compare PLAN.plan.json PLAN.plan.json... [--format table|json]
@@ -2193,6 +2229,18 @@ measured beside predicted.
   --profile FILE          写出校准后的设备配置 JSON
   --format table|json     标准输出格式（默认 table）
 
+</translation>
+    </message>
+    <message>
+        <source>Usage: shardscope-cli search PLAN.plan.json [--top N] [--global-batch N | --global-tokens N]
+                             [--tp N] [--pp N] [--cp N] [--max-devices N] [--min-headroom GIB]
+                             [--recompute LIST] [--offload none|LIST] [--no-offload]
+                             [--format table|json]
+</source>
+        <translation>用法：shardscope-cli search PLAN.plan.json [--top N] [--global-batch N | --global-tokens N]
+                             [--tp N] [--pp N] [--cp N] [--max-devices N] [--min-headroom GIB]
+                             [--recompute LIST] [--offload none|LIST] [--no-offload]
+                             [--format table|json]
 </translation>
     </message>
 </context>
@@ -4497,10 +4545,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
 <context>
     <name>shardscope::SearchPanel</name>
     <message>
-        <source>Try &amp;offload</source>
-        <translation>尝试卸载(&amp;O)</translation>
-    </message>
-    <message>
         <source>&amp;Search layouts</source>
         <translation>搜索并行布局(&amp;S)</translation>
     </message>
@@ -4511,14 +4555,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>&amp;Load selected</source>
         <translation>载入所选(&amp;L)</translation>
-    </message>
-    <message>
-        <source>from the plan</source>
-        <translation>按方案</translation>
-    </message>
-    <message>
-        <source>Sequences per optimizer step across all data-parallel ranks</source>
-        <translation>所有数据并行 rank 每个优化器步的序列总数</translation>
     </message>
     <message>
         <source>Finds the fastest layouts of this model, sequence and cluster that fit.</source>
@@ -4545,10 +4581,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>已取消：%1 显示目前找到的最佳结果。</translation>
     </message>
     <message>
-        <source>%1 No layout fits: try a smaller sequence, more devices or offload.</source>
-        <translation>%1 没有可容纳的布局：请尝试更短的序列、更多设备或卸载。</translation>
-    </message>
-    <message>
         <source>%1 Double-click a layout (or press Enter) to load it.</source>
         <translation>%1 双击某个布局（或按回车）即可载入。</translation>
     </message>
@@ -4561,12 +4593,170 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>正在开始</translation>
     </message>
     <message>
-        <source>Searching layouts for %1...</source>
-        <translation>正在为 %1 搜索布局...</translation>
-    </message>
-    <message>
         <source>Load search result</source>
         <translation>载入搜索结果</translation>
+    </message>
+    <message>
+        <source>any</source>
+        <translation>任意</translation>
+    </message>
+    <message>
+        <source>Try &amp;offload:</source>
+        <translation>尝试卸载(&amp;O)：</translation>
+    </message>
+    <message>
+        <source>Only layouts with this tensor-parallel degree</source>
+        <translation>只搜索该张量并行度的布局</translation>
+    </message>
+    <message>
+        <source>Only layouts with this pipeline degree</source>
+        <translation>只搜索该流水线并行度的布局</translation>
+    </message>
+    <message>
+        <source>Only layouts with this context-parallel degree</source>
+        <translation>只搜索该上下文并行度的布局</translation>
+    </message>
+    <message>
+        <source>Search on at most this many devices: the cluster cut to whole nodes (or part of one node)</source>
+        <translation>最多使用这么多设备搜索：集群截为整数个节点（或一个节点的一部分）</translation>
+    </message>
+    <message>
+        <source>Largest that &amp;fits</source>
+        <translation>可容纳的最大值(&amp;F)</translation>
+    </message>
+    <message>
+        <source>Global batch of every layout searched: sequences or tokens per optimizer step across all data-parallel ranks</source>
+        <translation>所搜索的每个布局的全局批大小：所有数据并行 rank 每个优化器步的序列数或 token 数</translation>
+    </message>
+    <message>
+        <source>tokens</source>
+        <translation>tokens</translation>
+    </message>
+    <message>
+        <source>sequences</source>
+        <translation>条序列</translation>
+    </message>
+    <message>
+        <source> GiB</source>
+        <translation> GiB</translation>
+    </message>
+    <message>
+        <source>Memory every rank keeps free beyond peak and runtime reserve</source>
+        <translation>每个 rank 在峰值与运行时预留之外保留的空闲显存</translation>
+    </message>
+    <message>
+        <source>none</source>
+        <translation>无</translation>
+    </message>
+    <message>
+        <source>selective</source>
+        <translation>选择性</translation>
+    </message>
+    <message>
+        <source>full</source>
+        <translation>完全</translation>
+    </message>
+    <message>
+        <source>optimizer</source>
+        <translation>优化器</translation>
+    </message>
+    <message>
+        <source>optimizer + params + grads</source>
+        <translation>优化器 + 参数 + 梯度</translation>
+    </message>
+    <message>
+        <source>activations</source>
+        <translation>激活值</translation>
+    </message>
+    <message>
+        <source>The largest sequence length and micro-batch with which the open plan&apos;s layout still fits, keeping the headroom asked for</source>
+        <translation>在保留所要求余量的前提下，当前方案的布局仍能容纳的最大序列长度和微批大小</translation>
+    </message>
+    <message>
+        <source>&amp;tp</source>
+        <translation>&amp;tp</translation>
+    </message>
+    <message>
+        <source>&amp;pp</source>
+        <translation>&amp;pp</translation>
+    </message>
+    <message>
+        <source>c&amp;p</source>
+        <translation>c&amp;p</translation>
+    </message>
+    <message>
+        <source>Max &amp;devices</source>
+        <translation>最多设备数(&amp;D)</translation>
+    </message>
+    <message>
+        <source>Min &amp;headroom</source>
+        <translation>最小余量(&amp;H)</translation>
+    </message>
+    <message>
+        <source>Recompute:</source>
+        <translation>重计算：</translation>
+    </message>
+    <message>
+        <source>Memory against step time (click a point to load it)</source>
+        <translation>显存与单步时间（单击某点即可载入）</translation>
+    </message>
+    <message>
+        <source>ranked layouts</source>
+        <translation>排名中的布局</translation>
+    </message>
+    <message>
+        <source>Pareto front</source>
+        <translation>Pareto 前沿</translation>
+    </message>
+    <message>
+        <source>Needed per rank (GiB)</source>
+        <translation>每个 rank 所需（GiB）</translation>
+    </message>
+    <message>
+        <source>Step time (s)</source>
+        <translation>单步时间（秒）</translation>
+    </message>
+    <message>
+        <source>%1 No layout fits: try a smaller sequence, more devices, offload or fewer constraints.</source>
+        <translation>%1 没有可容纳的布局：请尝试更短的序列、更多设备、卸载或更少的约束。</translation>
+    </message>
+    <message>
+        <source>Allow at least one recompute mode.</source>
+        <translation>请至少允许一种重计算方式。</translation>
+    </message>
+    <message numerus="yes">
+        <source>global batch %n sequence(s)</source>
+        <translation>
+            <numerusform>全局批大小 %n 条序列</numerusform>
+        </translation>
+    </message>
+    <message>
+        <source>%1 (%2 tokens asked, %3 per sequence)</source>
+        <translation>%1（要求 %2 tokens，每条序列 %3）</translation>
+    </message>
+    <message>
+        <source>Searching layouts for %1, %2...</source>
+        <translation>正在为 %1 搜索布局，%2...</translation>
+    </message>
+    <message>
+        <source>The plan has changed since this search (model, sequence, precision or cluster): these results are for the earlier plan. Search again.</source>
+        <translation>自本次搜索以来方案已改变（模型、序列、精度或集群）：这些结果属于先前的方案。请重新搜索。</translation>
+    </message>
+    <message>
+        <source>With this layout not even %1 token(s) per sequence fit.</source>
+        <translation>在该布局下，连每条序列 %1 个 token 都放不下。</translation>
+    </message>
+    <message>
+        <source>With this layout (%1): up to %2 tokens per sequence at micro-batch %3; up to micro-batch %4 at %5 tokens.</source>
+        <translation>在该布局下（%1）：微批 %3 时每条序列最多 %2 tokens；%5 tokens 时微批最多 %4。</translation>
+    </message>
+    <message>
+        <source>Sequence lengths in steps of %1 (cp, and tp under SP).</source>
+        <translation>序列长度以 %1 为步长（cp，在 SP 下再乘 tp）。</translation>
+    </message>
+    <message>
+        <source>Cannot answer for this plan: %1</source>
+        <translation>无法为该方案作答：%1</translation>
     </message>
 </context>
 <context>
@@ -4658,6 +4848,26 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Pareto</source>
         <translation>Pareto</translation>
+    </message>
+    <message>
+        <source>ZeRO-1 (optimizer)</source>
+        <translation>ZeRO-1（优化器）</translation>
+    </message>
+    <message>
+        <source>ZeRO-2 (+ gradients)</source>
+        <translation>ZeRO-2（+ 梯度）</translation>
+    </message>
+    <message>
+        <source>ZeRO-3 / FSDP</source>
+        <translation>ZeRO-3 / FSDP</translation>
+    </message>
+    <message>
+        <source>Sharding</source>
+        <translation>分片</translation>
+    </message>
+    <message>
+        <source>Exposed comm.</source>
+        <translation>暴露通信</translation>
     </message>
 </context>
 <context>

@@ -5,6 +5,7 @@
 
 #include "core/units.h"
 
+#include <QPalette>
 #include <QStringList>
 
 namespace shardscope {
@@ -25,6 +26,17 @@ QString offloadText(const Offload &o)
     return parts.isEmpty() ? SearchResultsModel::tr("none") : parts.join(QStringLiteral(", "));
 }
 
+QString shardingText(Sharding s)
+{
+    switch (s) {
+    case Sharding::None: return SearchResultsModel::tr("none");
+    case Sharding::Optimizer: return SearchResultsModel::tr("ZeRO-1 (optimizer)");
+    case Sharding::Grads: return SearchResultsModel::tr("ZeRO-2 (+ gradients)");
+    case Sharding::Full: return SearchResultsModel::tr("ZeRO-3 / FSDP");
+    }
+    return {};
+}
+
 } // namespace
 
 SearchResultsModel::SearchResultsModel(QObject *parent) : QAbstractTableModel(parent) {}
@@ -35,7 +47,17 @@ void SearchResultsModel::setResults(std::vector<SearchResult> results)
 {
     beginResetModel();
     m_rows = std::move(results);
+    m_stale = false;
     endResetModel();
+}
+
+void SearchResultsModel::setStale(bool stale)
+{
+    if (m_stale == stale)
+        return;
+    m_stale = stale;
+    if (!m_rows.empty())
+        Q_EMIT dataChanged(index(0, 0), index(rowCount() - 1, ColumnCount - 1), {Qt::ForegroundRole});
 }
 
 int SearchResultsModel::rowCount(const QModelIndex &parent) const
@@ -61,6 +83,8 @@ QVariant SearchResultsModel::data(const QModelIndex &index, int role) const
             return p.parallel.virtual_stages > 1
                        ? tr("%1 (%2 virtual stages)").arg(layoutText(p)).arg(p.parallel.virtual_stages)
                        : layoutText(p);
+        case ShardingColumn: return shardingText(p.parallel.sharding);
+        case CommunicationColumn: return qs(formatSeconds(r.step.communication_s));
         case BatchColumn: return tr("%1 x %2").arg(p.training.micro_batch).arg(p.training.grad_accum);
         case RecomputeColumn: return qs(toString(p.memory.recompute));
         case OffloadColumn: return offloadText(p.memory.offload);
@@ -81,6 +105,8 @@ QVariant SearchResultsModel::data(const QModelIndex &index, int role) const
         case PeakColumn: return r.peak_bytes;
         case RequiredColumn: return r.required_bytes;
         case StepTimeColumn: return r.step_s;
+        case ShardingColumn: return int(p.parallel.sharding);
+        case CommunicationColumn: return r.step.communication_s;
         case TokensColumn: return r.tokens_per_s;
         case MfuColumn: return r.mfu;
         case ParetoColumn: return r.pareto;
@@ -89,6 +115,8 @@ QVariant SearchResultsModel::data(const QModelIndex &index, int role) const
     }
     if (role == Qt::TextAlignmentRole && index.column() >= PeakColumn && index.column() <= MfuColumn)
         return QVariant(Qt::AlignRight | Qt::AlignVCenter);
+    if (role == Qt::ForegroundRole && m_stale)
+        return QPalette().brush(QPalette::Disabled, QPalette::Text);
     if (role == Qt::ToolTipRole)
         return tr("dp %1, tp %2, pp %3, cp %4, ep %5, sharding %6, sp %7")
             .arg(p.parallel.dp)
@@ -107,6 +135,8 @@ QVariant SearchResultsModel::headerData(int section, Qt::Orientation orientation
     switch (Column(section)) {
     case RankColumn: return tr("#");
     case LayoutColumn: return tr("Layout");
+    case ShardingColumn: return tr("Sharding");
+    case CommunicationColumn: return tr("Exposed comm.");
     case BatchColumn: return tr("Micro-batch x accum");
     case RecomputeColumn: return tr("Recompute");
     case OffloadColumn: return tr("Offload");

@@ -17,12 +17,14 @@ public:
     enum Column {
         RankColumn,
         LayoutColumn,
+        ShardingColumn,
         BatchColumn,
         RecomputeColumn,
         OffloadColumn,
         PeakColumn,
         RequiredColumn,
         StepTimeColumn,
+        CommunicationColumn, ///< exposed communication per step
         TokensColumn,
         MfuColumn,
         ParetoColumn,
@@ -36,6 +38,9 @@ public:
     ~SearchResultsModel() override;
 
     void setResults(std::vector<SearchResult> results);
+    /// Stale results are for an earlier plan: shown greyed until the next search.
+    void setStale(bool stale);
+    bool isStale() const { return m_stale; }
     const std::vector<SearchResult> &results() const { return m_rows; }
 
     int rowCount(const QModelIndex &parent = {}) const override;
@@ -46,6 +51,7 @@ public:
 
 private:
     std::vector<SearchResult> m_rows;
+    bool m_stale = false;
 };
 
 } // namespace shardscope

@@ -6,6 +6,7 @@
 #include "core/files.h"
 #include "core/jsoninput.h"
 #include "core/optimizers.h"
+#include "core/stateaccounting.h"
 #include "core/units.h"
 #include "shardscope_config.h"
 
@@ -214,45 +215,30 @@ std::string estimateTable(const Plan &plan)
 
     // The rough model-state accounting people do first (the case's worked answer), then the
     // engine's full accounting.
-    const double P = double(pc.total);
-    // States per parameter in state-dtype units (8-bit, factored and paged optimizers: their
-    // device bytes, see core/optimizers.h).
-    const double nStates = optimizerStateBytesPerElement(pr) / bytesOf(pr.optimizer_state);
-    const double master = (pr.master_weights != DType::None && pr.master_weights != pr.params)
-                              ? bytesOf(pr.master_weights) : 0.0;
-    const double perParam = bytesOf(pr.params) + bytesOf(pr.grads) + master +
-                            nStates * bytesOf(pr.optimizer_state);
-    const double nominal = std::round(P / 1e9) * 1e9;
+    const RoughStateAccounting ra = roughStateAccounting(plan, e.memory);
     o << "Rough model-state accounting (parameters + gradients + master weights + optimizer states):\n";
-    o << "  " << formatFixed(P / kGB * bytesOf(pr.params), 1) << " + "
-      << formatFixed(P / kGB * bytesOf(pr.grads), 1) << " + " << formatFixed(P / kGB * master, 1) << " + "
-      << formatFixed(P / kGB * nStates * bytesOf(pr.optimizer_state), 1) << " = "
-      << formatGB(P * perParam, 1) << " per rank unsharded (" << formatFixed(perParam, 0)
-      << " B/param)";
-    if (std::fabs(nominal - P) / P > 0.01 && nominal > 0)
-        o << "; at a nominal " << formatFixed(nominal / 1e9, 0) << "B parameters: "
-          << formatGB(nominal * perParam, 0);
+    o << "  " << formatFixed(ra.params_bytes / kGB, 1) << " + " << formatFixed(ra.grads_bytes / kGB, 1)
+      << " + " << formatFixed(ra.master_bytes / kGB, 1) << " + "
+      << formatFixed(ra.optimizer_bytes / kGB, 1) << " = " << formatGB(ra.total_bytes, 1)
+      << " per rank unsharded (" << formatFixed(ra.bytes_per_param, 0) << " B/param)";
+    if (ra.nominal_differs)
+        o << "; at a nominal " << formatFixed(ra.nominal_parameters / 1e9, 0) << "B parameters: "
+          << formatGB(ra.nominal(ra.total_bytes), 0);
     o << "\n";
-    if (pa.sharding != Sharding::None || pa.tp > 1 || pa.pp > 1) {
+    if (ra.layout_shards) {
         // The same four states as this layout places them on its fullest rank.
-        double placed = 0;
-        for (const RankMemory &r : e.memory.ranks) {
-            const Breakdown &b = r.phases[size_t(Phase::OptimizerStep)];
-            placed = std::max(placed, b[Component::Parameters] + b[Component::Gradients] +
-                                          b[Component::MasterWeights] + b[Component::OptimizerStates]);
-        }
         o << "  with this layout (sharding " << toString(pa.sharding) << " over dp x cp = "
-          << pa.dp * pa.cp << ", tp " << pa.tp << ", pp " << pa.pp << "): " << formatGB(placed, 1)
-          << " on the fullest rank";
-        if (std::fabs(nominal - P) / P > 0.01)
-            o << " (nominal: " << formatGB(nominal / P * placed, 0) << ")";
+          << pa.dp * pa.cp << ", tp " << pa.tp << ", pp " << pa.pp << "): "
+          << formatGB(ra.placed_bytes, 1) << " on the fullest rank";
+        if (ra.nominal_differs)
+            o << " (nominal: " << formatGB(ra.nominal(ra.placed_bytes), 0) << ")";
         o << "\n";
     }
     if (const MethodOptions &mo = plan.training.method; mo.method != TrainingMethod::Full) {
-        const double trained = double(trainableParameters(plan));
-        o << "  Under " << toString(mo.method) << " only " << formatCount((long long)trained)
+        o << "  Under " << toString(mo.method) << " only "
+          << formatCount((long long)ra.trained_parameters)
           << " parameters are trained: gradients and optimizer states of "
-          << formatGB(trained * (perParam - bytesOf(pr.params)), 1)
+          << formatGB(ra.trained_states_bytes, 1)
           << " at these dtypes, beside the frozen weights (the engine's accounting follows).\n";
     }
     o << "  That count leaves out activations, logits and loss, communication buffers, optimizer\n"

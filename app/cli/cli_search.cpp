@@ -102,8 +102,28 @@ struct Options
     std::string format = "table";
     int top = 20;
     int64_t globalBatch = 0;
+    int64_t globalTokens = 0;
     bool offload = true;
+    int64_t tp = 0, pp = 0, cp = 0, maxDevices = 0;
+    double minHeadroomGiB = 0;
+    uint8_t recompute = 0b111;
+    uint8_t offloadSets = 0b111;
 };
+
+/// A comma-separated list of names as a bit set (bit i for names[i]); false on an unknown name.
+bool nameSet(const std::string &value, const std::vector<std::string> &names, uint8_t &bits)
+{
+    bits = 0;
+    std::stringstream in(value);
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        const auto it = std::find(names.begin(), names.end(), item);
+        if (it == names.end())
+            return false;
+        bits |= uint8_t(1u << (it - names.begin()));
+    }
+    return bits != 0;
+}
 
 bool parseOptions(const char *verb, const std::vector<std::string> &args, Options &o,
                   bool allowSearch, std::ostream &err)
@@ -159,6 +179,49 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
             if (!need("sequences per step") ||
                 !integer("--global-batch", 1, int64_t(1) << 40, o.globalBatch))
                 return false;
+        } else if (allowSearch && a == "--global-tokens") {
+            if (!need("tokens per step") ||
+                !integer("--global-tokens", 1, int64_t(1) << 50, o.globalTokens))
+                return false;
+        } else if (allowSearch && (a == "--tp" || a == "--pp" || a == "--cp" ||
+                                   a == "--max-devices")) {
+            int64_t &target = a == "--tp" ? o.tp : a == "--pp" ? o.pp : a == "--cp" ? o.cp : o.maxDevices;
+            if (!need("a degree") || !integer(a.c_str(), 1, 1 << 20, target))
+                return false;
+        } else if (allowSearch && a == "--min-headroom") {
+            if (!need("GiB"))
+                return false;
+            try {
+                size_t used = 0;
+                o.minHeadroomGiB = std::stod(value, &used);
+                if (used != value.size() || !(o.minHeadroomGiB >= 0 && o.minHeadroomGiB <= 1e6))
+                    throw std::invalid_argument("--min-headroom");
+            } catch (const std::exception &) {
+                err << "shardscope-cli " << verb
+                    << ": --min-headroom must be a number of GiB between 0 and 1e6, got \"" << value
+                    << "\"\n";
+                return false;
+            }
+        } else if (allowSearch && a == "--recompute") {
+            if (!need("none,selective,full") ||
+                !nameSet(value, {"none", "selective", "full"}, o.recompute)) {
+                if (!value.empty())
+                    err << "shardscope-cli " << verb
+                        << ": --recompute takes a list of none, selective, full, got \"" << value
+                        << "\"\n";
+                return false;
+            }
+        } else if (allowSearch && a == "--offload") {
+            if (!need("optimizer,full,activations"))
+                return false;
+            if (value == "none") {
+                o.offload = false;
+            } else if (!nameSet(value, {"optimizer", "full", "activations"}, o.offloadSets)) {
+                err << "shardscope-cli " << verb
+                    << ": --offload takes none or a list of optimizer, full, activations, got \""
+                    << value << "\"\n";
+                return false;
+            }
         } else if (allowSearch && a == "--no-offload") {
             o.offload = false;
         } else if (!a.empty() && a[0] == '-') {
@@ -178,7 +241,11 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
     if (std::find(args.begin(), args.end(), "--help") != args.end()) {
         out << QCoreApplication::translate("shardscope-cli",
                                            "Usage: shardscope-cli search PLAN.plan.json [--top N] "
-                                           "[--global-batch N] [--no-offload]\n"
+                                           "[--global-batch N | --global-tokens N]\n"
+                                           "                             [--tp N] [--pp N] [--cp N] "
+                                           "[--max-devices N] [--min-headroom GIB]\n"
+                                           "                             [--recompute LIST] "
+                                           "[--offload none|LIST] [--no-offload]\n"
                                            "                             [--format table|json]\n")
                    .toStdString();
         return ExitOk;
@@ -191,6 +258,10 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
             << (o.files.empty() ? "missing PLAN.plan.json" : "one plan file expected") << "\n";
         return ExitBadInput;
     }
+    if (o.globalBatch > 0 && o.globalTokens > 0) {
+        err << "shardscope-cli search: --global-batch and --global-tokens exclude each other\n";
+        return ExitBadInput;
+    }
     const std::string &file = o.files.front();
     try {
         const Catalog &cat = catalog(err);
@@ -198,17 +269,33 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         req.base = readPlan(file, err);
         req.top = o.top;
         req.global_batch = o.globalBatch;
+        if (o.globalTokens > 0)
+            req.global_batch = std::max<int64_t>(1, o.globalTokens / req.base.training.seq_len);
         req.allow_offload = o.offload;
+        req.fixed_tp = int(o.tp);
+        req.fixed_pp = int(o.pp);
+        req.fixed_cp = int(o.cp);
+        req.max_devices = int(o.maxDevices);
+        req.min_headroom_bytes = o.minHeadroomGiB * kGiB;
+        req.allowed_recompute = o.recompute;
+        req.allowed_offload = o.offloadSets;
         const SearchOutcome res = searchLayouts(req, cat);
         const double rate = res.seconds > 0 ? double(res.evaluated) / res.seconds : 0.0;
-        const int64_t global = o.globalBatch > 0
-                                   ? o.globalBatch
+        const int64_t global = req.global_batch > 0
+                                   ? req.global_batch
                                    : int64_t(req.base.parallel.dp) * req.base.training.micro_batch *
                                          req.base.training.grad_accum;
         if (o.format == "json") {
             json j;
             j["plan"] = req.base.name;
             j["global_batch"] = global;
+            j["constraints"] = {{"tp", o.tp},
+                                {"pp", o.pp},
+                                {"cp", o.cp},
+                                {"max_devices", o.maxDevices},
+                                {"min_headroom_gib", o.minHeadroomGiB},
+                                {"recompute", o.recompute},
+                                {"offload", o.offload ? o.offloadSets : 0}};
             j["evaluated"] = res.evaluated;
             j["fitting"] = res.fitting;
             j["replayed"] = res.replayed;
@@ -228,8 +315,28 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         out << "Search: " << b.name << "\n";
         out << "Model " << (b.model.preset.empty() ? b.model.display_name : b.model.preset) << ", "
             << b.training.seq_len << " tokens per sequence, global batch " << global
-            << " sequences, " << b.cluster.nodes << " x " << b.cluster.devices_per_node << " "
+            << " sequences, " << searchCluster(b.cluster, req.max_devices).nodes << " x "
+            << searchCluster(b.cluster, req.max_devices).devices_per_node << " "
             << b.cluster.device << ", framework " << b.framework << "\n";
+        if (o.tp || o.pp || o.cp || o.maxDevices || o.minHeadroomGiB > 0 || o.recompute != 0b111 ||
+            (o.offload && o.offloadSets != 0b111)) {
+            out << "Constraints:";
+            if (o.tp)
+                out << " tp " << o.tp;
+            if (o.pp)
+                out << " pp " << o.pp;
+            if (o.cp)
+                out << " cp " << o.cp;
+            if (o.maxDevices)
+                out << " at most " << o.maxDevices << " devices";
+            if (o.minHeadroomGiB > 0)
+                out << " " << formatFixed(o.minHeadroomGiB, 1) << " GiB kept free";
+            if (o.recompute != 0b111)
+                out << " recompute mask " << int(o.recompute);
+            if (o.offload && o.offloadSets != 0b111)
+                out << " offload mask " << int(o.offloadSets);
+            out << "\n";
+        }
         out << res.evaluated << " layouts evaluated in " << formatSeconds(res.seconds) << " ("
             << formatFixed(rate / 1000.0, 0) << "k/s), " << res.fitting
             << " within the allocated bound; the allocator replayed on " << res.replayed << ", "
