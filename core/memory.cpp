@@ -207,6 +207,8 @@ struct Quantities
     // activations, per micro-batch
     double actLayer = 0;     ///< saved by one layer (after recompute policy)
     double actLayerFull = 0; ///< one layer without recompute (the recompute working set)
+    double actLayerMeanFull = 0; ///< the stage's mean layer without recompute
+    int recomputeGroup = 1;  ///< layers recomputed at once (Megatron's uniform method)
     double actFinal = 0;     ///< final norm and LM-head input (last stage)
     double actFinalForwardOnly = 0; ///< final-norm output alive only until forward returns
     double inflight = 1;     ///< micro-batches whose activations a stage holds (layer units)
@@ -314,8 +316,10 @@ double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer,
             b = 3.0 * c * width; // fc1 output [gate|up], swiglu output
         else
             b = 4.0 * c * width; // gate, up, silu(gate), silu(gate) * up
-        if (!lt.ffn)
-            b -= c * width; // the activation's output, kept only by a trained down projection
+        // The activation's output is kept only by a trained down projection, and not at all
+        // when MindSpeed recomputes the activation function.
+        if (!lt.ffn || x.plan.memory.recompute_activation_function)
+            b -= c * width;
         return b;
     };
     double ffn = ffnSaved(f) + ffnInputAdapters + adaptedGroup({{kTargetDown, h}}, lt.ffn, f);
@@ -332,6 +336,10 @@ double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer,
             ffn += ffnSaved(route.sharedWidth) + (e.shared_expert_gate ? c * hSp : 0.0);
     }
     perToken += ffn;
+    // MindSpeed's norm recompute: the norms' outputs (the attention's and the FFN's input) are
+    // recomputed from the norms' saved inputs rather than kept.
+    if (x.plan.memory.recompute_norm && !casts)
+        perToken -= (lt.attention ? att.inputs : 0.0) + (lt.ffn ? c * hSp : 0.0);
 
     const Recompute rc = x.plan.memory.recompute;
     if (attentionScores)
@@ -617,19 +625,22 @@ Quantities computeQuantities(const Context &x, int stage)
     if (!partial) {
         // Dense and MoE layers: the stage's mean saved per layer, its largest for the
         // recompute working set.
-        double sum = 0, sc = 0;
+        double sum = 0, sc = 0, sumFull = 0;
         for (const auto &[kind, n] : {std::pair{LayerKind::Dense, mix.dense}, std::pair{LayerKind::Moe, mix.moe}}) {
             if (n == 0)
                 continue;
             sum += n * layerActivationBytes(x, kind, false, &sc);
             scores = std::max(scores, sc);
-            qn.actLayerFull = std::max(qn.actLayerFull, layerActivationBytes(x, kind, true, nullptr));
+            const double full = layerActivationBytes(x, kind, true, nullptr);
+            sumFull += n * full;
+            qn.actLayerFull = std::max(qn.actLayerFull, full);
         }
         qn.actLayer = sum / std::max(1, mix.total());
+        qn.actLayerMeanFull = sumFull / std::max(1, mix.total());
     } else {
         // Layers differ under freezing: the stage's mean, and its largest for the recompute
         // working set.
-        double sum = 0;
+        double sum = 0, sumFull = 0;
         // Neighbouring layers are mostly alike: each distinct kind is evaluated once.
         LayerTraining previous;
         LayerKind previousKind = LayerKind::Dense;
@@ -648,10 +659,25 @@ Quantities computeQuantities(const Context &x, int stage)
                 have = true;
             }
             sum += saved;
+            sumFull += full;
             scores = std::max(scores, sc);
             qn.actLayerFull = std::max(qn.actLayerFull, full);
         }
         qn.actLayer = sum / std::max(1, L);
+        qn.actLayerMeanFull = sumFull / std::max(1, L);
+    }
+    if (x.plan.memory.recompute == Recompute::Full) {
+        // Megatron's --recompute-method: `block` recomputes the first n layers of each model
+        // chunk and keeps everything of the rest; `uniform` checkpoints groups of n layers,
+        // one input per group, a whole group recomputed at once.
+        const int perChunk = std::max(1, L / x.v);
+        const int n = std::min(std::max(1, x.plan.memory.recompute_num_layers), perChunk);
+        if (x.plan.memory.recompute_method == RecomputeMethod::Block && n < perChunk)
+            qn.actLayer = (n * qn.actLayer + (perChunk - n) * qn.actLayerMeanFull) / perChunk;
+        else if (x.plan.memory.recompute_method == RecomputeMethod::Uniform && n > 1) {
+            qn.actLayer /= n;
+            qn.recomputeGroup = n;
+        }
     }
     if (last) {
         const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0);
@@ -786,7 +812,12 @@ Quantities computeQuantities(const Context &x, int stage)
                 qn.fwdTransient += 2.0 * se.largestAdapted * x.bAdapter;
         }
         if (x.plan.memory.recompute == Recompute::Full)
-            qn.bwdTransient += qn.actLayerFull; // the layer being recomputed
+            qn.bwdTransient += qn.actLayerFull * qn.recomputeGroup; // the layer(s) being recomputed
+        if (x.plan.memory.recompute_norm || x.plan.memory.recompute_activation_function)
+            // The recomputed norm output or activation, alive for its layer's backward.
+            qn.bwdTransient += x.tokens * x.c * (x.plan.memory.recompute_activation_function
+                                                     ? std::max(fDense, fMoe)
+                                                     : double(mo.hidden) / (pa.sp ? t : 1.0));
         else if (x.plan.memory.recompute == Recompute::Selective)
             qn.bwdTransient += qn.actLayerFull - qn.actLayer;
     }
@@ -901,7 +932,7 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
 
     s.actLayer = q.actLayer;
     switch (x.plan.memory.recompute) {
-    case Recompute::Full: s.recomputeSet = q.actLayerFull; break;
+    case Recompute::Full: s.recomputeSet = q.actLayerFull * q.recomputeGroup; break;
     case Recompute::Selective: s.recomputeSet = std::max(0.0, q.actLayerFull - q.actLayer); break;
     case Recompute::None: s.recomputeSet = 0; break;
     }
@@ -1615,6 +1646,22 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                           {recompute});
     else
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "Recompute %1"), {recompute});
+    if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_method == RecomputeMethod::Block)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            ", method block: the first %1 of each chunk's %2 layers "
+                                            "recomputed, the others keep everything"),
+                          {num(plan.memory.recompute_num_layers), num(x.layersPerStage / x.v)});
+    else if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > 1)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            ", method uniform: groups of %1 layers, one input kept "
+                                            "per group, a group recomputed at once"),
+                          {num(plan.memory.recompute_num_layers)});
+    if (plan.memory.recompute_activation_function)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; the FFN activation recomputed (its output not kept)"));
+    if (plan.memory.recompute_norm)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; the norms recomputed (their outputs not kept)"));
     const std::string attention = id(toString(plan.memory.attention));
     if (plan.memory.attention == Attention::Flash)
         A.assumptions.add(

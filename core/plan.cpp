@@ -102,6 +102,7 @@ std::string_view toString(FfnKind f)
     }
     return "swiglu";
 }
+std::string_view toString(RecomputeMethod m) { return m == RecomputeMethod::Block ? "block" : "uniform"; }
 std::string_view toString(CpAlgo a)
 {
     switch (a) {
@@ -559,6 +560,17 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         auto &mo = plan.memory;
         mo.recompute = r.choice<Recompute>(
             "recompute", {Recompute::None, Recompute::Selective, Recompute::Full}, Recompute::None);
+        mo.recompute_method = r.choice<RecomputeMethod>(
+            "recompute_method", {RecomputeMethod::Uniform, RecomputeMethod::Block}, RecomputeMethod::Uniform);
+        mo.recompute_num_layers = int(r.integer("recompute_num_layers", 1, 1024, 1));
+        if ((r.has("recompute_method") || r.has("recompute_num_layers")) && mo.recompute != Recompute::Full)
+            throw PlanError(r.has("recompute_method") ? "memory.recompute_method" : "memory.recompute_num_layers",
+                            "applies to recompute \"full\" (Megatron's --recompute-method)");
+        mo.recompute_activation_function = r.boolean("recompute_activation_function", false);
+        mo.recompute_norm = r.boolean("recompute_norm", false);
+        if ((mo.recompute_activation_function || mo.recompute_norm) && mo.recompute == Recompute::Full)
+            throw PlanError(mo.recompute_norm ? "memory.recompute_norm" : "memory.recompute_activation_function",
+                            "has nothing to add under recompute \"full\" (every layer is recomputed)");
         mo.attention = r.choice<Attention>("attention", {Attention::Flash, Attention::Eager},
                                            Attention::Flash);
         mo.loss = r.choice<LossHead>("loss",
@@ -778,6 +790,10 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     if (m.layers % chunks != 0)
         throw PlanError("parallel.pp", "pp * virtual_stages = " + s(chunks) +
                                            " must divide model.layers (" + s(m.layers) + ")");
+    if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > m.layers / chunks)
+        throw PlanError("memory.recompute_num_layers",
+                        "must not exceed the layers of a model chunk (" + s(m.layers / chunks) + "), got " +
+                            s(plan.memory.recompute_num_layers));
     if (plan.training.seq_len % pa.cp != 0)
         throw PlanError("parallel.cp", "must divide training.seq_len (" + s(plan.training.seq_len) +
                                            "), got " + s(pa.cp));
@@ -983,6 +999,15 @@ nlohmann::json planToJson(const Plan &p)
                      {"params", p.memory.offload.params},
                      {"grads", p.memory.offload.grads},
                      {"activations", p.memory.offload.activations}}}};
+    if (p.memory.recompute == Recompute::Full &&
+        (p.memory.recompute_method != RecomputeMethod::Uniform || p.memory.recompute_num_layers != 1)) {
+        j["memory"]["recompute_method"] = toString(p.memory.recompute_method);
+        j["memory"]["recompute_num_layers"] = p.memory.recompute_num_layers;
+    }
+    if (p.memory.recompute_activation_function)
+        j["memory"]["recompute_activation_function"] = true;
+    if (p.memory.recompute_norm)
+        j["memory"]["recompute_norm"] = true;
     if (p.memory.loss != LossHead::Framework)
         j["memory"]["loss"] = toString(p.memory.loss);
     if (p.memory.loss == LossHead::Chunked)

@@ -21,6 +21,10 @@ enum class PpSchedule { OneFOneB, Interleaved, GPipe };
 /// `ulysses_degree` ranks and a ring across them.
 enum class CpAlgo { Ring, Ulysses, Hybrid };
 enum class Recompute { None, Selective, Full };
+/// Megatron's --recompute-method under full recompute: `uniform` checkpoints groups of
+/// recompute_num_layers layers (one input kept per group, a group recomputed at once);
+/// `block` recomputes only the first recompute_num_layers layers of each model chunk.
+enum class RecomputeMethod { Uniform, Block };
 enum class Attention { Flash, Eager };
 enum class Optimizer { AdamW, Adam, SGD, Lion, Adafactor, AdamW8bit, PagedAdamW, PagedAdamW8bit, Muon };
 enum class OptimizerImpl { Default, Foreach, Fused, ForLoop };
@@ -117,6 +121,13 @@ enum class LossHead {
 struct MemoryOptions
 {
     Recompute recompute = Recompute::None;
+    RecomputeMethod recompute_method = RecomputeMethod::Uniform;
+    int recompute_num_layers = 1;
+    /// MindSpeed's --recompute-activation-function: the FFN activation's output is not kept but
+    /// recomputed from its input in backward.
+    bool recompute_activation_function = false;
+    /// MindSpeed's --recompute-norm: the norms' outputs are recomputed from their inputs.
+    bool recompute_norm = false;
     Attention attention = Attention::Flash;
     Offload offload;
     LossHead loss = LossHead::Framework;
@@ -189,6 +200,7 @@ std::string_view toString(Sharding s);
 std::string_view toString(PpSchedule s);
 std::string_view toString(CpAlgo a);
 std::string_view toString(Recompute r);
+std::string_view toString(RecomputeMethod m);
 std::string_view toString(Attention a);
 std::string_view toString(LossHead l);
 std::string_view toString(Optimizer o);

@@ -198,6 +198,11 @@ private slots:
             "parallel.etp", "parallel.sp");
         row("dp_shard without sharding", R"({"parallel": {"dp_shard": 4}})", "parallel.dp_shard", "sharding");
         row("dp_shard not dividing", R"({"parallel": {"dp_shard": 3, "sharding": "full"}})", "parallel.dp_shard", "divide");
+        row("recompute method without full", R"({"memory": {"recompute": "selective", "recompute_method": "block"}})",
+            "memory.recompute_method", "full");
+        row("recompute layers beyond the chunk", R"({"memory": {"recompute_num_layers": 33}})",
+            "memory.recompute_num_layers", "chunk");
+        row("norm recompute under full", R"({"memory": {"recompute_norm": true}})", "memory.recompute_norm", "nothing to add");
         row("cp algo typo", R"({"parallel": {"cp_algo": "star"}})", "parallel.cp_algo", "one of");
         row("ulysses heads", R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "ulysses"}, "model": {"kv_heads": 4},
              "training": {"seq_len": 32768}})", "parallel.cp_algo", "kv_heads / tp");

@@ -643,6 +643,28 @@ private Q_SLOTS:
         QVERIFY2(ulysses->toolTip().contains(QStringLiteral("kv_heads / tp")), qPrintable(ulysses->toolTip()));
     }
 
+    // Megatron's recompute method and layers under full recompute; MindSpeed's finer recomputes
+    // otherwise.
+    void recomputeOptions()
+    {
+        auto *recompute = child<QComboBox>("recompute");
+        recompute->setCurrentIndex(recompute->findData(int(Recompute::Full)));
+        auto *method = child<QComboBox>("recomputeMethod");
+        QVERIFY(method->isEnabled());
+        QVERIFY(!child<QCheckBox>("recomputeNorm")->isEnabled());
+        method->setCurrentIndex(method->findData(int(RecomputeMethod::Block)));
+        child<QSpinBox>("recomputeLayers")->setValue(8);
+        QVERIFY(m_doc->plan().memory.recompute_method == RecomputeMethod::Block);
+        QCOMPARE(m_doc->plan().memory.recompute_num_layers, 8);
+        recompute->setCurrentIndex(recompute->findData(int(Recompute::Selective)));
+        QCOMPARE(m_doc->plan().memory.recompute_num_layers, 1);
+        QVERIFY(!method->isEnabled());
+        child<QCheckBox>("recomputeActivation")->setChecked(true);
+        QVERIFY(m_doc->plan().memory.recompute_activation_function);
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().memory.recompute_activation_function);
+    }
+
     void keyboardReachesTheNewControls()
     {
         // Every new field has a label whose buddy it is, and Tab reaches it in reading order.

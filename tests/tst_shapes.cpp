@@ -173,6 +173,20 @@ private slots:
             << R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron",
                   "training": {"seq_len": 2048}, "memory": {"attention": "eager"}})"
             << 0 << 34.0 * 4096 + 5.0 * 32 * 2048 + 16;
+        // MindSpeed's activation-function recompute drops GELU's output (2 x 16384): 106,640; its
+        // norm recompute the two norm outputs (2 x 2 x 4096): 123,024; both: 90,256.
+        QTest::addRow("gpt activation recompute")
+            << R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron",
+                  "memory": {"recompute_activation_function": true}})"
+            << 0 << 34.0 * 4096 + 144 - 32768;
+        QTest::addRow("gpt norm recompute")
+            << R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron",
+                  "memory": {"recompute_norm": true}})"
+            << 0 << 34.0 * 4096 + 144 - 16384;
+        QTest::addRow("gpt both")
+            << R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron",
+                  "memory": {"recompute_norm": true, "recompute_activation_function": true}})"
+            << 0 << 34.0 * 4096 + 144 - 32768 - 16384;
         // Without dropout the two masks go: 32 h.
         QTest::addRow("gpt no dropout")
             << R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron",
@@ -208,6 +222,34 @@ private slots:
         const Plan ring = plan(json::parse(QString::fromUtf8(base).arg(QStringLiteral("ring")).toStdString()));
         const Plan uly = plan(json::parse(QString::fromUtf8(base).arg(QStringLiteral("ulysses")).toStdString()));
         QCOMPARE(savedBytesPerToken(uly, Catalog::builtin(), 0), savedBytesPerToken(ring, Catalog::builtin(), 0));
+    }
+
+    // Megatron's recompute methods over the stage's 32 layers (bf16, flash, 0.1 dropout): block
+    // 8 keeps the checkpointed input (2 x 4096 B/token) for 8 layers and everything (139,408)
+    // for 24: a mean of 106,604; uniform groups of 4 keep one input per 4 layers: 2,048.
+    void recomputeMethods_data()
+    {
+        QTest::addColumn<QString>("memory");
+        QTest::addColumn<QString>("perToken");
+        QTest::addRow("block 8") << R"({"recompute": "full", "recompute_method": "block", "recompute_num_layers": 8})"
+                                 << "32 layers x 106604 B/token";
+        QTest::addRow("uniform 4") << R"({"recompute": "full", "recompute_method": "uniform", "recompute_num_layers": 4})"
+                                   << "32 layers x 2048 B/token";
+        QTest::addRow("uniform 1") << R"({"recompute": "full"})" << "32 layers x 8192 B/token";
+    }
+
+    void recomputeMethods()
+    {
+        QFETCH(QString, memory);
+        QFETCH(QString, perToken);
+        json patch = json::parse(R"({"model": {"preset": "megatron-gpt-7b"}, "framework": "megatron"})");
+        patch["memory"] = json::parse(memory.toStdString());
+        const Plan p = plan(patch);
+        const MemoryEstimate m = estimateMemory(p, Catalog::builtin());
+        const std::string text =
+            explainMemory(p, Catalog::builtin(), m.ranks[0], Phase::Backward)[size_t(Component::Activations)]
+                .formula.english();
+        QVERIFY2(text.find(perToken.toStdString()) != std::string::npos, text.c_str());
     }
 
     // Dense and MoE layers of one stage: the activation formula's B/token is their mean.

@@ -1007,6 +1007,22 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source>HSDP: the sharded states are split over dp_shard x cp = %1 ranks and replicated over %2 groups (the formulas&apos; dp x cp is that shard group). </source>
         <translation>HSDP：分片状态切分在 dp_shard × cp = %1 个 rank 上，并在 %2 个组之间复制（公式中的 dp x cp 即为该分片组）。</translation>
     </message>
+    <message>
+        <source>, method block: the first %1 of each chunk&apos;s %2 layers recomputed, the others keep everything</source>
+        <translation>，方法 block：每个模型块的 %2 层中前 %1 层重计算，其余层全部保留</translation>
+    </message>
+    <message>
+        <source>, method uniform: groups of %1 layers, one input kept per group, a group recomputed at once</source>
+        <translation>，方法 uniform：每 %1 层为一组，每组只保留一个输入，整组一起重计算</translation>
+    </message>
+    <message>
+        <source>; the FFN activation recomputed (its output not kept)</source>
+        <translation>；FFN 激活函数重计算（不保留其输出）</translation>
+    </message>
+    <message>
+        <source>; the norms recomputed (their outputs not kept)</source>
+        <translation>；归一化重计算（不保留其输出）</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -4310,6 +4326,54 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>all of dp</source>
         <translation>整个 dp</translation>
+    </message>
+    <message>
+        <source>uniform (groups of layers)</source>
+        <translation>uniform（按层分组）</translation>
+    </message>
+    <message>
+        <source>block (the first layers of each chunk)</source>
+        <translation>block（每个模型块的前若干层）</translation>
+    </message>
+    <message>
+        <source>Recompute method</source>
+        <translation>重计算方法</translation>
+    </message>
+    <message>
+        <source>Recompute layers</source>
+        <translation>重计算层数</translation>
+    </message>
+    <message>
+        <source>Recompute the FFN activation (MindSpeed)</source>
+        <translation>重计算 FFN 激活函数（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>Recompute the norms (MindSpeed)</source>
+        <translation>重计算归一化（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>Applies to full recompute (Megatron&apos;s --recompute-method)</source>
+        <translation>仅适用于全量重计算（Megatron 的 --recompute-method）</translation>
+    </message>
+    <message>
+        <source>uniform: checkpoint groups of the given layers; block: recompute only the first layers of each chunk</source>
+        <translation>uniform：按给定层数分组设置检查点；block：只重计算每个模型块的前若干层</translation>
+    </message>
+    <message>
+        <source>Layers per group (uniform) or recomputed per chunk (block)</source>
+        <translation>每组层数（uniform）或每个模型块重计算的层数（block）</translation>
+    </message>
+    <message>
+        <source>Full recompute recomputes everything already</source>
+        <translation>全量重计算已重计算全部内容</translation>
+    </message>
+    <message>
+        <source>The activation&apos;s output is recomputed from its input in backward</source>
+        <translation>反向时由输入重新计算激活函数的输出</translation>
+    </message>
+    <message>
+        <source>The norms&apos; outputs are recomputed from their inputs in backward</source>
+        <translation>反向时由输入重新计算归一化的输出</translation>
     </message>
 </context>
 <context>

@@ -730,7 +730,43 @@ void PlanEditor::buildUi()
     memory->addRow(tr("&Recompute"), m_recompute);
     connect(m_recompute, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto r = Recompute(m_recompute->itemData(index).toInt());
-        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) { p.memory.recompute = r; });
+        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) {
+            p.memory.recompute = r;
+            // Method and layers are full recompute's; the finer recomputes add nothing to it.
+            if (r != Recompute::Full) {
+                p.memory.recompute_method = RecomputeMethod::Uniform;
+                p.memory.recompute_num_layers = 1;
+            } else {
+                p.memory.recompute_activation_function = p.memory.recompute_norm = false;
+            }
+        });
+    });
+    m_recomputeMethod = new QComboBox(content);
+    m_recomputeMethod->setObjectName(QStringLiteral("recomputeMethod"));
+    m_recomputeMethod->addItem(tr("uniform (groups of layers)"), int(RecomputeMethod::Uniform));
+    m_recomputeMethod->addItem(tr("block (the first layers of each chunk)"), int(RecomputeMethod::Block));
+    memory->addRow(tr("Recompute method"), m_recomputeMethod);
+    connect(m_recomputeMethod, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto mth = RecomputeMethod(m_recomputeMethod->itemData(index).toInt());
+        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) { p.memory.recompute_method = mth; });
+    });
+    m_recomputeLayers = spin(content, 1, 1024);
+    m_recomputeLayers->setObjectName(QStringLiteral("recomputeLayers"));
+    memory->addRow(tr("Recompute layers"), m_recomputeLayers);
+    connect(m_recomputeLayers, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) { p.memory.recompute_num_layers = v; });
+    });
+    m_recomputeActivation = new QCheckBox(tr("Recompute the FFN activation (MindSpeed)"), content);
+    m_recomputeActivation->setObjectName(QStringLiteral("recomputeActivation"));
+    memory->addRow(m_recomputeActivation);
+    connect(m_recomputeActivation, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) { p.memory.recompute_activation_function = on; });
+    });
+    m_recomputeNorm = new QCheckBox(tr("Recompute the norms (MindSpeed)"), content);
+    m_recomputeNorm->setObjectName(QStringLiteral("recomputeNorm"));
+    memory->addRow(m_recomputeNorm);
+    connect(m_recomputeNorm, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) { p.memory.recompute_norm = on; });
     });
     m_attention = new QComboBox(content);
     m_attention->setObjectName(QStringLiteral("attention"));
@@ -1001,6 +1037,27 @@ void PlanEditor::refresh()
     }
     selectData(m_ppSchedule, int(p.parallel.pp_schedule));
     selectData(m_recompute, int(p.memory.recompute));
+    {
+        const bool full = p.memory.recompute == Recompute::Full;
+        selectData(m_recomputeMethod, int(p.memory.recompute_method));
+        setValue(m_recomputeLayers, p.memory.recompute_num_layers);
+        m_recomputeLayers->setMaximum(std::max(1, p.model.layers / std::max(1, p.parallel.pp * p.parallel.virtual_stages)));
+        m_recomputeMethod->setEnabled(full);
+        m_recomputeLayers->setEnabled(full);
+        const QString needsFull = tr("Applies to full recompute (Megatron's --recompute-method)");
+        m_recomputeMethod->setToolTip(full ? tr("uniform: checkpoint groups of the given layers; block: "
+                                                "recompute only the first layers of each chunk")
+                                           : needsFull);
+        m_recomputeLayers->setToolTip(full ? tr("Layers per group (uniform) or recomputed per chunk (block)")
+                                           : needsFull);
+        setChecked(m_recomputeActivation, p.memory.recompute_activation_function);
+        setChecked(m_recomputeNorm, p.memory.recompute_norm);
+        m_recomputeActivation->setEnabled(!full);
+        m_recomputeNorm->setEnabled(!full);
+        const QString underFull = tr("Full recompute recomputes everything already");
+        m_recomputeActivation->setToolTip(full ? underFull : tr("The activation's output is recomputed from its input in backward"));
+        m_recomputeNorm->setToolTip(full ? underFull : tr("The norms' outputs are recomputed from their inputs in backward"));
+    }
     selectData(m_attention, int(p.memory.attention));
     setChecked(m_sp, p.parallel.sp);
     setChecked(m_offOptimizer, p.memory.offload.optimizer);

@@ -87,6 +87,9 @@ private:
               *m_dtOptimizer = nullptr, *m_dtCompute = nullptr, *m_optimizer = nullptr;
     QComboBox *m_tp = nullptr, *m_pp = nullptr, *m_cp = nullptr, *m_ep = nullptr, *m_etp = nullptr;
     QComboBox *m_cpAlgo = nullptr, *m_ulyssesDegree = nullptr, *m_dpShard = nullptr;
+    QComboBox *m_recomputeMethod = nullptr;
+    QSpinBox *m_recomputeLayers = nullptr;
+    QCheckBox *m_recomputeActivation = nullptr, *m_recomputeNorm = nullptr;
     QComboBox *m_ppSchedule = nullptr, *m_virtualStages = nullptr;
     QLabel *m_dp = nullptr;
     QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr;
