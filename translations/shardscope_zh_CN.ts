@@ -3450,10 +3450,6 @@ measured beside predicted.
         <translation>选择模型 %1</translation>
     </message>
     <message>
-        <source>Model size, log scale from 0.5B to 1T parameters (Llama-style shape)</source>
-        <translation>模型规模，对数刻度，0.5B 到 1T 参数（Llama 式结构）</translation>
-    </message>
-    <message>
         <source>Si&amp;ze</source>
         <translation>规模(&amp;Z)</translation>
     </message>
@@ -4162,6 +4158,10 @@ Not possible now:
     <message>
         <source>Shards nothing here: the states are sharded over dp x cp ranks, and dp x cp = 1. Raise dp or cp, or choose none.</source>
         <translation>此处不会分片任何内容：状态分片在 dp x cp 个 rank 上，而这里 dp x cp = 1。请增大 dp 或 cp，或选择“无”。</translation>
+    </message>
+    <message>
+        <source>Model size, log scale from 0.5B to 1T parameters: Llama-family shapes with 128-wide heads in multiples of 8, 8 KV heads from 30B up, which tp %1 divides</source>
+        <translation>模型规模，对数刻度，0.5B 到 1T 参数：Llama 系列结构，头宽 128、头数为 8 的倍数，30B 起 8 个 KV 头，均可被 tp %1 整除</translation>
     </message>
 </context>
 <context>
