@@ -81,11 +81,11 @@
     </message>
     <message>
         <source>activations to the next stage (per micro-batch and model chunk)</source>
-        <translation>发往下一级的激活值（每个微批、每个模型块一次）</translation>
+        <translation>发往下一个流水线阶段的激活值（每个微批、每个模型块一次）</translation>
     </message>
     <message>
         <source>activation gradients to the previous stage</source>
-        <translation>发往上一级的激活值梯度</translation>
+        <translation>发往上一个流水线阶段的激活值梯度</translation>
     </message>
     <message>
         <source>token dispatch and combine</source>
@@ -573,15 +573,15 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>Layer weights split by tp = %1; norms replicated; embedding on this stage; final norm and LM head on this stage. </source>
-        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本级；最终 norm 与 LM head 在本级。</translation>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本阶段；最终 norm 与 LM head 在本阶段。</translation>
     </message>
     <message>
         <source>Layer weights split by tp = %1; norms replicated; embedding on this stage. </source>
-        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本级。</translation>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本阶段。</translation>
     </message>
     <message>
         <source>Layer weights split by tp = %1; norms replicated; final norm and LM head on this stage. </source>
-        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；最终 norm 与 LM head 在本级。</translation>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；最终 norm 与 LM head 在本阶段。</translation>
     </message>
     <message>
         <source>Layer weights split by tp = %1; norms replicated. </source>
@@ -709,7 +709,7 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>0: the LM head is on the last pipeline stage</source>
-        <translation>0：LM head 在最后一个流水线级上</translation>
+        <translation>0：LM head 在最后一个流水线阶段上</translation>
     </message>
     <message>
         <source>DDP gradient buckets %1</source>
@@ -749,7 +749,7 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>Pipeline stages double-buffer the activations they send and receive. </source>
-        <translation>流水线各级对收发的激活值使用双缓冲。</translation>
+        <translation>流水线各阶段对收发的激活值使用双缓冲。</translation>
     </message>
     <message>
         <source>ZeRO-1/2 reduce gradients through buckets of %1. </source>
@@ -1120,7 +1120,7 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>stage %1, %2 layers</source>
-        <translation>第 %1 级，%2 层</translation>
+        <translation>阶段 %1，%2 层</translation>
     </message>
     <message>
         <source>embedding</source>
@@ -3099,11 +3099,11 @@ measured beside predicted.
     </message>
     <message>
         <source>Ranks %1 (%2 identical ranks, stage %3)</source>
-        <translation>Rank %1（%2 个相同 rank，第 %3 级）</translation>
+        <translation>Rank %1（%2 个相同 rank，阶段 %3）</translation>
     </message>
     <message>
         <source>Rank %1 (stage %2)</source>
-        <translation>Rank %1（第 %2 级）</translation>
+        <translation>Rank %1（阶段 %2）</translation>
     </message>
     <message>
         <source>%1 (%2 bytes), %3% of this rank&apos;s %4, %5% of HBM</source>
@@ -3865,7 +3865,7 @@ Not possible now: %2</source>
     </message>
     <message>
         <source>Model chunks per pipeline stage (interleaved 1F1B); pp x virtual stages divides the layers</source>
-        <translation>每个流水线级上的模型块数（交错式 1F1B）；pp x 虚拟阶段数须整除层数</translation>
+        <translation>每个流水线阶段上的模型块数（交错式 1F1B）；pp x 虚拟阶段数须整除层数</translation>
     </message>
     <message>
         <source>%1: %2</source>
@@ -3875,8 +3875,8 @@ Not possible now: %2</source>
         <source>1F1B: each stage alternates one forward and one backward
 interleaved 1F1B: each stage holds several model chunks (virtual stages), a smaller bubble for more communication
 GPipe: all forwards, then all backwards</source>
-        <translation>1F1B：每一级交替执行一次前向与一次反向
-交错式 1F1B：每一级持有多个模型块（虚拟阶段），气泡更小，通信更多
+        <translation>1F1B：每个阶段交替执行一次前向与一次反向
+交错式 1F1B：每个阶段持有多个模型块（虚拟阶段），气泡更小，通信更多
 GPipe：先执行全部前向，再执行全部反向</translation>
     </message>
     <message>
