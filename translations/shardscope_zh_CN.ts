@@ -4165,6 +4165,13 @@ Not possible now:
     </message>
 </context>
 <context>
+    <name>shardscope::RichTextLabel</name>
+    <message>
+        <source>&amp;Copy text</source>
+        <translation>复制文字(&amp;C)</translation>
+    </message>
+</context>
+<context>
     <name>shardscope::RunnerPanel</name>
     <message>
         <source>Native CPU (OpenBLAS)</source>

@@ -3,6 +3,7 @@
 #include "collectivechartview.h"
 #include "communicationmodel.h"
 #include "plandocument.h"
+#include "richtextlabel.h"
 #include "qstrings.h"
 
 #include "core/units.h"
@@ -19,13 +20,10 @@ namespace shardscope {
 
 CommunicationPanel::CommunicationPanel(PlanDocument *document, QWidget *parent)
     : QWidget(parent), m_document(document), m_model(new CommunicationModel(this)),
-      m_summary(new QLabel(this)), m_stack(new QStackedWidget(this)),
+      m_summary(new RichTextLabel(this)), m_stack(new QStackedWidget(this)),
       m_placeholder(new QLabel(this)), m_table(new QTableView(this)),
       m_chart(new CollectiveChartView(this))
 {
-    m_summary->setWordWrap(true);
-    m_summary->setTextFormat(Qt::RichText);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto *proxy = new QSortFilterProxyModel(this);
     proxy->setSourceModel(m_model);

@@ -8,6 +8,8 @@ class QTableView;
 
 namespace shardscope {
 
+class RichTextLabel;
+
 class CollectiveChartView;
 class CommunicationModel;
 class PlanDocument;
@@ -36,7 +38,7 @@ protected:
 private:
     PlanDocument *m_document;
     CommunicationModel *m_model;
-    QLabel *m_summary;
+    RichTextLabel *m_summary;
     QStackedWidget *m_stack;
     QLabel *m_placeholder;
     QTableView *m_table;
