@@ -12,6 +12,8 @@
 #include <QChart>
 #include <QChartView>
 #include <QSet>
+#include <QHeaderView>
+#include <QTableView>
 #include <QTest>
 #include <algorithm>
 
@@ -102,6 +104,43 @@ private Q_SLOTS:
         QCOMPARE(panel.model()->rowCount(), int(doc.estimate().communication.size()));
         if (doc.estimate().communication.empty())
             QVERIFY(panel.showsPlaceholder());
+    }
+
+    /// At the width the bottom dock has on a 1366x768 screen, what each collective carries is
+    /// readable beside the numbers, and a group grown to 128 ranks is not elided.
+    void columnsReadableAt1366()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.loadAsUntitled(QString::fromStdString(locateDataDir()) +
+                                       QStringLiteral("/cases/hcie-ai-tp8.plan.json"),
+                                   nullptr));
+        CommunicationPanel panel(&doc);
+        panel.resize(1350, 220);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QTableView *table = panel.tableView();
+        QHeaderView *header = table->horizontalHeader();
+        auto visible = [&](int column) {
+            const int left = header->sectionViewportPosition(column);
+            return std::min(left + header->sectionSize(column), table->viewport()->width()) - std::max(left, 0);
+        };
+        QVERIFY2(visible(CommunicationModel::NoteColumn) >= 200,
+                 qPrintable(QString::number(visible(CommunicationModel::NoteColumn))));
+        for (int c = 0; c < CommunicationModel::NoteColumn; ++c)
+            QCOMPARE(visible(c), header->sectionSize(c));
+
+        Plan big = doc.plan();
+        big.cluster.nodes = 16;
+        big.parallel.dp = 128 / big.parallel.tp;
+        QVERIFY2(doc.apply(big, QStringLiteral("128 ranks")), qPrintable(doc.validationError(big)));
+        QCoreApplication::processEvents();
+        int widest = 0;
+        for (int r = 0; r < panel.model()->rowCount(); ++r)
+            widest = std::max(widest, table->fontMetrics().horizontalAdvance(
+                                          panel.model()->index(r, CommunicationModel::GroupColumn).data().toString()));
+        QVERIFY(widest > 0);
+        QVERIFY2(header->sectionSize(CommunicationModel::GroupColumn) >= widest,
+                 qPrintable(QStringLiteral("%1 < %2").arg(header->sectionSize(CommunicationModel::GroupColumn)).arg(widest)));
     }
 
     /// What each collective carries and its phase read in the interface language; the

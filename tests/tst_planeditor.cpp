@@ -12,6 +12,8 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QStyle>
+#include <QStyleOptionComboBox>
 #include <QTest>
 #include <QUndoStack>
 #include <QWheelEvent>
@@ -329,6 +331,30 @@ private Q_SLOTS:
         QVERIFY(m_editor->statusText().isEmpty());
         QVERIFY(status->text().isEmpty());
         QCOMPARE(preset->mapTo(m_editor.get(), QPoint()), before);
+    }
+
+    // A combo narrower than its choice ends it with an ellipsis instead of cutting it off.
+    void narrowCombosElide()
+    {
+        auto *preset = child<QComboBox>("preset");
+        const QString full = preset->currentText();
+        preset->setMinimumWidth(0);
+        preset->setFixedWidth(preset->fontMetrics().horizontalAdvance(full) / 2 + 40);
+        QCoreApplication::processEvents();
+        QStyleOptionComboBox option;
+        option.initFrom(preset);
+        const QRect field = preset->style()->subControlRect(QStyle::CC_ComboBox, &option,
+                                                             QStyle::SC_ComboBoxEditField, preset);
+        const QString elided = preset->fontMetrics().elidedText(full, Qt::ElideRight, field.width() - 2);
+        QVERIFY(elided != full && elided.endsWith(QChar(0x2026)));
+        const QImage shown = preset->grab().toImage();
+        // The same combo holding only the elided text must look the same.
+        const int index = preset->currentIndex();
+        preset->setItemText(index, elided);
+        const QImage expected = preset->grab().toImage();
+        preset->setItemText(index, full);
+        QVERIFY(shown == expected);
+        QCOMPARE(preset->toolTip(), full);
     }
 
     void impossibleChoicesAreDisabledWithTheReason()

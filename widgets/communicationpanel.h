@@ -26,6 +26,7 @@ public:
 
     CommunicationModel *model() const { return m_model; }
     CollectiveChartView *chartView() const { return m_chart; }
+    QTableView *tableView() const { return m_table; }
     QString summaryText() const;
     bool showsPlaceholder() const;
 
@@ -44,6 +45,7 @@ private:
     QTableView *m_table;
     CollectiveChartView *m_chart;
     bool m_stale = false;
+    QString m_shownRows; ///< the collectives, groups and phases the columns were sized for
 };
 
 } // namespace shardscope

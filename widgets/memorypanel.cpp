@@ -45,13 +45,17 @@ MemoryPanel::MemoryPanel(PlanDocument *document, QWidget *parent)
     connect(m_phases, &QTabBar::currentChanged, this,
             [this](int index) { setPhaseView(PhaseView(index)); });
 
+    // The phase tabs keep their width (they do not scroll); the hint wraps into what is left.
+    m_phases->setUsesScrollButtons(false);
+    m_phases->setExpanding(false);
     auto *hint = new QLabel(tr("Hover a segment for its bytes, share and formula."), this);
     hint->setEnabled(false);
+    hint->setWordWrap(true);
+    hint->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_phases);
-    top->addStretch();
-    top->addWidget(hint);
+    top->addWidget(hint, 1);
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);

@@ -27,6 +27,9 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QStyle>
+#include <QStyleOptionComboBox>
+#include <QStylePainter>
+#include <QAbstractItemView>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
 #include <QResizeEvent>
@@ -193,6 +196,29 @@ bool PlanEditor::eventFilter(QObject *watched, QEvent *event)
         if ((key->matches(QKeySequence::Undo) || key->matches(QKeySequence::Redo)) &&
             !hasPendingTyping(watched)) {
             event->ignore();
+            return true;
+        }
+    }
+    if (event->type() == QEvent::Paint) {
+        // A combo narrower than its choice shows the start of it and an ellipsis (Fusion cuts it
+        // off mid-letter); the whole choice is in the list and the tooltip.
+        if (auto *combo = qobject_cast<QComboBox *>(watched); combo && !combo->isEditable()) {
+            QStylePainter painter(combo);
+            QStyleOptionComboBox option;
+            option.initFrom(combo);
+            option.editable = false;
+            option.frame = combo->hasFrame();
+            option.currentText = combo->currentText();
+            option.currentIcon = combo->itemIcon(combo->currentIndex());
+            option.iconSize = combo->iconSize();
+            if (combo->view()->isVisible())
+                option.state |= QStyle::State_On;
+            painter.drawComplexControl(QStyle::CC_ComboBox, option);
+            const QRect field = combo->style()->subControlRect(QStyle::CC_ComboBox, &option,
+                                                                QStyle::SC_ComboBoxEditField, combo);
+            const int room = field.width() - (option.currentIcon.isNull() ? 0 : option.iconSize.width() + 4) - 2;
+            option.currentText = combo->fontMetrics().elidedText(option.currentText, Qt::ElideRight, room);
+            painter.drawControl(QStyle::CE_ComboBoxLabel, option);
             return true;
         }
     }
@@ -927,6 +953,7 @@ void PlanEditor::refresh()
         const QSignalBlocker block(m_preset);
         const int i = m_preset->findData(qs(p.model.preset));
         m_preset->setCurrentIndex(i < 0 ? 0 : i);
+        m_preset->setToolTip(m_preset->currentText());
     }
     const int64_t n = countParameters(p.model).total;
     m_sizeLabel->setText(paramsText(double(n)));
