@@ -9,9 +9,11 @@
 #include "widgets/workbench.h"
 
 #include <QMenuBar>
+#include <QRadioButton>
 #include <QStandardPaths>
 #include <QUndoStack>
 #include <QtTest>
+#include <algorithm>
 
 using namespace shardscope;
 
@@ -99,12 +101,21 @@ private Q_SLOTS:
         openCase(doc);
         TeachingPanel panel(&doc);
         const int first = int(panel.lesson().steps.size());
+        const Plan before = doc.plan();
         panel.showItem(first);
         const Exercise &x = panel.lesson().exercises.at(0);
-        QCOMPARE(planToJson(doc.plan()), planToJson(x.plan));
+        // The headline and the bars would answer it: the exercise's plan waits for the answer.
+        QVERIFY(planToJson(x.plan) != planToJson(before));
+        QCOMPARE(planToJson(doc.plan()), planToJson(before));
+        // The layouts to choose from are listed, each a radio button.
+        const QList<QRadioButton *> radios = panel.findChildren<QRadioButton *>();
+        QCOMPARE(radios.size(), int(x.choices.size()) + 1);
+        for (const QString &c : x.choices)
+            QVERIFY(std::any_of(radios.begin(), radios.end(), [&](QRadioButton *b) { return b->text() == c; }));
         const QString right = x.correctChoice() < x.choices.size() ? x.choices.at(x.correctChoice())
                                                                    : QStringLiteral("none");
         QVERIFY(panel.checkAnswer(right).correct);
+        QCOMPARE(planToJson(doc.plan()), planToJson(x.plan));
         panel.showItem(first + 2);
         const Exercise &fits = panel.lesson().exercises.at(2);
         QVERIFY(

@@ -548,6 +548,10 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source>The case asks for full training. The engine counts the adapters as PEFT prints them, and what they leave untouched: the fp32 loss over a 32,000-token vocabulary still takes {logits}, nearly as much as the frozen base.</source>
         <translation>案例要求全量训练。引擎按 PEFT 的方式计数适配器，也计入它们未触及的部分：32,000 词表上的 fp32 损失仍占 {logits}，几乎与冻结的基座一样多。</translation>
     </message>
+    <message>
+        <source>Why Search may rank another layout first on this same case: it ranks the layouts that fit by predicted step time alone, so context parallelism (CP 8: {tps_cp8} tokens/s, {need_cp8} per rank) can come out ahead of FSDP. The ranking does not weigh what this case asks for: one node of eight 910B NPUs, 32K-token fine-tuning of an existing 7B model, the model code unchanged and a layout that is quick to validate. CP needs ring attention in the model code, a balanced split of every sequence and its own validation; where the framework has it and throughput matters most, take the Search&apos;s first row and measure it the same way.</source>
+        <translation>为什么“搜索”在同一案例上可能把另一种布局排在第一：它只按预测的单步时间给放得下的布局排序，因此上下文并行（CP 8：{tps_cp8} tokens/s，每个 rank 需要 {need_cp8}）可能排在 FSDP 之前。这个排序并不考虑本案例的要求：一个节点、八块 910B NPU，对现有 7B 模型做 32K token 微调，模型代码不改动，布局便于快速验证。CP 需要在模型代码中实现环形注意力（ring attention）、把每条序列均衡切分，并需要单独验证；如果框架已支持 CP 且吞吐量最重要，就采用“搜索”结果的第一行，并用同样的方法去实测。</translation>
+    </message>
 </context>
 <context>
     <name>MemoryExplanation</name>
@@ -4859,6 +4863,14 @@ Not possible now:
     <message>
         <source>no</source>
         <translation>否</translation>
+    </message>
+    <message>
+        <source>Choose one of the answers above first.</source>
+        <translation>请先在上面选择一个答案。</translation>
+    </message>
+    <message>
+        <source>The workbench keeps your plan until you check an answer; then it shows the exercise&apos;s plan, to see why.</source>
+        <translation>在您检查答案之前，工作台保留您的方案；检查之后才显示本练习的方案，以便看清原因。</translation>
     </message>
 </context>
 <context>
