@@ -2,6 +2,9 @@
 // engine's numbers, and exercises are checked; a language change rebuilds the text.
 #include "core/catalog.h"
 #include "i18n/language.h"
+#include "widgets/autosave.h"
+#include "widgets/comparepanel.h"
+#include "widgets/comparisonmodel.h"
 #include "widgets/languagemenu.h"
 #include "widgets/mainwindow.h"
 #include "widgets/plandocument.h"
@@ -69,6 +72,48 @@ private Q_SLOTS:
             menus << a->text();
         QVERIFY(menus.contains(QStringLiteral("&File")));
         LanguageMenu::choose(QString());
+    }
+
+    /// The switch keeps what the reader built up: undo and redo go on, the pinned plans stay,
+    /// the lesson stays at its step, and the plan is not reset by it.
+    void languageSwitchKeepsHistoryPinsAndStep()
+    {
+        Workbench bench;
+        MainWindow *w = bench.window();
+        PlanDocument *doc = w->document();
+        openCase(*doc);
+        auto *lesson = w->findChild<TeachingPanel *>();
+        QVERIFY(lesson);
+        lesson->showItem(2);
+        const Plan step = doc->plan();
+        Plan a = step;
+        a.training.seq_len = 16384;
+        QVERIFY(doc->apply(a, QStringLiteral("shorter")));
+        Plan b = a;
+        b.training.micro_batch = 2;
+        QVERIFY(doc->apply(b, QStringLiteral("two sequences")));
+        doc->undoStack()->undo(); // at a, with b to redo
+        auto *compare = w->findChild<ComparePanel *>();
+        QVERIFY(compare && compare->pinCurrent());
+        const int undoCount = doc->undoStack()->count();
+        const int undoIndex = doc->undoStack()->index();
+
+        bench.rebuild();
+        MainWindow *next = bench.window();
+        QVERIFY(next != nullptr);
+        PlanDocument *nd = next->document();
+        QCOMPARE(planToJson(nd->plan()), planToJson(a));
+        QCOMPARE(nd->undoStack()->count(), undoCount);
+        QCOMPARE(nd->undoStack()->index(), undoIndex);
+        QVERIFY(nd->isModified());
+        nd->undoStack()->redo();
+        QCOMPARE(planToJson(nd->plan()), planToJson(b));
+        nd->undoStack()->undo();
+        nd->undoStack()->undo();
+        QCOMPARE(planToJson(nd->plan()), planToJson(step));
+        QCOMPARE(int(next->findChild<ComparePanel *>()->model()->plans().size()), 1);
+        QCOMPARE(next->findChild<TeachingPanel *>()->currentItem(), 2);
+        next->autosave()->finish();
     }
 
     void stepsSetThePlanUndoably()
