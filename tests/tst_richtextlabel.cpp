@@ -2,6 +2,7 @@
 #include "widgets/richtextlabel.h"
 
 #include <QTest>
+#include <QVBoxLayout>
 
 using namespace shardscope;
 
@@ -35,6 +36,43 @@ private Q_SLOTS:
         label.setText(label.text()); // the same text: nothing to do
         label.repaint();
         QCOMPARE(label.layoutCount(), settled);
+    }
+
+    // New numbers of the same height repaint the line only: the panels around it are not laid
+    // out again (on a plan change that relayout went up to the main window).
+    void sameHeightChangesLayOutNothingAround()
+    {
+        QWidget outer;
+        auto *layout = new QVBoxLayout(&outer);
+        auto *label = new RichTextLabel(&outer);
+        layout->addWidget(label);
+        layout->addStretch();
+        outer.resize(400, 200);
+        label->setText(QStringLiteral("<b>Step 15.073 s</b> = compute 15.072 s"));
+        outer.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&outer));
+        QCoreApplication::processEvents();
+        int requests = 0;
+        struct Counter : QObject
+        {
+            int *n;
+            explicit Counter(int *count) : n(count) {}
+            bool eventFilter(QObject *, QEvent *e) override
+            {
+                if (e->type() == QEvent::LayoutRequest)
+                    ++*n;
+                return false;
+            }
+        } counter(&requests);
+        outer.installEventFilter(&counter);
+        label->setText(QStringLiteral("<b>Step 14.631 s</b> = compute 14.618 s"));
+        QCoreApplication::processEvents();
+        QCOMPARE(requests, 0);
+        // A text that needs another line does lay the panel out again.
+        label->setText(QString(QStringLiteral("word ")).repeated(80));
+        QCoreApplication::processEvents();
+        QVERIFY(requests > 0);
+        QVERIFY(label->height() >= label->heightForWidth(label->width()));
     }
 
     void wrapsAndKeepsTheText()

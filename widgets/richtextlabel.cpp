@@ -34,10 +34,15 @@ void RichTextLabel::setText(const QString &html)
 
 void RichTextLabel::textChanged()
 {
+    // The size hint's width does not depend on the text: when the height at the present width
+    // stays, nothing around the label needs laying out again, only this label repainting.
+    const int w = width();
+    const auto known = m_heights.constFind(w);
+    const int before = known == m_heights.constEnd() ? -1 : *known;
     m_laidOutWidth = -2;
     m_heights.clear();
-    m_sizeHint = QSize();
-    updateGeometry();
+    if (w <= 0 || !isVisible() || heightForWidth(w) != before)
+        updateGeometry();
     update();
 }
 
@@ -52,15 +57,11 @@ void RichTextLabel::layOut(qreal width) const
 
 QSize RichTextLabel::sizeHint() const
 {
-    if (!m_sizeHint.isValid()) {
-        // The width of the longest line unwrapped, capped as QLabel caps a wrapped label's hint.
-        layOut(-1);
-        const QMargins m = contentsMargins();
-        const int ideal = int(std::ceil(m_document.idealWidth()));
-        const int width = std::min(ideal, fontMetrics().averageCharWidth() * 80);
-        m_sizeHint = QSize(width + m.left() + m.right(), heightForWidth(width + m.left() + m.right()));
-    }
-    return m_sizeHint;
+    // A width that does not depend on the text (a line wraps to whatever the layout gives it) and
+    // the height at the width the label has: one layout per text, the one painting uses.
+    const QMargins m = contentsMargins();
+    const int preferred = fontMetrics().averageCharWidth() * 60 + m.left() + m.right();
+    return QSize(preferred, heightForWidth(width() > 0 ? width() : preferred));
 }
 
 QSize RichTextLabel::minimumSizeHint() const

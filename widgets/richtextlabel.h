@@ -44,7 +44,6 @@ private:
     mutable QTextDocument m_document;
     mutable qreal m_laidOutWidth = -2;
     mutable QHash<int, int> m_heights; ///< height for a widget width, for the current text
-    mutable QSize m_sizeHint;
     mutable int m_layouts = 0;
 };
 
