@@ -13,6 +13,7 @@
 #include <QChartView>
 #include <QSet>
 #include <QHeaderView>
+#include <QItemSelectionModel>
 #include <QTableView>
 #include <QTest>
 #include <algorithm>
@@ -104,6 +105,34 @@ private Q_SLOTS:
         QCOMPARE(panel.model()->rowCount(), int(doc.estimate().communication.size()));
         if (doc.estimate().communication.empty())
             QVERIFY(panel.showsPlaceholder());
+    }
+
+    /// A change that moves the numbers only updates the rows in place: the selected collective
+    /// stays selected (a model reset dropped it, and rebuilt the view, on every edit).
+    void numbersChangeInPlace()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.loadAsUntitled(QString::fromStdString(locateDataDir()) +
+                                       QStringLiteral("/cases/hcie-ai-fsdp.plan.json"),
+                                   nullptr));
+        CommunicationPanel panel(&doc);
+        panel.show();
+        QAbstractItemModelTester tester(panel.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const int rows = panel.model()->rowCount();
+        QVERIFY(rows >= 2);
+        panel.tableView()->selectRow(1);
+        const QString selected = panel.tableView()->selectionModel()->selectedRows().value(0).data().toString();
+        Plan p = doc.plan();
+        p.training.micro_batch = 2;
+        QVERIFY2(doc.apply(p, QStringLiteral("two sequences")), qPrintable(doc.validationError(p)));
+        QCOMPARE(panel.model()->rowCount(), rows);
+        const QModelIndexList now = panel.tableView()->selectionModel()->selectedRows();
+        QCOMPARE(now.size(), 1);
+        QCOMPARE(now.first().data().toString(), selected);
+        const Estimate e = estimate(doc.plan(), doc.catalog());
+        for (int i = 0; i < rows; ++i)
+            QCOMPARE(panel.model()->index(i, CommunicationModel::StepTimeColumn).data(CommunicationModel::SortRole).toDouble(),
+                     e.communication[size_t(i)].time_s * e.communication[size_t(i)].count_per_step);
     }
 
     /// At the width the bottom dock has on a 1366x768 screen, what each collective carries is
