@@ -91,6 +91,10 @@ void Workbench::rebuild()
     auto *newLesson = m_window->findChild<TeachingPanel *>();
     if (oldLesson && newLesson)
         newLesson->setCurrentItem(oldLesson->currentItem());
+    auto *oldRunner = previous->findChild<RunnerPanel *>();
+    auto *newRunner = m_window->findChild<RunnerPanel *>();
+    if (oldRunner && newRunner)
+        newRunner->adoptResults(*oldRunner);
     m_window->restoreGeometry(geometry);
     m_window->restoreState(state);
     if (visible)
