@@ -11,6 +11,9 @@
 #include <QAbstractItemModelTester>
 #include <QChart>
 #include <QChartView>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
+#include <QAbstractAxis>
 #include <QSet>
 #include <QHeaderView>
 #include <QItemSelectionModel>
@@ -221,6 +224,32 @@ private Q_SLOTS:
             QVERIFY2(group.startsWith(QString::fromStdString(c.group)) && hasCjk(group),
                      qPrintable(group));
         }
+    }
+
+    /// Every collective's label is drawn whole, also with a font as tall as a CJK one (with a
+    /// zh_CN locale at 1366x768 every label read "...").
+    void chartLabelsAreNotElided()
+    {
+        CollectiveChartView view;
+        QFont tall = view.font();
+        tall.setPointSizeF(tall.pointSizeF() * 1.25); // a CJK face's line height
+        view.chart()->axes(Qt::Vertical).first()->setLabelsFont(tall);
+        std::vector<Collective> rows;
+        for (const char *kind : {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"})
+            for (const char *group : {"dp", "tp"})
+                rows.push_back(collective(kind, group, 0.1, 0.05));
+        view.setCollectives(rows);
+        view.resize(400, 150); // the dock's height at 1366x768; the panel scrolls instead
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCoreApplication::processEvents();
+        QStringList labels;
+        for (QGraphicsItem *item : view.findChild<QChartView *>()->scene()->items())
+            if (auto *text = dynamic_cast<QGraphicsTextItem *>(item); text && text->isVisible())
+                labels << text->toPlainText();
+        QVERIFY2(labels.contains(QStringLiteral("reduce_scatter dp")), qPrintable(labels.join(QLatin1Char('|'))));
+        for (const QString &l : labels)
+            QVERIFY2(!l.contains(QStringLiteral("...")), qPrintable(labels.join(QLatin1Char('|'))));
     }
 
     /// On a dark palette the bars are their fill only: no light outline, so a bar of zero
