@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <utility>
 
 namespace shardscope {
 
@@ -50,45 +51,92 @@ ParameterCounts countParameters(const ModelShape &m)
     return c;
 }
 
-ModelShape shapeForParameterCount(double parameters)
+ModelShape shapeForParameterCount(double parameters, int tp)
 {
     if (!(parameters >= 0.5e9 && parameters <= 1.0e12))
         throw PlanError("model.parameters", "must be between 0.5e9 and 1e12 parameters");
+    if (tp < 1 || tp > 512)
+        throw PlanError("parallel.tp", "must be between 1 and 512");
     ModelShape m;
     m.vocab = 32000;
     m.ffn = FfnKind::SwiGLU;
     m.head_dim = 128;
-    // Llama 2 proportions: per layer ~12 h^2 parameters and layers ~ h / 128, so
-    // P(h) ~ 12 h^3 / 128 + 2 V h. Take the whole number of 128-wide heads whose P(h) is
-    // closest to the target; the FFN width below then absorbs the rest.
-    int heads = 8;
+    // Heads come in multiples of 8 (Llama 2 and 3, Qwen2.5, Mistral: 32, 40, 64, 128), and of tp
+    // so that every tensor-parallel rank holds whole heads.
+    int grid = 8;
+    while (grid % tp != 0)
+        grid += 8;
+    // Llama proportions: about as many layers as heads (Llama 2 7B: 32 and 32, 70B: 80 and 64;
+    // Llama 3.2 1B: 16 and 32 of width 64), per layer ~12 h^2 parameters with an FFN of 8/3 h.
+    // Take the multiple of the grid whose layer count for the target is nearest its head count,
+    // and no fewer layers than 3/4 of the heads (small models are deep and narrow).
+    int heads = grid;
     double best = 1e300;
-    for (int a = 8; a <= 512; ++a) {
+    for (int a = grid; a <= 512; a += grid) {
         const double h = 128.0 * a;
-        const double estimate = 12.0 * h * h * h / 128.0 + 2.0 * double(m.vocab) * h;
-        if (std::fabs(estimate - parameters) < best) {
-            best = std::fabs(estimate - parameters);
+        const double layers = (parameters - 2.0 * double(m.vocab) * h) / (12.0 * h * h);
+        if (layers < 0.75 * a && a > grid)
+            break;
+        const double distance = std::fabs(std::log(std::max(layers, 1.0) / a));
+        if (distance < best) {
+            best = distance;
             heads = a;
         }
     }
     m.heads = heads;
     m.hidden = int64_t(heads) * 128;
-    m.layers = std::max(2, int(std::lround(double(m.hidden) / 128.0)));
-    m.kv_heads = parameters >= 30e9 ? 8 : heads;
+    // Grouped-query attention with 8 KV heads from 30B up (Llama 2 70B, Llama 3); with tp
+    // beyond 8, as many as the grid so that each tensor-parallel rank holds whole KV heads.
+    m.kv_heads = parameters >= 30e9 ? grid : heads;
     if (m.heads % m.kv_heads != 0)
         m.kv_heads = m.heads;
-    // Size the FFN so that the total lands on the target: per layer 3 h f for SwiGLU.
+
     const double h = double(m.hidden);
-    const double fixed = 2.0 * m.vocab * h + h;
+    const double fixed = 2.0 * m.vocab * h + h; // embedding, head, final norm
     const double attn = 2.0 * h * h + 2.0 * h * double(m.kv_heads) * 128.0 + 2.0 * h;
-    double f = (parameters - fixed) / m.layers - attn;
-    f /= 3.0 * h;
-    int64_t ffn = std::max<int64_t>(256, int64_t(std::lround(f / 256.0)) * 256);
-    m.ffn_hidden = ffn;
+    // The SwiGLU width (3 h f per layer) that lands the total on the target for a layer count,
+    // kept between 2.5 h and 4 h (Llama 2 7B: 2.69 h, 70B: 3.5 h) and a multiple of 256.
+    auto ffnFor = [&](int layers) {
+        const double f = ((parameters - fixed) / layers - attn) / (3.0 * h);
+        const double clamped = std::clamp(f, 2.5 * h, 4.0 * h);
+        return std::max<int64_t>(256, int64_t(std::lround(clamped / 256.0)) * 256);
+    };
+    // Layers ~ hidden / 128 while the FFN can absorb the rest; beyond that the layer count does,
+    // in multiples of 4 (pipeline stages of 2 and 4 divide it).
+    m.layers = std::max(2, int(std::lround(h / 128.0)));
+    m.ffn_hidden = ffnFor(m.layers);
+    const double perLayer = attn + 3.0 * h * double(m.ffn_hidden);
+    const double wantLayers = (parameters - fixed) / perLayer;
+    if (std::fabs(wantLayers - m.layers) > 0.5) {
+        m.layers = std::max(4, int(std::lround(wantLayers / 4.0)) * 4);
+        m.ffn_hidden = ffnFor(m.layers);
+    }
     char name[64];
-    std::snprintf(name, sizeof name, "Llama-family %.1fB (derived)", parameters / 1e9);
+    std::snprintf(name, sizeof name, "Llama-family %.1fB (derived)",
+                  double(countParameters(m).total) / 1e9);
     m.display_name = name;
     return m;
+}
+
+std::vector<ModelShape> derivedShapes(int tp, int steps)
+{
+    std::vector<std::pair<int64_t, ModelShape>> counted;
+    for (int i = 0; i <= steps; ++i) {
+        const double p = 0.5e9 * std::pow(1e12 / 0.5e9, double(i) / steps);
+        ModelShape m = shapeForParameterCount(std::clamp(p, 0.5e9, 1.0e12), tp);
+        counted.emplace_back(countParameters(m).total, std::move(m));
+    }
+    std::stable_sort(counted.begin(), counted.end(),
+                     [](const auto &a, const auto &b) { return a.first < b.first; });
+    std::vector<ModelShape> shapes;
+    int64_t last = -1;
+    for (auto &[total, m] : counted) {
+        if (total == last)
+            continue;
+        last = total;
+        shapes.push_back(std::move(m));
+    }
+    return shapes;
 }
 
 } // namespace shardscope

@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
+#include <vector>
 
 namespace shardscope {
 
@@ -125,10 +126,17 @@ struct ParameterCounts
 
 ParameterCounts countParameters(const ModelShape &m);
 
-/// A Llama-family shape for a parameter count (0.5B to 1T): hidden = 128 * heads with
-/// layers ~ hidden / 128 (Llama 2 proportions), SwiGLU FFN sized so that the count lands near
-/// the target, GQA with 8 KV heads from 30B up, vocabulary 32000.
-ModelShape shapeForParameterCount(double parameters);
+/// A Llama-family shape for a parameter count (0.5B to 1T) on the grid real families use:
+/// head_dim 128, heads a multiple of 8 and of `tp` (so tp ranks hold whole heads), hidden =
+/// 128 * heads, layers ~ hidden / 128 (Llama 2 proportions), a SwiGLU FFN between 2.5 and 4 x
+/// hidden (a multiple of 256) sized so that the count lands near the target (where it cannot,
+/// the layer count moves, in multiples of 4), GQA with 8 KV heads (at least tp) from 30B up,
+/// vocabulary 32000. Throws PlanError for a count out of range or tp outside 1..512.
+ModelShape shapeForParameterCount(double parameters, int tp = 1);
+
+/// The distinct shapes shapeForParameterCount(p, tp) gives for `steps` + 1 counts p spaced
+/// evenly on a log scale from 0.5B to 1T, smallest first (the model-size slider's positions).
+std::vector<ModelShape> derivedShapes(int tp, int steps = 240);
 
 /// Reads a Hugging Face config.json (core/hfconfig.cpp). Supported `model_type`s are the ones
 /// whose shape the engine represents: llama, mistral, mixtral, qwen2, qwen2_moe, qwen3,

@@ -179,4 +179,12 @@ RunResults runBlocking(const Plan &plan, const Workload &workload, const RunOpti
     return runner.results();
 }
 
+bool BenchmarkRunner::adoptResults(const RunResults &results)
+{
+    if (m_running)
+        return false;
+    m_results = results;
+    return true;
+}
+
 } // namespace shardscope

@@ -28,6 +28,9 @@ public:
     bool isRunning() const { return m_running; }
 
     const RunResults &results() const { return m_results; }
+    /// Takes over the results of another runner's finished run (a window rebuilt for another
+    /// language keeps them); refused (false) while this one runs.
+    bool adoptResults(const RunResults &results);
     QString lastError() const { return m_error; }
     /// Steps of a run: kernels, plus the probe when asked.
     int total() const { return m_total; }

@@ -204,9 +204,14 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         c.value = at.bytes[size_t(comp)];
         const MemoryExplanation ex = explainMemory(plan, catalog, r, Phase(phase));
         c.formula = translated(ex[size_t(comp)].formula);
+        // The engine's text names phases by their keys ("optimizer_step"): a reader reads names.
+        for (int k = 0; k < kPhaseCount; ++k) {
+            const QString key = LessonFormula::qs(phaseKey(Phase(k)));
+            if (key.contains(QLatin1Char('_')))
+                c.formula.replace(key, LessonFormula::phaseName(Phase(k)));
+        }
         // The formula names its phase already where the component changes within one.
-        if (!c.formula.contains(phaseName) &&
-            !c.formula.contains(LessonFormula::qs(phaseKey(Phase(phase)))))
+        if (!c.formula.contains(phaseName))
             c.formula += QStringLiteral(" [") + phaseName + QLatin1Char(']');
     } else if (c.quantity == "model_state" || c.quantity == "hbm_minus_state") {
         const double state = at[Component::Parameters] + at[Component::Gradients] +

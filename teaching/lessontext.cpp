@@ -219,7 +219,17 @@ public:
                    "offload.\n"
                    "• Step time: a large gap between measured and predicted is a reason to "
                    "calibrate the device profile with the kernel runner before choosing.\n"
-                   "The choice follows the traces, not the parameter count."),
+                   "The choice follows the traces, not the parameter count.") +
+                    QLatin1Char('\n') +
+                    tr("Why Search may rank another layout first on this same case: it ranks the "
+                       "layouts that fit by predicted step time alone, so context parallelism (CP 8: "
+                       "{tps_cp8} tokens/s, {need_cp8} per rank) can come out ahead of FSDP. The "
+                       "ranking does not weigh what this case asks for: one node of eight 910B NPUs, "
+                       "32K-token fine-tuning of an existing 7B model, the model code unchanged and "
+                       "a layout that is quick to validate. CP needs ring attention in the model code, "
+                       "a balanced split of every sequence and its own validation; where the "
+                       "framework has it and throughput matters most, take the Search's first "
+                       "row and measure it the same way."),
                 tr("These predictions rest on the device profile's HCCS bandwidth, efficiency and "
                    "latency, each listed with its source; measurements from the node replace "
                    "them.")};

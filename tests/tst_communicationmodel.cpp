@@ -11,7 +11,13 @@
 #include <QAbstractItemModelTester>
 #include <QChart>
 #include <QChartView>
+#include <QGraphicsScene>
+#include <QGraphicsTextItem>
+#include <QAbstractAxis>
 #include <QSet>
+#include <QHeaderView>
+#include <QItemSelectionModel>
+#include <QTableView>
 #include <QTest>
 #include <algorithm>
 
@@ -104,6 +110,71 @@ private Q_SLOTS:
             QVERIFY(panel.showsPlaceholder());
     }
 
+    /// A change that moves the numbers only updates the rows in place: the selected collective
+    /// stays selected (a model reset dropped it, and rebuilt the view, on every edit).
+    void numbersChangeInPlace()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.loadAsUntitled(QString::fromStdString(locateDataDir()) +
+                                       QStringLiteral("/cases/hcie-ai-fsdp.plan.json"),
+                                   nullptr));
+        CommunicationPanel panel(&doc);
+        panel.show();
+        QAbstractItemModelTester tester(panel.model(), QAbstractItemModelTester::FailureReportingMode::QtTest);
+        const int rows = panel.model()->rowCount();
+        QVERIFY(rows >= 2);
+        panel.tableView()->selectRow(1);
+        const QString selected = panel.tableView()->selectionModel()->selectedRows().value(0).data().toString();
+        Plan p = doc.plan();
+        p.training.micro_batch = 2;
+        QVERIFY2(doc.apply(p, QStringLiteral("two sequences")), qPrintable(doc.validationError(p)));
+        QCOMPARE(panel.model()->rowCount(), rows);
+        const QModelIndexList now = panel.tableView()->selectionModel()->selectedRows();
+        QCOMPARE(now.size(), 1);
+        QCOMPARE(now.first().data().toString(), selected);
+        const Estimate e = estimate(doc.plan(), doc.catalog());
+        for (int i = 0; i < rows; ++i)
+            QCOMPARE(panel.model()->index(i, CommunicationModel::StepTimeColumn).data(CommunicationModel::SortRole).toDouble(),
+                     e.communication[size_t(i)].time_s * e.communication[size_t(i)].count_per_step);
+    }
+
+    /// At the width the bottom dock has on a 1366x768 screen, what each collective carries is
+    /// readable beside the numbers, and a group grown to 128 ranks is not elided.
+    void columnsReadableAt1366()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.loadAsUntitled(QString::fromStdString(locateDataDir()) +
+                                       QStringLiteral("/cases/hcie-ai-tp8.plan.json"),
+                                   nullptr));
+        CommunicationPanel panel(&doc);
+        panel.resize(1350, 220);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        QTableView *table = panel.tableView();
+        QHeaderView *header = table->horizontalHeader();
+        auto visible = [&](int column) {
+            const int left = header->sectionViewportPosition(column);
+            return std::min(left + header->sectionSize(column), table->viewport()->width()) - std::max(left, 0);
+        };
+        QVERIFY2(visible(CommunicationModel::NoteColumn) >= 200,
+                 qPrintable(QString::number(visible(CommunicationModel::NoteColumn))));
+        for (int c = 0; c < CommunicationModel::NoteColumn; ++c)
+            QCOMPARE(visible(c), header->sectionSize(c));
+
+        Plan big = doc.plan();
+        big.cluster.nodes = 16;
+        big.parallel.dp = 128 / big.parallel.tp;
+        QVERIFY2(doc.apply(big, QStringLiteral("128 ranks")), qPrintable(doc.validationError(big)));
+        QCoreApplication::processEvents();
+        int widest = 0;
+        for (int r = 0; r < panel.model()->rowCount(); ++r)
+            widest = std::max(widest, table->fontMetrics().horizontalAdvance(
+                                          panel.model()->index(r, CommunicationModel::GroupColumn).data().toString()));
+        QVERIFY(widest > 0);
+        QVERIFY2(header->sectionSize(CommunicationModel::GroupColumn) >= widest,
+                 qPrintable(QStringLiteral("%1 < %2").arg(header->sectionSize(CommunicationModel::GroupColumn)).arg(widest)));
+    }
+
     /// What each collective carries and its phase read in the interface language; the
     /// collective and group identifiers stay as they are.
     void followsTheLanguage()
@@ -153,6 +224,32 @@ private Q_SLOTS:
             QVERIFY2(group.startsWith(QString::fromStdString(c.group)) && hasCjk(group),
                      qPrintable(group));
         }
+    }
+
+    /// Every collective's label is drawn whole, also with a font as tall as a CJK one (with a
+    /// zh_CN locale at 1366x768 every label read "...").
+    void chartLabelsAreNotElided()
+    {
+        CollectiveChartView view;
+        QFont tall = view.font();
+        tall.setPointSizeF(tall.pointSizeF() * 1.25); // a CJK face's line height
+        view.chart()->axes(Qt::Vertical).first()->setLabelsFont(tall);
+        std::vector<Collective> rows;
+        for (const char *kind : {"all_gather", "reduce_scatter", "all_reduce", "all_to_all"})
+            for (const char *group : {"dp", "tp"})
+                rows.push_back(collective(kind, group, 0.1, 0.05));
+        view.setCollectives(rows);
+        view.resize(400, 150); // the dock's height at 1366x768; the panel scrolls instead
+        view.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&view));
+        QCoreApplication::processEvents();
+        QStringList labels;
+        for (QGraphicsItem *item : view.findChild<QChartView *>()->scene()->items())
+            if (auto *text = dynamic_cast<QGraphicsTextItem *>(item); text && text->isVisible())
+                labels << text->toPlainText();
+        QVERIFY2(labels.contains(QStringLiteral("reduce_scatter dp")), qPrintable(labels.join(QLatin1Char('|'))));
+        for (const QString &l : labels)
+            QVERIFY2(!l.contains(QStringLiteral("...")), qPrintable(labels.join(QLatin1Char('|'))));
     }
 
     /// On a dark palette the bars are their fill only: no light outline, so a bar of zero

@@ -17,6 +17,8 @@
 #include <QAction>
 #include <QDir>
 #include <QDockWidget>
+#include <QListWidget>
+#include <QTabBar>
 #include <QFileInfo>
 #include <QImage>
 #include <QLabel>
@@ -225,6 +227,16 @@ private Q_SLOTS:
         QCoreApplication::processEvents();
         const int chart = w->memoryPanel()->chartView()->height();
         QVERIFY2(chart >= 300, qPrintable(QString::number(chart)));
+        // The phase tabs show whole, without scroll arrows.
+        auto *phases = w->memoryPanel()->findChild<QTabBar *>();
+        QVERIFY(phases);
+        QVERIFY2(phases->width() >= phases->sizeHint().width(),
+                 qPrintable(QStringLiteral("%1 < %2").arg(phases->width()).arg(phases->sizeHint().width())));
+        // The teaching steps are listed in a box of their own height, not eight lines.
+        auto *steps = w->findChild<QWidget *>(QStringLiteral("TeachingPanel"))->findChild<QListWidget *>();
+        QVERIFY(steps);
+        QVERIFY2(steps->height() >= steps->fontMetrics().height() * 10,
+                 qPrintable(QString::number(steps->height())));
         w->autosave()->finish();
     }
 

@@ -2,6 +2,7 @@
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/model.h"
+#include "core/plan.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -195,6 +196,60 @@ private slots:
         QCOMPARE(m.hidden, int64_t(m.heads) * 128);
         QCOMPARE(m.heads % m.kv_heads, 0);
         QVERIFY(m.layers >= 2);
+    }
+
+    void derivedShapesAreOnTheGrid_data()
+    {
+        QTest::addColumn<int>("tp");
+        for (int tp : {1, 2, 4, 8})
+            QTest::addRow("tp %d", tp) << tp;
+    }
+
+    // The shapes the size slider offers look like real models (head_dim 128, heads a multiple
+    // of 8, 8 KV heads from 30B up) and each is valid at tp 1, 2, 4 and 8.
+    void derivedShapesAreOnTheGrid()
+    {
+        QFETCH(int, tp);
+        const Catalog &catalog = Catalog::builtin();
+        Plan plan = parsePlanFile(locateDataDir() + "/cases/hcie-ai-ddp.plan.json", catalog);
+        plan.parallel.tp = tp;
+        plan.parallel.dp = plan.cluster.world() / tp;
+        const std::vector<ModelShape> shapes = derivedShapes(tp);
+        QVERIFY(shapes.size() >= 60);
+        int64_t previous = 0;
+        for (const ModelShape &m : shapes) {
+            const int64_t total = countParameters(m).total;
+            const QString what = QStringLiteral("%1 params: %2 layers, %3 heads, %4 kv, ffn %5")
+                                     .arg(total).arg(m.layers).arg(m.heads).arg(m.kv_heads).arg(m.ffn_hidden);
+            QVERIFY2(total > previous, qPrintable(what));
+            previous = total;
+            QVERIFY2(m.heads % 8 == 0, qPrintable(what));
+            QCOMPARE(m.head_dim, int64_t(128));
+            QCOMPARE(m.hidden, int64_t(m.heads) * 128);
+            if (total >= 31e9)
+                QVERIFY2(m.kv_heads == 8, qPrintable(what));
+            QVERIFY2(m.ffn_hidden % 256 == 0 && m.ffn_hidden >= 2 * m.hidden && m.ffn_hidden <= 4 * m.hidden,
+                     qPrintable(what));
+            plan.model = m;
+            try {
+                validatePlan(plan, catalog);
+            } catch (const PlanError &e) {
+                QFAIL(qPrintable(what + QStringLiteral(": ") + QString::fromStdString(e.what())));
+            }
+        }
+        QVERIFY(countParameters(shapes.front()).total < 0.6e9);
+        QVERIFY(countParameters(shapes.back()).total > 0.9e12);
+    }
+
+    // A tp beyond 8 gets heads and KV heads it divides.
+    void derivedShapesFollowALargeTp()
+    {
+        for (double p : {1e9, 70e9, 400e9}) {
+            const ModelShape m = shapeForParameterCount(p, 16);
+            QCOMPARE(m.heads % 16, 0);
+            QCOMPARE(m.kv_heads % 16, 0);
+            QCOMPARE(m.heads % m.kv_heads, 0);
+        }
     }
 
     void sizeModeSevenBIsLlamaShaped()

@@ -12,6 +12,8 @@
 #include <QSlider>
 #include <QSpinBox>
 #include <QStandardItemModel>
+#include <QStyle>
+#include <QStyleOptionComboBox>
 #include <QTest>
 #include <QUndoStack>
 #include <QWheelEvent>
@@ -249,18 +251,110 @@ private Q_SLOTS:
     void sliderDragIsOneUndoStep()
     {
         auto *slider = child<QSlider>("modelSize");
-        QCOMPARE(PlanEditor::positionForParameters(PlanEditor::parametersForPosition(300)), 300);
+        QVERIFY(slider->maximum() > 50);
+        QCOMPARE(slider->maximum() + 1, int(m_editor->sizeShapes().size()));
         // setSliderDown emits sliderPressed / sliderReleased as a mouse drag does.
         slider->setSliderDown(true);
-        for (int pos : {100, 150, 200, 260})
+        for (int pos : {10, 15, 20, 26})
             slider->setValue(pos);
         slider->setSliderDown(false);
         QCOMPARE(m_doc->undoStack()->count(), 1);
         QVERIFY(m_doc->plan().model.preset.empty());
-        const double n = double(countParameters(m_doc->plan().model).total);
-        QVERIFY2(std::abs(n / PlanEditor::parametersForPosition(260) - 1.0) < 0.15, qPrintable(QString::number(n)));
+        QCOMPARE(countParameters(m_doc->plan().model).total, countParameters(m_editor->sizeShapes().at(26)).total);
+        QCOMPARE(slider->value(), 26);
         m_doc->undoStack()->undo();
         QVERIFY(m_doc->plan().model.preset == std::string("llama2-7b"));
+    }
+
+    void sliderOffersOnlyShapesTheLayoutAccepts_data()
+    {
+        QTest::addColumn<int>("tp");
+        for (int tp : {1, 2, 4, 8})
+            QTest::addRow("tp %d", tp) << tp;
+    }
+
+    // At every tp each position of the size slider is a real-looking shape the plan accepts:
+    // nothing is refused, and the handle stays where it was put, under a label with its count.
+    void sliderOffersOnlyShapesTheLayoutAccepts()
+    {
+        QFETCH(int, tp);
+        auto *tpCombo = child<QComboBox>("tp");
+        tpCombo->setCurrentIndex(indexOfData(tpCombo, tp));
+        QCOMPARE(m_doc->plan().parallel.tp, tp);
+        auto *slider = child<QSlider>("modelSize");
+        QVERIFY(slider->maximum() > 50);
+        slider->setSliderDown(true);
+        for (int pos = slider->minimum(); pos <= slider->maximum(); ++pos) {
+            slider->setValue(pos);
+            const ModelShape &m = m_doc->plan().model;
+            const QString what = QStringLiteral("position %1: %2 heads, %3 kv, status \"%4\"")
+                                     .arg(pos).arg(m.heads).arg(m.kv_heads).arg(m_editor->statusText());
+            QVERIFY2(m_editor->statusText().isEmpty(), qPrintable(what));
+            QCOMPARE(countParameters(m).total, countParameters(m_editor->sizeShapes().at(size_t(pos))).total);
+            QVERIFY2(m.heads % 8 == 0 && m.head_dim == 128, qPrintable(what));
+            QCOMPARE(slider->value(), pos);
+        }
+        slider->setSliderDown(false);
+        // Released: the handle stays put and the label names the plan's count.
+        QCOMPARE(slider->value(), slider->maximum());
+        QCOMPARE(m_doc->undoStack()->count(), tp == 1 ? 1 : 2); // the tp change and the one drag
+        auto *sizeLabel = child<QLabel>("modelSizeLabel");
+        const double n = double(countParameters(m_doc->plan().model).total);
+        const QString count = n >= 1e12 ? QString::number(n / 1e12, 'f', 2) : QString::number(n / 1e9, 'f', 1);
+        QVERIFY2(sizeLabel->text().contains(count), qPrintable(sizeLabel->text() + QStringLiteral(" / ") + count));
+    }
+
+    // A refusal is shown below the form without moving it, and cleared by the next edit.
+    void refusalMovesNothingAndClears()
+    {
+        auto *preset = child<QComboBox>("preset");
+        auto *slider = child<QSlider>("modelSize");
+        // The form as it settles (the scroll area's first layout is a pixel off) after a first
+        // refusal and the edit that clears it.
+        auto *schedule = child<QComboBox>("ppSchedule");
+        schedule->setCurrentIndex(indexOfData(schedule, int(PpSchedule::Interleaved))); // pp = 1
+        QCoreApplication::processEvents();
+        child<QSpinBox>("gradAccum")->setValue(2);
+        QCoreApplication::processEvents();
+        const QPoint before = preset->mapTo(m_editor.get(), QPoint());
+        const QPoint sliderBefore = slider->mapTo(m_editor.get(), QPoint());
+        schedule->setCurrentIndex(indexOfData(schedule, int(PpSchedule::Interleaved))); // pp = 1
+        QVERIFY(!m_editor->statusText().isEmpty());
+        auto *status = child<QLabel>("status");
+        QVERIFY(status->isVisible());
+        QVERIFY(!status->text().isEmpty());
+        QCoreApplication::processEvents();
+        QCOMPARE(preset->mapTo(m_editor.get(), QPoint()), before);
+        QCOMPARE(slider->mapTo(m_editor.get(), QPoint()), sliderBefore);
+        // The next accepted edit clears it.
+        child<QSpinBox>("gradAccum")->setValue(4);
+        QVERIFY(m_editor->statusText().isEmpty());
+        QVERIFY(status->text().isEmpty());
+        QCOMPARE(preset->mapTo(m_editor.get(), QPoint()), before);
+    }
+
+    // A combo narrower than its choice ends it with an ellipsis instead of cutting it off.
+    void narrowCombosElide()
+    {
+        auto *preset = child<QComboBox>("preset");
+        const QString full = preset->currentText();
+        preset->setMinimumWidth(0);
+        preset->setFixedWidth(preset->fontMetrics().horizontalAdvance(full) / 2 + 40);
+        QCoreApplication::processEvents();
+        QStyleOptionComboBox option;
+        option.initFrom(preset);
+        const QRect field = preset->style()->subControlRect(QStyle::CC_ComboBox, &option,
+                                                             QStyle::SC_ComboBoxEditField, preset);
+        const QString elided = preset->fontMetrics().elidedText(full, Qt::ElideRight, field.width() - 2);
+        QVERIFY(elided != full && elided.endsWith(QChar(0x2026)));
+        const QImage shown = preset->grab().toImage();
+        // The same combo holding only the elided text must look the same.
+        const int index = preset->currentIndex();
+        preset->setItemText(index, elided);
+        const QImage expected = preset->grab().toImage();
+        preset->setItemText(index, full);
+        QVERIFY(shown == expected);
+        QCOMPARE(preset->toolTip(), full);
     }
 
     void impossibleChoicesAreDisabledWithTheReason()

@@ -161,6 +161,15 @@ private slots:
         const nlohmann::json profile = panel.calibratedProfile();
         QVERIFY(profile.contains("calibration"));
         QVERIFY(deviceFromJson(profile).calibration.present);
+
+        // The window rebuilt for another language keeps the results, and what they calibrate.
+        RunnerPanel rebuilt;
+        QVERIFY(rebuilt.model()->results().kernels.empty());
+        rebuilt.adoptResults(panel);
+        QCOMPARE(rebuilt.model()->rowCount(), panel.model()->rowCount());
+        QCOMPARE(rebuilt.model()->results().measurements.size(), r.measurements.size());
+        QCOMPARE(rebuilt.calibratedProfile().dump(), profile.dump());
+        QVERIFY2(rebuilt.deviceNote().contains(QStringLiteral("H200")), qPrintable(rebuilt.deviceNote()));
     }
 
     void cancelKeepsResults()

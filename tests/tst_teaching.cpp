@@ -358,6 +358,15 @@ private Q_SLOTS:
         QVERIFY(withPhase >= 3);
     }
 
+    /// In English too the formulas name the phases as a reader says them, not "optimizer_step".
+    void formulasShowNoRawPhaseKeys()
+    {
+        for (const LessonStep &s : m_lesson.steps)
+            for (const Citation &c : s.citations)
+                QVERIFY2(!c.formula.contains(QStringLiteral("optimizer_step")),
+                         qPrintable(QString::fromStdString(c.key) + QStringLiteral(": ") + c.formula));
+    }
+
     /// SHARDSCOPE_DUMP_LESSON=1 prints the lesson as a reader sees it.
     void dump()
     {

@@ -2,6 +2,9 @@
 // engine's numbers, and exercises are checked; a language change rebuilds the text.
 #include "core/catalog.h"
 #include "i18n/language.h"
+#include "widgets/autosave.h"
+#include "widgets/comparepanel.h"
+#include "widgets/comparisonmodel.h"
 #include "widgets/languagemenu.h"
 #include "widgets/mainwindow.h"
 #include "widgets/plandocument.h"
@@ -9,9 +12,11 @@
 #include "widgets/workbench.h"
 
 #include <QMenuBar>
+#include <QRadioButton>
 #include <QStandardPaths>
 #include <QUndoStack>
 #include <QtTest>
+#include <algorithm>
 
 using namespace shardscope;
 
@@ -69,6 +74,48 @@ private Q_SLOTS:
         LanguageMenu::choose(QString());
     }
 
+    /// The switch keeps what the reader built up: undo and redo go on, the pinned plans stay,
+    /// the lesson stays at its step, and the plan is not reset by it.
+    void languageSwitchKeepsHistoryPinsAndStep()
+    {
+        Workbench bench;
+        MainWindow *w = bench.window();
+        PlanDocument *doc = w->document();
+        openCase(*doc);
+        auto *lesson = w->findChild<TeachingPanel *>();
+        QVERIFY(lesson);
+        lesson->showItem(2);
+        const Plan step = doc->plan();
+        Plan a = step;
+        a.training.seq_len = 16384;
+        QVERIFY(doc->apply(a, QStringLiteral("shorter")));
+        Plan b = a;
+        b.training.micro_batch = 2;
+        QVERIFY(doc->apply(b, QStringLiteral("two sequences")));
+        doc->undoStack()->undo(); // at a, with b to redo
+        auto *compare = w->findChild<ComparePanel *>();
+        QVERIFY(compare && compare->pinCurrent());
+        const int undoCount = doc->undoStack()->count();
+        const int undoIndex = doc->undoStack()->index();
+
+        bench.rebuild();
+        MainWindow *next = bench.window();
+        QVERIFY(next != nullptr);
+        PlanDocument *nd = next->document();
+        QCOMPARE(planToJson(nd->plan()), planToJson(a));
+        QCOMPARE(nd->undoStack()->count(), undoCount);
+        QCOMPARE(nd->undoStack()->index(), undoIndex);
+        QVERIFY(nd->isModified());
+        nd->undoStack()->redo();
+        QCOMPARE(planToJson(nd->plan()), planToJson(b));
+        nd->undoStack()->undo();
+        nd->undoStack()->undo();
+        QCOMPARE(planToJson(nd->plan()), planToJson(step));
+        QCOMPARE(int(next->findChild<ComparePanel *>()->model()->plans().size()), 1);
+        QCOMPARE(next->findChild<TeachingPanel *>()->currentItem(), 2);
+        next->autosave()->finish();
+    }
+
     void stepsSetThePlanUndoably()
     {
         PlanDocument doc(Catalog::builtin());
@@ -99,12 +146,21 @@ private Q_SLOTS:
         openCase(doc);
         TeachingPanel panel(&doc);
         const int first = int(panel.lesson().steps.size());
+        const Plan before = doc.plan();
         panel.showItem(first);
         const Exercise &x = panel.lesson().exercises.at(0);
-        QCOMPARE(planToJson(doc.plan()), planToJson(x.plan));
+        // The headline and the bars would answer it: the exercise's plan waits for the answer.
+        QVERIFY(planToJson(x.plan) != planToJson(before));
+        QCOMPARE(planToJson(doc.plan()), planToJson(before));
+        // The layouts to choose from are listed, each a radio button.
+        const QList<QRadioButton *> radios = panel.findChildren<QRadioButton *>();
+        QCOMPARE(radios.size(), int(x.choices.size()) + 1);
+        for (const QString &c : x.choices)
+            QVERIFY(std::any_of(radios.begin(), radios.end(), [&](QRadioButton *b) { return b->text() == c; }));
         const QString right = x.correctChoice() < x.choices.size() ? x.choices.at(x.correctChoice())
                                                                    : QStringLiteral("none");
         QVERIFY(panel.checkAnswer(right).correct);
+        QCOMPARE(planToJson(doc.plan()), planToJson(x.plan));
         panel.showItem(first + 2);
         const Exercise &fits = panel.lesson().exercises.at(2);
         QVERIFY(

@@ -17,6 +17,7 @@ struct TsStats
 {
     int messages = 0;
     QStringList problems; ///< "context: source (why)"
+    QList<QPair<QString, QString>> texts; ///< source and translation of each plain message
 };
 
 TsStats readTs(const QString &path)
@@ -63,8 +64,11 @@ TsStats readTs(const QString &path)
                 }
                 if (!any)
                     st.problems << where + QStringLiteral(" (no numerus form)");
-            } else if (xml.readElementText().trimmed().isEmpty()) {
-                st.problems << where + QStringLiteral(" (empty)");
+            } else {
+                const QString text = xml.readElementText();
+                if (text.trimmed().isEmpty())
+                    st.problems << where + QStringLiteral(" (empty)");
+                st.texts.append({source, text});
             }
         }
     }
@@ -91,6 +95,25 @@ private Q_SLOTS:
         const TsStats st = readTs(tsPath());
         QVERIFY(st.messages > 100);
         QVERIFY2(st.problems.isEmpty(), qPrintable(st.problems.join(QLatin1Char('\n'))));
+    }
+
+    /// A pipeline stage is a 阶段 (phase, stage), never a 级 (level, grade): "(stage 0)" must not
+    /// read as "level 0".
+    void pipelineStageIsAStageNotALevel()
+    {
+        const TsStats st = readTs(tsPath());
+        QStringList wrong;
+        int stages = 0;
+        for (const auto &[source, text] : st.texts) {
+            if (!source.contains(QLatin1String("stage"), Qt::CaseInsensitive) ||
+                source.contains(QLatin1String("ZeRO stage")))
+                continue;
+            ++stages;
+            if (text.contains(QChar(0x7EA7)) || !text.contains(QStringLiteral("阶段")))
+                wrong << source.left(60) + QStringLiteral(" -> ") + text.left(40);
+        }
+        QVERIFY(stages > 10);
+        QVERIFY2(wrong.isEmpty(), qPrintable(wrong.join(QLatin1Char('\n'))));
     }
 
     /// lupdate over the sources finds nothing new and nothing gone.

@@ -81,11 +81,11 @@
     </message>
     <message>
         <source>activations to the next stage (per micro-batch and model chunk)</source>
-        <translation>发往下一级的激活值（每个微批、每个模型块一次）</translation>
+        <translation>发往下一个流水线阶段的激活值（每个微批、每个模型块一次）</translation>
     </message>
     <message>
         <source>activation gradients to the previous stage</source>
-        <translation>发往上一级的激活值梯度</translation>
+        <translation>发往上一个流水线阶段的激活值梯度</translation>
     </message>
     <message>
         <source>token dispatch and combine</source>
@@ -572,6 +572,10 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source>The case asks for full training. The engine counts the adapters as PEFT prints them, and what they leave untouched: the fp32 loss over a 32,000-token vocabulary still takes {logits}, nearly as much as the frozen base.</source>
         <translation>案例要求全量训练。引擎按 PEFT 的方式计数适配器，也计入它们未触及的部分：32,000 词表上的 fp32 损失仍占 {logits}，几乎与冻结的基座一样多。</translation>
     </message>
+    <message>
+        <source>Why Search may rank another layout first on this same case: it ranks the layouts that fit by predicted step time alone, so context parallelism (CP 8: {tps_cp8} tokens/s, {need_cp8} per rank) can come out ahead of FSDP. The ranking does not weigh what this case asks for: one node of eight 910B NPUs, 32K-token fine-tuning of an existing 7B model, the model code unchanged and a layout that is quick to validate. CP needs ring attention in the model code, a balanced split of every sequence and its own validation; where the framework has it and throughput matters most, take the Search&apos;s first row and measure it the same way.</source>
+        <translation>为什么“搜索”在同一案例上可能把另一种布局排在第一：它只按预测的单步时间给放得下的布局排序，因此上下文并行（CP 8：{tps_cp8} tokens/s，每个 rank 需要 {need_cp8}）可能排在 FSDP 之前。这个排序并不考虑本案例的要求：一个节点、八块 910B NPU，对现有 7B 模型做 32K token 微调，模型代码不改动，布局便于快速验证。CP 需要在模型代码中实现环形注意力（ring attention）、把每条序列均衡切分，并需要单独验证；如果框架已支持 CP 且吞吐量最重要，就采用“搜索”结果的第一行，并用同样的方法去实测。</translation>
+    </message>
 </context>
 <context>
     <name>MemoryExplanation</name>
@@ -597,15 +601,15 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>Layer weights split by tp = %1; norms replicated; embedding on this stage; final norm and LM head on this stage. </source>
-        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本级；最终 norm 与 LM head 在本级。</translation>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本阶段；最终 norm 与 LM head 在本阶段。</translation>
     </message>
     <message>
         <source>Layer weights split by tp = %1; norms replicated; embedding on this stage. </source>
-        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本级。</translation>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；嵌入层在本阶段。</translation>
     </message>
     <message>
         <source>Layer weights split by tp = %1; norms replicated; final norm and LM head on this stage. </source>
-        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；最终 norm 与 LM head 在本级。</translation>
+        <translation>各层权重按 tp = %1 切分；norm 权重在各 rank 上复制；最终 norm 与 LM head 在本阶段。</translation>
     </message>
     <message>
         <source>Layer weights split by tp = %1; norms replicated. </source>
@@ -733,7 +737,7 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>0: the LM head is on the last pipeline stage</source>
-        <translation>0：LM head 在最后一个流水线级上</translation>
+        <translation>0：LM head 在最后一个流水线阶段上</translation>
     </message>
     <message>
         <source>DDP gradient buckets %1</source>
@@ -773,7 +777,7 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>Pipeline stages double-buffer the activations they send and receive. </source>
-        <translation>流水线各级对收发的激活值使用双缓冲。</translation>
+        <translation>流水线各阶段对收发的激活值使用双缓冲。</translation>
     </message>
     <message>
         <source>ZeRO-1/2 reduce gradients through buckets of %1. </source>
@@ -1176,7 +1180,7 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     </message>
     <message>
         <source>stage %1, %2 layers</source>
-        <translation>第 %1 级，%2 层</translation>
+        <translation>阶段 %1，%2 层</translation>
     </message>
     <message>
         <source>embedding</source>
@@ -3207,11 +3211,11 @@ measured beside predicted.
     </message>
     <message>
         <source>Ranks %1 (%2 identical ranks, stage %3)</source>
-        <translation>Rank %1（%2 个相同 rank，第 %3 级）</translation>
+        <translation>Rank %1（%2 个相同 rank，阶段 %3）</translation>
     </message>
     <message>
         <source>Rank %1 (stage %2)</source>
-        <translation>Rank %1（第 %2 级）</translation>
+        <translation>Rank %1（阶段 %2）</translation>
     </message>
     <message>
         <source>%1 (%2 bytes), %3% of this rank&apos;s %4, %5% of HBM</source>
@@ -3556,10 +3560,6 @@ measured beside predicted.
     <message>
         <source>Choose model %1</source>
         <translation>选择模型 %1</translation>
-    </message>
-    <message>
-        <source>Model size, log scale from 0.5B to 1T parameters (Llama-style shape)</source>
-        <translation>模型规模，对数刻度，0.5B 到 1T 参数（Llama 式结构）</translation>
     </message>
     <message>
         <source>Si&amp;ze</source>
@@ -3977,7 +3977,7 @@ Not possible now: %2</source>
     </message>
     <message>
         <source>Model chunks per pipeline stage (interleaved 1F1B); pp x virtual stages divides the layers</source>
-        <translation>每个流水线级上的模型块数（交错式 1F1B）；pp x 虚拟阶段数须整除层数</translation>
+        <translation>每个流水线阶段上的模型块数（交错式 1F1B）；pp x 虚拟阶段数须整除层数</translation>
     </message>
     <message>
         <source>%1: %2</source>
@@ -3987,8 +3987,8 @@ Not possible now: %2</source>
         <source>1F1B: each stage alternates one forward and one backward
 interleaved 1F1B: each stage holds several model chunks (virtual stages), a smaller bubble for more communication
 GPipe: all forwards, then all backwards</source>
-        <translation>1F1B：每一级交替执行一次前向与一次反向
-交错式 1F1B：每一级持有多个模型块（虚拟阶段），气泡更小，通信更多
+        <translation>1F1B：每个阶段交替执行一次前向与一次反向
+交错式 1F1B：每个阶段持有多个模型块（虚拟阶段），气泡更小，通信更多
 GPipe：先执行全部前向，再执行全部反向</translation>
     </message>
     <message>
@@ -4374,6 +4374,17 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>The norms&apos; outputs are recomputed from their inputs in backward</source>
         <translation>反向时由输入重新计算归一化的输出</translation>
+    </message>
+    <message>
+        <source>Model size, log scale from 0.5B to 1T parameters: Llama-family shapes with 128-wide heads in multiples of 8, 8 KV heads from 30B up, which tp %1 divides</source>
+        <translation>模型规模，对数刻度，0.5B 到 1T 参数：Llama 系列结构，头宽 128、头数为 8 的倍数，30B 起 8 个 KV 头，均可被 tp %1 整除</translation>
+    </message>
+</context>
+<context>
+    <name>shardscope::RichTextLabel</name>
+    <message>
+        <source>&amp;Copy text</source>
+        <translation>复制文字(&amp;C)</translation>
     </message>
 </context>
 <context>
@@ -5226,6 +5237,14 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>no</source>
         <translation>否</translation>
+    </message>
+    <message>
+        <source>Choose one of the answers above first.</source>
+        <translation>请先在上面选择一个答案。</translation>
+    </message>
+    <message>
+        <source>The workbench keeps your plan until you check an answer; then it shows the exercise&apos;s plan, to see why.</source>
+        <translation>在您检查答案之前，工作台保留您的方案；检查之后才显示本练习的方案，以便看清原因。</translation>
     </message>
 </context>
 <context>

@@ -7,6 +7,7 @@
 #include <QChart>
 #include <QChartView>
 #include <QEvent>
+#include <QFontMetrics>
 #include <QHorizontalBarSeries>
 #include <QLegend>
 #include <QVBoxLayout>
@@ -31,8 +32,12 @@ CollectiveChartView::CollectiveChartView(QWidget *parent)
     m_series->attachAxis(m_axisY);
     m_series->attachAxis(m_axisX);
     m_axisX->setTitleText(tr("ms"));
+    // The category labels are identifiers ("all_gather dp"): a Latin face draws them in less
+    // height than a CJK one (Qt Charts elides a label taller than its category to "...").
     QFont small = m_axisY->labelsFont();
     small.setPointSizeF(std::max(7.0, small.pointSizeF() * 0.85));
+    small.setFamilies({QStringLiteral("DejaVu Sans"), QStringLiteral("Liberation Sans"),
+                       QStringLiteral("Noto Sans"), small.family()});
     m_axisY->setLabelsFont(small);
     m_axisX->setLabelFormat(QStringLiteral("%.0f"));
 
@@ -74,6 +79,11 @@ void CollectiveChartView::setCollectives(const std::vector<Collective> &collecti
             return true;
         }())
         return;
+    // Each category (Qt Charts divides the axis into one more than there are) at least a label's
+    // height and its padding, so that no label is elided to "..."; the dock scrolls when the
+    // panel gets too short for them. The rest is the legend, the value axis and the margins.
+    const int labelHeight = QFontMetrics(m_axisY->labelsFont()).height() + 12;
+    m_view->setMinimumHeight(int(labels.size() + 1) * labelHeight + 130);
     m_total->remove(0, m_total->count());
     m_exposed->remove(0, m_exposed->count());
     m_axisY->setCategories(labels);

@@ -26,6 +26,13 @@ CommunicationModel::~CommunicationModel() = default;
 
 void CommunicationModel::setCollectives(std::vector<Collective> collectives)
 {
+    // As many rows as before (a plan change that moves numbers only): the rows change in place,
+    // so that the view keeps its selection and scroll position and is not rebuilt.
+    if (collectives.size() == m_rows.size() && !m_rows.empty()) {
+        m_rows = std::move(collectives);
+        Q_EMIT dataChanged(index(0, 0), index(int(m_rows.size()) - 1, ColumnCount - 1));
+        return;
+    }
     beginResetModel();
     m_rows = std::move(collectives);
     endResetModel();

@@ -3,6 +3,7 @@
 #include "collectivechartview.h"
 #include "communicationmodel.h"
 #include "plandocument.h"
+#include "richtextlabel.h"
 #include "qstrings.h"
 
 #include "core/units.h"
@@ -19,13 +20,10 @@ namespace shardscope {
 
 CommunicationPanel::CommunicationPanel(PlanDocument *document, QWidget *parent)
     : QWidget(parent), m_document(document), m_model(new CommunicationModel(this)),
-      m_summary(new QLabel(this)), m_stack(new QStackedWidget(this)),
+      m_summary(new RichTextLabel(this)), m_stack(new QStackedWidget(this)),
       m_placeholder(new QLabel(this)), m_table(new QTableView(this)),
       m_chart(new CollectiveChartView(this))
 {
-    m_summary->setWordWrap(true);
-    m_summary->setTextFormat(Qt::RichText);
-    m_summary->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
     auto *proxy = new QSortFilterProxyModel(this);
     proxy->setSourceModel(m_model);
@@ -36,8 +34,12 @@ CommunicationPanel::CommunicationPanel(PlanDocument *document, QWidget *parent)
     m_table->setSelectionBehavior(QAbstractItemView::SelectRows);
     m_table->setAlternatingRowColors(true);
     m_table->verticalHeader()->hide();
+    // What each collective carries is the last column and takes the rest of the width, never less
+    // than a readable minimum (the table scrolls instead); the whole text is its tooltip.
     m_table->horizontalHeader()->setStretchLastSection(true);
+    m_table->horizontalHeader()->setMinimumSectionSize(fontMetrics().averageCharWidth() * 4);
     m_table->setWordWrap(false);
+    m_table->setTextElideMode(Qt::ElideRight);
 
     m_placeholder->setAlignment(Qt::AlignCenter);
     m_placeholder->setWordWrap(true);
@@ -46,9 +48,12 @@ CommunicationPanel::CommunicationPanel(PlanDocument *document, QWidget *parent)
     auto *splitter = new QSplitter(Qt::Horizontal);
     splitter->addWidget(m_table);
     splitter->addWidget(m_chart);
+    // The table's ten columns need most of a 1366-pixel screen; the chart reads at a quarter.
     splitter->setStretchFactor(0, 3);
-    splitter->setStretchFactor(1, 2);
-    splitter->setSizes({600, 400});
+    splitter->setStretchFactor(1, 1);
+    splitter->setChildrenCollapsible(false);
+    m_chart->setMinimumWidth(260);
+    splitter->setSizes({1000, 340});
     m_stack->addWidget(splitter);
     m_stack->addWidget(m_placeholder);
 
@@ -89,11 +94,23 @@ void CommunicationPanel::refresh()
     }
     m_stale = false;
     const Estimate &e = m_document->estimate();
-    const bool sameRows = int(e.communication.size()) == m_model->rowCount();
     m_model->setCollectives(e.communication);
     m_chart->setCollectives(e.communication);
-    if (!sameRows)
+    // Sized again when a text column's contents change ("dp (8 ranks)" to "dp (128 ranks)"), not
+    // for every new number.
+    QString rows;
+    for (int r = 0; r < m_model->rowCount(); ++r)
+        for (int c : {CommunicationModel::CollectiveColumn, CommunicationModel::GroupColumn,
+                      CommunicationModel::PhaseColumn, CommunicationModel::NoteColumn})
+            rows += m_model->index(r, c).data().toString() + QLatin1Char('\t');
+    if (rows != m_shownRows) {
+        m_shownRows = rows;
         m_table->resizeColumnsToContents();
+        // The last column is the note: it stretches; sized to its contents it would push the
+        // numbers off screen.
+        auto *header = m_table->horizontalHeader();
+        header->resizeSection(CommunicationModel::NoteColumn, fontMetrics().averageCharWidth() * 24);
+    }
 
     const StepEstimate &s = e.step;
     if (s.step_s > 0) {

@@ -8,6 +8,8 @@ class QTableView;
 
 namespace shardscope {
 
+class RichTextLabel;
+
 class CollectiveChartView;
 class CommunicationModel;
 class PlanDocument;
@@ -24,6 +26,7 @@ public:
 
     CommunicationModel *model() const { return m_model; }
     CollectiveChartView *chartView() const { return m_chart; }
+    QTableView *tableView() const { return m_table; }
     QString summaryText() const;
     bool showsPlaceholder() const;
 
@@ -36,12 +39,13 @@ protected:
 private:
     PlanDocument *m_document;
     CommunicationModel *m_model;
-    QLabel *m_summary;
+    RichTextLabel *m_summary;
     QStackedWidget *m_stack;
     QLabel *m_placeholder;
     QTableView *m_table;
     CollectiveChartView *m_chart;
     bool m_stale = false;
+    QString m_shownRows; ///< the collectives, groups and phases the columns were sized for
 };
 
 } // namespace shardscope

@@ -4,6 +4,7 @@
 #include "memorychartview.h"
 #include "plandescription.h"
 #include "plandocument.h"
+#include "richtextlabel.h"
 #include "qstrings.h"
 
 #include "core/catalog.h"
@@ -29,13 +30,10 @@ QString gib(double bytes)
 } // namespace
 
 MemoryPanel::MemoryPanel(PlanDocument *document, QWidget *parent)
-    : QWidget(parent), m_document(document), m_headline(new QLabel(this)),
+    : QWidget(parent), m_document(document), m_headline(new RichTextLabel(this)),
       m_phases(new QTabBar(this)), m_chart(new MemoryChartView(this))
 {
-    m_headline->setWordWrap(true);
-    m_headline->setTextFormat(Qt::RichText);
-    m_headline->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_headline->setMargin(6);
+    m_headline->setContentsMargins(6, 6, 6, 6);
 
     m_phases->addTab(tr("Peak of the step"));
     m_phases->addTab(tr("Forward"));
@@ -47,13 +45,17 @@ MemoryPanel::MemoryPanel(PlanDocument *document, QWidget *parent)
     connect(m_phases, &QTabBar::currentChanged, this,
             [this](int index) { setPhaseView(PhaseView(index)); });
 
+    // The phase tabs keep their width (they do not scroll); the hint wraps into what is left.
+    m_phases->setUsesScrollButtons(false);
+    m_phases->setExpanding(false);
     auto *hint = new QLabel(tr("Hover a segment for its bytes, share and formula."), this);
     hint->setEnabled(false);
+    hint->setWordWrap(true);
+    hint->setAlignment(Qt::AlignRight | Qt::AlignVCenter);
 
     auto *top = new QHBoxLayout;
     top->addWidget(m_phases);
-    top->addStretch();
-    top->addWidget(hint);
+    top->addWidget(hint, 1);
 
     auto *layout = new QVBoxLayout(this);
     layout->setContentsMargins(4, 4, 4, 4);

@@ -10,6 +10,8 @@ class QTabBar;
 
 namespace shardscope {
 
+class RichTextLabel;
+
 class MemoryChartView;
 class PlanDocument;
 
@@ -39,7 +41,7 @@ protected:
 
 private:
     PlanDocument *m_document;
-    QLabel *m_headline;
+    RichTextLabel *m_headline;
     QTabBar *m_phases;
     MemoryChartView *m_chart;
     PhaseView m_view = PhaseView::Peak;

@@ -1,6 +1,7 @@
 #include "plandocument.h"
 
 #include "filewrite.h"
+#include "planeditcommand.h"
 
 #include "qstrings.h"
 
@@ -10,6 +11,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QUndoStack>
+#include <vector>
 
 namespace shardscope {
 
@@ -73,6 +75,38 @@ QString PlanDocument::validationError(const Plan &candidate, const Catalog &cata
     } catch (const std::exception &e) {
         return qs(e.what());
     }
+}
+
+void PlanDocument::adoptHistory(const QUndoStack &from)
+{
+    const int index = from.index();
+    const int cleanIndex = from.cleanIndex();
+    std::vector<PlanEditCommand *> copies;
+    for (int i = 0; i < from.count(); ++i) {
+        const auto *c = dynamic_cast<const PlanEditCommand *>(from.command(i));
+        if (!c)
+            return; // not a history of plan edits: start afresh
+        copies.push_back(new PlanEditCommand(this, c->before(), c->after(), c->text(), EditId::None, 0));
+    }
+    m_undoStack->clear();
+    // This document holds the plan at `index`: pushing and stepping back to it apply nothing.
+    for (size_t i = 0; i < copies.size(); ++i) {
+        copies[i]->skipNextRedo();
+        if (int(i) >= index)
+            copies[i]->skipNextUndo();
+        m_undoStack->push(copies[i]);
+    }
+    if (cleanIndex >= 0 && cleanIndex <= m_undoStack->count()) {
+        // Mark the saved state without applying it: the commands stepped over on the way there
+        // and back skip (those from `index` up skip their undo already).
+        for (int i = cleanIndex; i < index; ++i) {
+            copies[size_t(i)]->skipNextUndo();
+            copies[size_t(i)]->skipNextRedo();
+        }
+        m_undoStack->setIndex(cleanIndex);
+        m_undoStack->setClean();
+    }
+    m_undoStack->setIndex(index);
 }
 
 QString PlanDocument::validationError(const Plan &candidate) const

@@ -62,6 +62,10 @@ public:
 
     /// Replaces the document by a new untitled plan (clears the undo history).
     void reset(const Plan &plan);
+    /// Takes over the edit history of `from` (another document holding the same plan, as when the
+    /// window is rebuilt for another language): undo and redo go on where they were, and the
+    /// saved state stays the saved state. Nothing is recomputed for the commands taken over.
+    void adoptHistory(const QUndoStack &from);
     /// Opens a plan file. On failure the document is unchanged and `error` says why.
     bool load(const QString &path, QString *error);
     /// Opens a plan file as an untitled copy (examples that must not be overwritten).

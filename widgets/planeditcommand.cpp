@@ -2,6 +2,8 @@
 
 #include "plandocument.h"
 
+#include <utility>
+
 namespace shardscope {
 
 PlanEditCommand::PlanEditCommand(PlanDocument *document, Plan before, Plan after,
@@ -13,11 +15,15 @@ PlanEditCommand::PlanEditCommand(PlanDocument *document, Plan before, Plan after
 
 void PlanEditCommand::undo()
 {
+    if (std::exchange(m_skipUndo, false))
+        return;
     m_document->setPlanFromCommand(m_before);
 }
 
 void PlanEditCommand::redo()
 {
+    if (std::exchange(m_skipRedo, false))
+        return;
     m_document->setPlanFromCommand(m_after);
 }
 

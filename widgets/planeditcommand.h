@@ -41,12 +41,21 @@ public:
     int id() const override;
     bool mergeWith(const QUndoCommand *other) override;
 
+    const Plan &before() const { return m_before; }
+    const Plan &after() const { return m_after; }
+    /// The next redo (or undo) leaves the document alone: for a copy of another document's
+    /// history, pushed onto a document that already holds the plan it leads to.
+    void skipNextRedo() { m_skipRedo = true; }
+    void skipNextUndo() { m_skipUndo = true; }
+
 private:
     PlanDocument *m_document;
     Plan m_before;
     Plan m_after;
     EditId m_id;
     quint64 m_session;
+    bool m_skipRedo = false;
+    bool m_skipUndo = false;
 };
 
 } // namespace shardscope

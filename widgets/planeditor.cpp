@@ -26,16 +26,20 @@
 #include <QSignalBlocker>
 #include <QSlider>
 #include <QSpinBox>
+#include <QStyle>
+#include <QStyleOptionComboBox>
+#include <QStylePainter>
+#include <QAbstractItemView>
 #include <QStandardItemModel>
 #include <QVBoxLayout>
+#include <QResizeEvent>
+#include <QFontMetrics>
 #include <cmath>
 
 namespace shardscope {
 
 namespace {
 
-constexpr double kMinParams = 0.5e9;
-constexpr double kMaxParams = 1e12;
 constexpr int kMinSeqLog2 = 9;  // 512
 constexpr int kMaxSeqLog2 = 20; // 1M
 constexpr int kMaxVirtualStages = 64; // what parsePlan accepts
@@ -195,6 +199,29 @@ bool PlanEditor::eventFilter(QObject *watched, QEvent *event)
             return true;
         }
     }
+    if (event->type() == QEvent::Paint) {
+        // A combo narrower than its choice shows the start of it and an ellipsis (Fusion cuts it
+        // off mid-letter); the whole choice is in the list and the tooltip.
+        if (auto *combo = qobject_cast<QComboBox *>(watched); combo && !combo->isEditable()) {
+            QStylePainter painter(combo);
+            QStyleOptionComboBox option;
+            option.initFrom(combo);
+            option.editable = false;
+            option.frame = combo->hasFrame();
+            option.currentText = combo->currentText();
+            option.currentIcon = combo->itemIcon(combo->currentIndex());
+            option.iconSize = combo->iconSize();
+            if (combo->view()->isVisible())
+                option.state |= QStyle::State_On;
+            painter.drawComplexControl(QStyle::CC_ComboBox, option);
+            const QRect field = combo->style()->subControlRect(QStyle::CC_ComboBox, &option,
+                                                                QStyle::SC_ComboBoxEditField, combo);
+            const int room = field.width() - (option.currentIcon.isNull() ? 0 : option.iconSize.width() + 4) - 2;
+            option.currentText = combo->fontMetrics().elidedText(option.currentText, Qt::ElideRight, room);
+            painter.drawControl(QStyle::CE_ComboBoxLabel, option);
+            return true;
+        }
+    }
     if (event->type() == QEvent::Wheel) {
         auto *w = qobject_cast<QWidget *>(watched);
         if (w && !w->hasFocus()) {
@@ -220,8 +247,7 @@ PlanEditor::PlanEditor(PlanDocument *document, QWidget *parent)
     }
     m_name->installEventFilter(this);
     connect(m_document, &PlanDocument::planChanged, this, [this] {
-        m_status->clear();
-        m_status->hide();
+        setStatus(QString());
         refresh();
     });
     connect(m_document, &PlanDocument::editRefused, this, &PlanEditor::showRefusal);
@@ -230,21 +256,9 @@ PlanEditor::PlanEditor(PlanDocument *document, QWidget *parent)
 
 PlanEditor::~PlanEditor() = default;
 
-double PlanEditor::parametersForPosition(int position)
-{
-    return kMinParams * std::pow(kMaxParams / kMinParams, double(position) / kSizeSteps);
-}
-
-int PlanEditor::positionForParameters(double parameters)
-{
-    const double t = std::log(std::clamp(parameters, kMinParams, kMaxParams) / kMinParams) /
-                     std::log(kMaxParams / kMinParams);
-    return int(std::lround(t * kSizeSteps));
-}
-
 QString PlanEditor::statusText() const
 {
-    return m_status->text();
+    return m_statusText;
 }
 
 bool PlanEditor::edit(const QString &text, EditId id, const Mutation &mutate)
@@ -258,9 +272,89 @@ bool PlanEditor::edit(const QString &text, EditId id, const Mutation &mutate)
 
 void PlanEditor::showRefusal(const QString &reason)
 {
-    m_status->setText(tr("Not applied: %1").arg(reason));
-    m_status->show();
+    setStatus(tr("Not applied: %1").arg(reason));
     refresh();
+}
+
+void PlanEditor::setStatus(const QString &text)
+{
+    if (text == m_statusText)
+        return;
+    m_statusText = text;
+    m_status->setToolTip(text);
+    m_status->setProperty("refusal", !text.isEmpty());
+    m_status->style()->unpolish(m_status);
+    m_status->style()->polish(m_status);
+    layOutStatus();
+}
+
+// The line keeps its height: a refusal longer than its lines ends in an ellipsis (the whole text
+// is the tooltip).
+void PlanEditor::layOutStatus()
+{
+    const int width = std::max(40, m_status->contentsRect().width() - 8);
+    const QFontMetrics fm = m_status->fontMetrics();
+    const int room = m_status->height() - 4;
+    auto fits = [&](const QString &t) {
+        return fm.boundingRect(QRect(0, 0, width, 100000), Qt::TextWordWrap, t).height() <= room;
+    };
+    QString shown = m_statusText;
+    if (!fits(shown)) {
+        QString head = shown;
+        while (!head.isEmpty() && !fits(head + QChar(0x2026))) {
+            const int cut = head.lastIndexOf(QLatin1Char(' '));
+            head.truncate(cut > 0 ? cut : head.size() - 1);
+        }
+        shown = head + QChar(0x2026);
+    }
+    if (m_status->text() != shown)
+        m_status->setText(shown);
+}
+
+void PlanEditor::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    layOutStatus();
+}
+
+// The derived shapes the slider offers: those the layout accepts (tp divides their heads, KV
+// heads and FFN; pp x virtual stages their layers). Checked again only when the layout changes.
+void PlanEditor::refreshSizeShapes()
+{
+    const Plan &p = m_document->plan();
+    const QString key = QStringLiteral("%1/%2/%3/%4/%5/%6/%7/%8/%9")
+                            .arg(p.parallel.tp)
+                            .arg(p.parallel.pp)
+                            .arg(p.parallel.virtual_stages)
+                            .arg(p.parallel.cp)
+                            .arg(p.parallel.ep)
+                            .arg(p.parallel.etp)
+                            .arg(int(p.parallel.sp))
+                            .arg(p.training.seq_len)
+                            .arg(qs(p.framework));
+    if (key == m_sizeShapesKey)
+        return;
+    m_sizeShapesKey = key;
+    m_sizeShapes.clear();
+    QString refused;
+    for (ModelShape &shape : derivedShapes(p.parallel.tp)) {
+        Plan candidate = p;
+        candidate.model = shape;
+        candidate.model.preset.clear();
+        const QString reason = m_document->validationError(candidate);
+        if (reason.isEmpty())
+            m_sizeShapes.push_back(std::move(shape));
+        else if (refused.isEmpty())
+            refused = reason;
+    }
+    const QSignalBlocker block(m_size);
+    m_size->setRange(0, std::max<int>(0, int(m_sizeShapes.size()) - 1));
+    m_size->setEnabled(!m_sizeShapes.empty());
+    m_size->setPageStep(std::max(1, int(m_sizeShapes.size()) / 10));
+    const QString help = tr("Model size, log scale from 0.5B to 1T parameters: Llama-family shapes "
+                            "with 128-wide heads in multiples of 8, 8 KV heads from 30B up, which "
+                            "tp %1 divides").arg(p.parallel.tp);
+    m_size->setToolTip(m_sizeShapes.empty() ? tr("%1\nNot possible now: %2").arg(help, refused) : help);
 }
 
 void PlanEditor::buildUi()
@@ -269,13 +363,17 @@ void PlanEditor::buildUi()
     auto *column = new QVBoxLayout(content);
     column->setContentsMargins(4, 4, 4, 4);
 
-    m_status = new QLabel(content);
+    // Refusals go to a line of fixed height below the form (built at the end), so that one
+    // appearing mid-drag moves nothing.
+    m_status = new QLabel(this);
     m_status->setObjectName(QStringLiteral("status"));
     m_status->setWordWrap(true);
+    m_status->setAlignment(Qt::AlignLeft | Qt::AlignTop);
     m_status->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    m_status->setStyleSheet(QStringLiteral("QLabel { color: palette(bright-text); background: #b23b3b; padding: 4px; border-radius: 3px; }"));
-    m_status->hide();
-    column->addWidget(m_status);
+    m_status->setFixedHeight(3 * fontMetrics().lineSpacing() + 6);
+    m_status->setProperty("refusal", false);
+    m_status->setStyleSheet(QStringLiteral("QLabel { padding: 2px 4px; border-radius: 3px; }"
+                                           "QLabel[refusal=\"true\"] { color: white; background: #b23b3b; }"));
 
     auto group = [&](const QString &title) {
         auto *box = new QGroupBox(title, content);
@@ -320,10 +418,8 @@ void PlanEditor::buildUi()
 
     m_size = new QSlider(Qt::Horizontal, content);
     m_size->setObjectName(QStringLiteral("modelSize"));
-    m_size->setRange(0, kSizeSteps);
-    m_size->setPageStep(50);
-    m_size->setToolTip(tr("Model size, log scale from 0.5B to 1T parameters (Llama-style shape)"));
     m_sizeLabel = new QLabel(content);
+    m_sizeLabel->setObjectName(QStringLiteral("modelSizeLabel"));
     m_sizeLabel->setMinimumWidth(fontMetrics().horizontalAdvance(QStringLiteral("000.0B parameters")));
     auto *sizeRow = new QVBoxLayout;
     sizeRow->setSpacing(0);
@@ -338,10 +434,11 @@ void PlanEditor::buildUi()
         refresh();
     });
     connect(m_size, &QSlider::valueChanged, this, [this](int pos) {
-        const double n = parametersForPosition(pos);
-        m_sizeLabel->setText(paramsText(n));
+        if (pos < 0 || pos >= int(m_sizeShapes.size()))
+            return;
+        const ModelShape shape = m_sizeShapes.at(size_t(pos));
         edit(tr("Resize model"), EditId::ModelSize, [&](Plan &p) {
-            p.model = shapeForParameterCount(n);
+            p.model = shape;
             p.model.preset.clear();
         });
     });
@@ -893,6 +990,7 @@ void PlanEditor::buildUi()
     auto *outer = new QVBoxLayout(this);
     outer->setContentsMargins(0, 0, 0, 0);
     outer->addWidget(scroll);
+    outer->addWidget(m_status);
 }
 
 void PlanEditor::refresh()
@@ -909,12 +1007,24 @@ void PlanEditor::refresh()
         const QSignalBlocker block(m_preset);
         const int i = m_preset->findData(qs(p.model.preset));
         m_preset->setCurrentIndex(i < 0 ? 0 : i);
+        m_preset->setToolTip(m_preset->currentText());
     }
-    const double n = double(countParameters(p.model).total);
-    m_sizeLabel->setText(paramsText(n));
-    if (!m_size->isSliderDown()) {
+    const int64_t n = countParameters(p.model).total;
+    m_sizeLabel->setText(paramsText(double(n)));
+    refreshSizeShapes();
+    if (!m_size->isSliderDown() && !m_sizeShapes.empty()) {
+        // The handle sits on the offered shape nearest the model's count (on a log scale).
+        int nearest = 0;
+        double best = 1e300;
+        for (size_t i = 0; i < m_sizeShapes.size(); ++i) {
+            const double d = std::fabs(std::log(double(countParameters(m_sizeShapes[i]).total) / double(std::max<int64_t>(1, n))));
+            if (d < best) {
+                best = d;
+                nearest = int(i);
+            }
+        }
         const QSignalBlocker block(m_size);
-        m_size->setValue(positionForParameters(n));
+        m_size->setValue(nearest);
     }
     setValue(m_layers, p.model.layers);
     setValue(m_hidden, int(p.model.hidden));

@@ -6,6 +6,7 @@
 
 #include <QWidget>
 #include <functional>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -35,16 +36,16 @@ public:
     /// The last refusal shown to the user; empty after a successful edit.
     QString statusText() const;
 
-    /// log-scale slider position (0..kSizeSteps) <-> parameter count (0.5B..1T)
-    static constexpr int kSizeSteps = 1000;
-    static double parametersForPosition(int position);
-    static int positionForParameters(double parameters);
+    /// The shapes the model-size slider offers, smallest first, one per position: the derived
+    /// Llama-family shapes (shapeForParameterCount) the current layout accepts.
+    const std::vector<ModelShape> &sizeShapes() const { return m_sizeShapes; }
 
 public Q_SLOTS:
     void refresh();
 
 protected:
     bool eventFilter(QObject *watched, QEvent *event) override;
+    void resizeEvent(QResizeEvent *event) override;
 
 private:
     using Mutation = std::function<void(Plan &)>;
@@ -52,6 +53,9 @@ private:
     /// Whether a spin box or the name field holds typing not yet applied to the plan.
     bool hasPendingTyping(const QObject *control) const;
     void showRefusal(const QString &reason);
+    void setStatus(const QString &text);
+    void layOutStatus();
+    void refreshSizeShapes();
     void refreshDegrees();
     void refreshChoices();
     void fillDegreeCombo(QComboBox *combo, const QString &what,
@@ -69,6 +73,8 @@ private:
     QComboBox *m_preset = nullptr;
     QSlider *m_size = nullptr;
     QLabel *m_sizeLabel = nullptr;
+    std::vector<ModelShape> m_sizeShapes;
+    QString m_sizeShapesKey; ///< the layout m_sizeShapes were checked against
     QSpinBox *m_layers = nullptr, *m_hidden = nullptr, *m_heads = nullptr, *m_kvHeads = nullptr,
              *m_headDim = nullptr, *m_ffn = nullptr, *m_vocab = nullptr;
     QComboBox *m_ffnKind = nullptr;
@@ -102,7 +108,8 @@ private:
     QComboBox *m_framework = nullptr, *m_device = nullptr;
     QSpinBox *m_devicesPerNode = nullptr, *m_nodes = nullptr;
     QLabel *m_world = nullptr;
-    QLabel *m_status = nullptr;
+    QLabel *m_status = nullptr; ///< a fixed-height line below the form: showing it moves nothing
+    QString m_statusText;       ///< the whole refusal; the line may show it shortened
 };
 
 } // namespace shardscope

@@ -330,6 +330,21 @@ void RunnerPanel::showMemory()
                           .arg(mc.ratio, 0, 'f', 3));
 }
 
+void RunnerPanel::adoptResults(const RunnerPanel &other)
+{
+    if (!other.m_runPlan || other.m_runner->isRunning() || isRunning() ||
+        other.m_runner->results().kernels.empty())
+        return;
+    if (!m_runner->adoptResults(other.m_runner->results()))
+        return;
+    m_runPlan = std::make_unique<Plan>(*other.m_runPlan);
+    m_model->setResults(withDevice(m_runner->results()),
+                        Catalog::builtin().device(m_runPlan->cluster.device), m_runPlan.get());
+    updateDeviceNote();
+    showMemory();
+    updateButtons();
+}
+
 void RunnerPanel::onFinished()
 {
     m_model->setResults(withDevice(m_runner->results()),

@@ -47,6 +47,9 @@ public:
     /// first item and after the last.
     static QString remainingText(qint64 elapsedMs, int done, int total);
     RunnerResultsModel *model() const { return m_model; }
+    /// Shows the results of another panel's last run, with its plan (the window rebuilt for
+    /// another language keeps them); nothing when that panel has none or is still running.
+    void adoptResults(const RunnerPanel &other);
     /// The calibrated profile of the last run (empty JSON before one).
     nlohmann::json calibratedProfile() const;
 

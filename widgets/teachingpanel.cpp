@@ -4,7 +4,8 @@
 #include "core/errors.h"
 #include "plandocument.h"
 
-#include <QComboBox>
+#include <QButtonGroup>
+#include <QRadioButton>
 #include <QDockWidget>
 #include <QEvent>
 #include <QHBoxLayout>
@@ -12,8 +13,11 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QResizeEvent>
+#include <QSplitter>
 #include <QTextBrowser>
 #include <QVBoxLayout>
+#include <algorithm>
 
 namespace shardscope {
 
@@ -30,7 +34,8 @@ TeachingPanel::TeachingPanel(PlanDocument *document, QWidget *parent)
     : QWidget(parent), m_document(document), m_title(new QLabel(this)),
       m_list(new QListWidget(this)), m_text(new QTextBrowser(this)),
       m_previous(new QPushButton(this)), m_next(new QPushButton(this)),
-      m_answerRow(new QWidget(this)), m_choices(new QComboBox(m_answerRow)),
+      m_answerRow(new QWidget(this)), m_choices(new QWidget(m_answerRow)),
+      m_choiceGroup(new QButtonGroup(this)),
       m_answer(new QLineEdit(m_answerRow)), m_check(new QPushButton(m_answerRow)),
       m_feedback(new QLabel(this))
 {
@@ -39,17 +44,25 @@ TeachingPanel::TeachingPanel(PlanDocument *document, QWidget *parent)
     QFont bold = m_title->font();
     bold.setBold(true);
     m_title->setFont(bold);
-    m_list->setMaximumHeight(m_list->fontMetrics().height() * 8);
     m_list->setWordWrap(true);
+    m_list->setMinimumHeight(m_list->fontMetrics().height() * 3);
     m_text->setOpenLinks(false);
     m_feedback->setWordWrap(true);
     m_feedback->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-    auto *answer = new QHBoxLayout(m_answerRow);
+    // The choices are listed, not folded into a combo: the question speaks of "the layouts below".
+    auto *choices = new QVBoxLayout(m_choices);
+    choices->setContentsMargins(0, 0, 0, 0);
+    choices->setSpacing(2);
+    m_choiceGroup->setExclusive(true);
+    auto *answer = new QVBoxLayout(m_answerRow);
     answer->setContentsMargins(0, 0, 0, 0);
-    answer->addWidget(m_choices, 1);
-    answer->addWidget(m_answer, 1);
-    answer->addWidget(m_check);
+    answer->addWidget(m_choices);
+    auto *entry = new QHBoxLayout;
+    entry->addWidget(m_answer, 1);
+    entry->addStretch();
+    entry->addWidget(m_check);
+    answer->addLayout(entry);
 
     auto *nav = new QHBoxLayout;
     nav->addWidget(m_previous);
@@ -58,8 +71,17 @@ TeachingPanel::TeachingPanel(PlanDocument *document, QWidget *parent)
 
     auto *layout = new QVBoxLayout(this);
     layout->addWidget(m_title);
-    layout->addWidget(m_list);
-    layout->addWidget(m_text, 1);
+    // The steps and the text share the height through a splitter whose handle can be grabbed.
+    m_splitter = new QSplitter(Qt::Vertical, this);
+    m_splitter->setObjectName(QStringLiteral("teachingSplitter"));
+    m_splitter->setChildrenCollapsible(false);
+    m_splitter->setHandleWidth(std::max(6, m_splitter->handleWidth()));
+    m_splitter->addWidget(m_list);
+    m_splitter->addWidget(m_text);
+    m_splitter->setStretchFactor(0, 0);
+    m_splitter->setStretchFactor(1, 1);
+    connect(m_splitter, &QSplitter::splitterMoved, this, [this] { m_listFitted = true; });
+    layout->addWidget(m_splitter, 1);
     layout->addWidget(m_answerRow);
     layout->addWidget(m_feedback);
     layout->addLayout(nav);
@@ -71,7 +93,13 @@ TeachingPanel::TeachingPanel(PlanDocument *document, QWidget *parent)
     connect(m_previous, &QPushButton::clicked, this, [this] { showItem(m_current - 1); });
     connect(m_next, &QPushButton::clicked, this, [this] { showItem(m_current + 1); });
     connect(m_check, &QPushButton::clicked, this, [this] {
-        checkAnswer(m_answer->isVisible() ? m_answer->text() : m_choices->currentData().toString());
+        if (!m_answer->isHidden()) {
+            checkAnswer(m_answer->text());
+        } else if (QAbstractButton *chosen = m_choiceGroup->checkedButton()) {
+            checkAnswer(chosen->property("answer").toString());
+        } else {
+            m_feedback->setText(tr("Choose one of the answers above first."));
+        }
     });
     connect(m_answer, &QLineEdit::returnPressed, m_check, &QPushButton::click);
 
@@ -80,6 +108,25 @@ TeachingPanel::TeachingPanel(PlanDocument *document, QWidget *parent)
 }
 
 TeachingPanel::~TeachingPanel() = default;
+
+void TeachingPanel::resizeEvent(QResizeEvent *event)
+{
+    QWidget::resizeEvent(event);
+    layout()->activate(); // the splitter's height for this size
+    fitList();
+}
+
+void TeachingPanel::fitList()
+{
+    if (m_listFitted || m_splitter->height() <= 0)
+        return;
+    int rows = 2 * m_list->frameWidth();
+    for (int i = 0; i < m_list->count(); ++i)
+        rows += m_list->sizeHintForRow(i);
+    const int total = m_splitter->height() - m_splitter->handleWidth();
+    const int list = std::clamp(rows, m_list->minimumHeight(), total / 2);
+    m_splitter->setSizes({list, total - list});
+}
 
 QString TeachingPanel::title()
 {
@@ -132,14 +179,27 @@ void TeachingPanel::showItem(int index)
         return;
     m_current = index;
     const int steps = int(m_lesson.steps.size());
-    const Plan &plan = index < steps ? m_lesson.steps[size_t(index)].plan
-                                     : m_lesson.exercises[size_t(index - steps)].plan;
-    const QString title = index < steps ? m_lesson.steps[size_t(index)].title
-                                        : m_lesson.exercises[size_t(index - steps)].title;
-    if (planToJson(plan) != planToJson(m_document->plan()))
-        m_document->apply(plan, tr("Teaching: %1").arg(title));
+    // A step puts its plan in the workbench; an exercise only once it is answered, since the
+    // headline and the bars would give the answer away.
+    if (index < steps) {
+        const LessonStep &s = m_lesson.steps[size_t(index)];
+        if (planToJson(s.plan) != planToJson(m_document->plan()))
+            m_document->apply(s.plan, tr("Teaching: %1").arg(s.title));
+    }
     m_feedback->clear();
     m_answer->clear();
+    {
+        const QSignalBlocker block(m_list);
+        m_list->setCurrentRow(index);
+    }
+    render();
+}
+
+void TeachingPanel::setCurrentItem(int index)
+{
+    if (index < -1 || index >= itemCount())
+        return;
+    m_current = index;
     {
         const QSignalBlocker block(m_list);
         m_list->setCurrentRow(index);
@@ -174,27 +234,38 @@ void TeachingPanel::render()
                        .arg(html(tr("Where the case's rough accounting and the engine differ")),
                             html(s.note));
         }
-        out += QStringLiteral("<p><b>%1</b></p><table cellspacing=\"2\">")
-                   .arg(html(tr("The numbers and their formulas")));
+        // Each number above its formula, both at the reading size.
+        out += QStringLiteral("<p><b>%1</b></p>").arg(html(tr("The numbers and their formulas")));
         for (const Citation &c : s.citations) {
-            out += QStringLiteral("<tr><td><b>%1</b></td><td><small>%2</small></td></tr>")
+            out += QStringLiteral("<p style=\"margin-top:2px; margin-bottom:6px\"><b>%1</b><br>%2</p>")
                        .arg(html(c.text), html(c.formula));
         }
-        out += QStringLiteral("</table>");
     } else {
         const Exercise &x = m_lesson.exercises[size_t(m_current - steps)];
         out += QStringLiteral("<h3>%1</h3><p>%2</p>").arg(html(x.title), html(x.question));
+        out += QStringLiteral("<p><i>%1</i></p>")
+                   .arg(html(tr("The workbench keeps your plan until you check an answer; then it "
+                                "shows the exercise's plan, to see why.")));
         m_answerRow->setVisible(true);
-        m_choices->clear();
+        for (QAbstractButton *b : m_choiceGroup->buttons()) {
+            m_choiceGroup->removeButton(b);
+            delete b;
+        }
         m_answer->setVisible(x.kind == Exercise::Kind::Number);
         m_choices->setVisible(x.kind != Exercise::Kind::Number);
+        auto addChoice = [this](const QString &text, const QString &answer) {
+            auto *b = new QRadioButton(text, m_choices);
+            b->setProperty("answer", answer);
+            m_choiceGroup->addButton(b);
+            m_choices->layout()->addWidget(b);
+        };
         if (x.kind == Exercise::Kind::Choice) {
             for (const QString &c : x.choices)
-                m_choices->addItem(c, c);
-            m_choices->addItem(tr("none of these"), QStringLiteral("none"));
+                addChoice(c, c);
+            addChoice(tr("none of these"), QStringLiteral("none"));
         } else if (x.kind == Exercise::Kind::Fits) {
-            m_choices->addItem(tr("yes"), QStringLiteral("yes"));
-            m_choices->addItem(tr("no"), QStringLiteral("no"));
+            addChoice(tr("yes"), QStringLiteral("yes"));
+            addChoice(tr("no"), QStringLiteral("no"));
         }
     }
     m_text->setHtml(out);
@@ -205,8 +276,12 @@ ExerciseCheck TeachingPanel::checkAnswer(const QString &answer)
     const int steps = int(m_lesson.steps.size());
     if (m_current < steps || m_current >= itemCount())
         return {};
-    const ExerciseCheck r = m_lesson.exercises[size_t(m_current - steps)].check(answer);
+    const Exercise &x = m_lesson.exercises[size_t(m_current - steps)];
+    const ExerciseCheck r = x.check(answer);
     m_feedback->setText(r.feedback);
+    // Answered: the workbench shows the exercise's plan, to see why.
+    if (planToJson(x.plan) != planToJson(m_document->plan()))
+        m_document->apply(x.plan, tr("Teaching: %1").arg(x.title));
     return r;
 }
 

@@ -1,5 +1,7 @@
 #include "workbench.h"
 
+#include "comparepanel.h"
+#include "comparisonmodel.h"
 #include "languagemenu.h"
 #include "mainwindow.h"
 #include "plandocument.h"
@@ -76,6 +78,23 @@ void Workbench::rebuild()
         next->reset(plan);
     if (const Plan *origin = doc->originPlan())
         next->setOrigin(doc->originPath(), *origin);
+    // What the reader built up stays: the edit history, the pinned plans, the lesson's place.
+    next->adoptHistory(*doc->undoStack());
+    auto *oldCompare = previous->findChild<ComparePanel *>();
+    auto *newCompare = m_window->findChild<ComparePanel *>();
+    if (oldCompare && newCompare && !oldCompare->model()->plans().empty()) {
+        const QString pins = dir.filePath(QStringLiteral("pins.json"));
+        if (oldCompare->saveComparison(pins))
+            newCompare->openComparison(pins, ComparePanel::PinMode::Replace);
+    }
+    auto *oldLesson = previous->findChild<TeachingPanel *>();
+    auto *newLesson = m_window->findChild<TeachingPanel *>();
+    if (oldLesson && newLesson)
+        newLesson->setCurrentItem(oldLesson->currentItem());
+    auto *oldRunner = previous->findChild<RunnerPanel *>();
+    auto *newRunner = m_window->findChild<RunnerPanel *>();
+    if (oldRunner && newRunner)
+        newRunner->adoptResults(*oldRunner);
     m_window->restoreGeometry(geometry);
     m_window->restoreState(state);
     if (visible)
