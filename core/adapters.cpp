@@ -148,13 +148,10 @@ bool partTrained(const Plan &plan, ModelPart part)
     }
 }
 
-/// Stage holding decoder layer `layer` (interleaved schedules place chunks round-robin).
+/// Stage holding decoder layer `layer` (core/layers.h).
 int stageOfLayer(const Plan &plan, int layer)
 {
-    const int chunks = plan.parallel.pp *
-                       (plan.parallel.pp_schedule == PpSchedule::Interleaved ? plan.parallel.virtual_stages : 1);
-    const int perChunk = std::max(1, plan.model.layers / chunks);
-    return (layer / perChunk) % plan.parallel.pp;
+    return shardscope::stageOfLayer(plan.parallel, plan.model.layers, layer);
 }
 
 } // namespace

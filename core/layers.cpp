@@ -1,5 +1,9 @@
 #include "layers.h"
 
+#include "plan.h"
+
+#include <algorithm>
+
 namespace shardscope {
 
 namespace {
@@ -131,6 +135,13 @@ RankLayer rankLayer(const LayerSpec &s, int tp, int ep, int etp)
         r.matmul += w * copies;
     }
     return r;
+}
+
+int stageOfLayer(const Parallel &pa, int layers, int layer)
+{
+    const int chunks = pa.pp * (pa.pp_schedule == PpSchedule::Interleaved ? pa.virtual_stages : 1);
+    const int perChunk = std::max(1, layers / std::max(1, chunks));
+    return (layer / perChunk) % std::max(1, pa.pp);
 }
 
 } // namespace shardscope

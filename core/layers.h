@@ -11,6 +11,8 @@
 
 namespace shardscope {
 
+struct Parallel;
+
 enum class LayerKind { Dense, Moe };
 
 /// How tensor parallelism splits a linear (Megatron-Core's parallel_mode): column-parallel by
@@ -73,6 +75,11 @@ struct RankLayer
 
 RankLayer rankLayer(const ModelShape &m, LayerKind kind, int tp, int ep, int etp);
 RankLayer rankLayer(const LayerSpec &spec, int tp, int ep, int etp);
+
+/// The pipeline stage holding decoder layer `layer` of `layers`: model chunks of layers / (pp x
+/// virtual stages) layers, placed round-robin over the stages (Megatron's interleaved order;
+/// one chunk per stage otherwise).
+int stageOfLayer(const Parallel &pa, int layers, int layer);
 
 /// Layers of each kind among `layers` (indices of the decoder layers a stage holds).
 struct LayerMix

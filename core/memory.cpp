@@ -178,9 +178,8 @@ struct Context
             moeRank = rankLayer(moeSpec, tp, ep, etp);
         }
         mixes.assign(size_t(std::max(1, pp)), LayerMix{});
-        const int perChunk = std::max(1, mo.layers / (pp * v));
         for (int layer = 0; layer < mo.layers; ++layer) {
-            LayerMix &mix = mixes[size_t((layer / perChunk) % pp)];
+            LayerMix &mix = mixes[size_t(stageOfLayer(plan.parallel, mo.layers, layer))];
             (mo.moeLayer(layer) ? mix.moe : mix.dense) += 1;
         }
     }
@@ -226,6 +225,7 @@ struct LayerTraining
     bool recorded = true; ///< autograd records the layer at all (some input or weight needs grad)
     bool inputRequiresGrad = true; ///< the layer's input needs a gradient (something below trains)
     bool norms = true, attention = true, ffn = true; ///< base weights trained
+    LayerKind kind = LayerKind::Dense; ///< dense FFN or MoE block
     uint8_t adapters = 0; ///< LoRA / DoRA targets adapted in this layer
     bool operator==(const LayerTraining &) const = default;
 };
@@ -362,8 +362,6 @@ std::vector<LayerTraining> layerTraining(const Context &x, int stage)
     const Plan &p = x.plan;
     const MethodOptions &mo = p.training.method;
     const int layers = p.model.layers;
-    const int chunks = x.pp * x.v;
-    const int perChunk = std::max(1, layers / chunks);
     const bool checkpointed = p.memory.recompute != Recompute::None;
     std::vector<LayerTraining> out;
     const bool embeddingTrained =
@@ -372,6 +370,7 @@ std::vector<LayerTraining> layerTraining(const Context &x, int stage)
     bool below = embeddingTrained;
     for (int layer = 0; layer < layers; ++layer) {
         LayerTraining lt;
+        lt.kind = layerKind(p.model, layer);
         lt.inputRequiresGrad = below || checkpointed;
         if (mo.usesAdapters()) {
             lt.norms = lt.attention = lt.ffn = false;
@@ -387,21 +386,9 @@ std::vector<LayerTraining> layerTraining(const Context &x, int stage)
             lt.recorded = any || below || checkpointed;
             below = below || any;
         }
-        if ((layer / perChunk) % x.pp == stage)
+        if (stageOfLayer(p.parallel, layers, layer) == stage)
             out.push_back(lt);
     }
-    return out;
-}
-
-/// The kind of each decoder layer of `stage`, in the order layerTraining lists them.
-std::vector<LayerKind> stageLayerKinds(const Context &x, int stage)
-{
-    const int chunks = x.pp * x.v;
-    const int perChunk = std::max(1, x.plan.model.layers / chunks);
-    std::vector<LayerKind> out;
-    for (int layer = 0; layer < x.plan.model.layers; ++layer)
-        if ((layer / perChunk) % x.pp == stage)
-            out.push_back(layerKind(x.plan.model, layer));
     return out;
 }
 
@@ -643,19 +630,13 @@ Quantities computeQuantities(const Context &x, int stage)
         double sum = 0, sumFull = 0;
         // Neighbouring layers are mostly alike: each distinct kind is evaluated once.
         LayerTraining previous;
-        LayerKind previousKind = LayerKind::Dense;
         double saved = 0, full = 0, sc = 0;
         bool have = false;
-        const std::vector<LayerTraining> lts = layerTraining(x, stage);
-        const std::vector<LayerKind> kinds = stageLayerKinds(x, stage);
-        for (size_t i = 0; i < lts.size(); ++i) {
-            const LayerTraining &lt = lts[i];
-            const LayerKind kind = i < kinds.size() ? kinds[i] : LayerKind::Dense;
-            if (!have || !(lt == previous) || kind != previousKind) {
-                saved = layerActivationBytes(x, kind, false, &sc, lt);
-                full = layerActivationBytes(x, kind, true, nullptr, lt);
+        for (const LayerTraining &lt : layerTraining(x, stage)) {
+            if (!have || !(lt == previous)) {
+                saved = layerActivationBytes(x, lt.kind, false, &sc, lt);
+                full = layerActivationBytes(x, lt.kind, true, nullptr, lt);
                 previous = lt;
-                previousKind = kind;
                 have = true;
             }
             sum += saved;
