@@ -417,7 +417,7 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
     // gradients of both in backward. Under expert tensor parallelism with sequence parallelism
     // the dispatched tokens are all-gathered over the etp group and the experts' outputs
     // reduce-scattered back.
-    const double moeLayers = mo.layers > 0 ? double(countParameters(mo).moe_layers) / pa.pp : 0.0;
+    const double moeLayers = double(mo.moeLayers()) / pa.pp;
     // An all-gather and a reduce-scatter per MoE layer and micro-batch, forward and backward.
     auto gatherAndScatter = [&](CommGroup grp, const GroupPlacement &g, double S, const char *gathered,
                                 const char *scattered, const char *backward) {

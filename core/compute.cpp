@@ -148,10 +148,13 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     // Dense and MoE layers are averaged over the model's layers.
     const MoeRouting route = moeRouting(mo, pa);
     const ParameterCounts counts = countParameters(mo);
+    // One layer of each kind as its linears (core/layers.h): the GEMMs below and the rank's
+    // share of the parameters further down.
+    const LayerSpec denseSpec = layerSpec(mo, LayerKind::Dense);
+    const LayerSpec moeSpec = mo.moe.enabled() ? layerSpec(mo, LayerKind::Moe) : LayerSpec{};
     struct LayerGemms { double time = 0, kernels = 0, ffnFlops = 0, attnFlops = 0; };
-    auto layerGemms = [&](LayerKind kind) {
+    auto layerGemms = [&](const LayerSpec &spec) {
         LayerGemms g;
-        const LayerSpec spec = layerSpec(mo, kind);
         const double local = std::max(1.0, double(spec.experts) / pa.ep);
         double pendingN = 0, pendingK = 0, pendingM = 0;
         LayerPart pendingPart = LayerPart::Attention;
@@ -213,7 +216,7 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
                                       std::pair{LayerKind::Moe, counts.moe_layers}}) {
             if (n == 0)
                 continue;
-            const LayerGemms g = layerGemms(kind);
+            const LayerGemms g = layerGemms(kind == LayerKind::Moe ? moeSpec : denseSpec);
             const double w = double(n) / layersAll;
             gemmF += w * g.time;
             kernelsF += w * g.kernels;
@@ -381,8 +384,8 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     const ParameterCounts &pc = counts;
     // A mean layer of the model on this rank (core/layers.h's split), MTP modules on the last
     // stage counted as layers.
-    const RankLayer dl = rankLayer(mo, LayerKind::Dense, pa.tp, pa.ep, pa.expertTp());
-    const RankLayer ml = moe ? rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()) : RankLayer{};
+    const RankLayer dl = rankLayer(denseSpec, pa.tp, pa.ep, pa.expertTp());
+    const RankLayer ml = moe ? rankLayer(moeSpec, pa.tp, pa.ep, pa.expertTp()) : RankLayer{};
     const double layersAll = std::max(1, mo.layers);
     const double layerDense = (dl.dense() * pc.dense_layers + ml.dense() * pc.moe_layers) / layersAll;
     const double layerExperts = ml.experts * pc.moe_layers / layersAll;
