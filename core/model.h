@@ -43,7 +43,7 @@ struct MoeShape
     double capacity_factor = 0;
     /// Dropless routing: the busiest rank's token copies over the balanced share (>= 1).
     double imbalance = 1.0;
-    bool router_fp32 = true;      ///< router logits and probabilities computed in fp32
+    bool router_fp32 = false;     ///< router logits and probabilities computed in fp32 (DeepSeek-V3)
     enum class Dispatcher { AllToAll, AllGather } dispatcher = Dispatcher::AllToAll;
     bool enabled() const { return experts > 0; }
 };

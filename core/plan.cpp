@@ -359,41 +359,38 @@ void readShapeFields(ObjectReader &r, ModelShape &m, bool haveBase, json &unknow
             m.moe = MoeShape{};
         } else {
             ObjectReader mr(*moe, path + ".moe", warnings);
+            // Fields not given keep the base's experts (a preset's, an imported config's), else
+            // MoeShape's defaults with one expert as wide as the dense FFN.
             const bool had = m.moe.enabled();
-            const MoeShape before = m.moe;
-            auto keep = [&](auto v, auto fallback) { return had ? v : fallback; };
-            m.moe.experts = int(mr.integer("experts", 1, 4096, had ? std::optional<int64_t>(before.experts)
-                                                                   : std::nullopt));
-            m.moe.top_k = int(mr.integer("top_k", 1, m.moe.experts, had ? std::optional<int64_t>(
-                                                                              std::min(before.top_k, m.moe.experts))
-                                                                        : std::nullopt));
-            m.moe.expert_ffn_hidden = mr.integer("expert_ffn_hidden", 1, 1048576,
-                                                 keep(before.expert_ffn_hidden, m.ffn_hidden));
-            m.moe.shared_experts = int(mr.integer("shared_experts", 0, 256, keep(before.shared_experts, 0)));
+            MoeShape base = had ? m.moe : MoeShape{};
+            if (!had)
+                base.expert_ffn_hidden = m.ffn_hidden;
+            auto given = [&](auto v) { return had ? std::optional<int64_t>(v) : std::nullopt; };
+            m.moe.experts = int(mr.integer("experts", 1, 4096, given(base.experts)));
+            m.moe.top_k = int(mr.integer("top_k", 1, m.moe.experts, given(std::min(base.top_k, m.moe.experts))));
+            m.moe.expert_ffn_hidden = mr.integer("expert_ffn_hidden", 1, 1048576, base.expert_ffn_hidden);
+            m.moe.shared_experts = int(mr.integer("shared_experts", 0, 256, base.shared_experts));
             m.moe.shared_expert_ffn_hidden =
                 mr.integer("shared_expert_ffn_hidden", 1, 1048576,
-                           keep(before.shared_expert_ffn_hidden > 0 ? before.shared_expert_ffn_hidden
-                                                                    : m.moe.expert_ffn_hidden,
-                                m.moe.expert_ffn_hidden));
-            m.moe.shared_expert_gate = mr.boolean("shared_expert_gate", keep(before.shared_expert_gate, false));
+                           base.shared_expert_ffn_hidden > 0 ? base.shared_expert_ffn_hidden
+                                                             : m.moe.expert_ffn_hidden);
+            m.moe.shared_expert_gate = mr.boolean("shared_expert_gate", base.shared_expert_gate);
             if (m.moe.shared_experts == 0 && (mr.has("shared_expert_ffn_hidden") || m.moe.shared_expert_gate))
                 throw PlanError(path + ".moe.shared_experts",
                                 "must be at least 1 for shared_expert_ffn_hidden or shared_expert_gate");
-            m.moe.first_dense_layers = int(mr.integer("first_dense_layers", 0, m.layers - 1,
-                                                      keep(before.first_dense_layers, 0)));
-            m.moe.layer_freq = int(mr.integer("layer_freq", 1, m.layers, keep(before.layer_freq, 1)));
-            m.moe.capacity_factor = mr.number("capacity_factor", 0, 64, keep(before.capacity_factor, 0.0));
+            m.moe.first_dense_layers = int(mr.integer("first_dense_layers", 0, m.layers - 1, base.first_dense_layers));
+            m.moe.layer_freq = int(mr.integer("layer_freq", 1, m.layers, base.layer_freq));
+            m.moe.capacity_factor = mr.number("capacity_factor", 0, 64, base.capacity_factor);
             if (m.moe.capacity_factor > 0 && m.moe.capacity_factor < 1.0 / m.moe.top_k)
                 throw PlanError(path + ".moe.capacity_factor",
                                 "0 (dropless) or at least 1 / top_k; below it every token is dropped");
-            m.moe.imbalance = mr.number("imbalance", 1, 64, keep(before.imbalance, 1.0));
+            m.moe.imbalance = mr.number("imbalance", 1, 64, base.imbalance);
             if (m.moe.capacity_factor > 0 && mr.has("imbalance"))
                 throw PlanError(path + ".moe.imbalance",
                                 "applies to dropless routing; with a capacity_factor the cap bounds each expert");
-            m.moe.router_fp32 = mr.boolean("router_fp32", keep(before.router_fp32, false));
+            m.moe.router_fp32 = mr.boolean("router_fp32", base.router_fp32);
             m.moe.dispatcher = mr.choice<MoeShape::Dispatcher>(
-                "dispatcher", {MoeShape::Dispatcher::AllToAll, MoeShape::Dispatcher::AllGather},
-                keep(before.dispatcher, MoeShape::Dispatcher::AllToAll));
+                "dispatcher", {MoeShape::Dispatcher::AllToAll, MoeShape::Dispatcher::AllGather}, base.dispatcher);
             keepUnknown(unknown, "moe", mr.unknown());
         }
     }

@@ -178,6 +178,49 @@ private slots:
         QCOMPARE(qlonglong(countParameters(m).total), expected);
     }
 
+    // A config read by the Hugging Face reader is its preset's shape, field by field (the
+    // routers' dtype included: only DeepSeek-V3's family computes it in fp32).
+    void huggingFaceMatchesPresets_data()
+    {
+        QTest::addColumn<QString>("file");
+        QTest::addColumn<QString>("preset");
+        QTest::addRow("deepseek-v3") << QStringLiteral("deepseek-v3.json") << QStringLiteral("deepseek-v3");
+        QTest::addRow("deepseek-v2-lite") << QStringLiteral("deepseek-v2-lite.json") << QStringLiteral("deepseek-v2-lite");
+        QTest::addRow("kimi-k2") << QStringLiteral("kimi-k2.json") << QStringLiteral("kimi-k2");
+        QTest::addRow("qwen3-8b") << QStringLiteral("qwen3-8b.json") << QStringLiteral("qwen3-8b");
+        QTest::addRow("qwen3-30b-a3b") << QStringLiteral("qwen3-30b-a3b.json") << QStringLiteral("qwen3-30b-a3b");
+        QTest::addRow("glm-4.5-air") << QStringLiteral("glm-4.5-air.json") << QStringLiteral("glm-4.5-air");
+        QTest::addRow("mixtral-8x7b") << QStringLiteral("mixtral-8x7b.json") << QStringLiteral("mixtral-8x7b");
+    }
+
+    void huggingFaceMatchesPresets()
+    {
+        QFETCH(QString, file);
+        QFETCH(QString, preset);
+        const ModelShape a = shapeFromHuggingFaceConfigFile(
+            qEnvironmentVariable("SHARDSCOPE_SOURCE_DIR").toStdString() + "/tests/fuzz/corpus-hfconfig/" +
+            file.toStdString());
+        const ModelShape &b = *Catalog::builtin().model(preset.toStdString());
+        QCOMPARE(a.layers, b.layers);
+        QCOMPARE(a.heads, b.heads);
+        QCOMPARE(a.kv_heads, b.kv_heads);
+        QCOMPARE(a.head_dim, b.head_dim);
+        QVERIFY(a.attention == b.attention);
+        QCOMPARE(a.mla.q_lora_rank, b.mla.q_lora_rank);
+        QCOMPARE(a.mla.kv_lora_rank, b.mla.kv_lora_rank);
+        QCOMPARE(a.mla.v_head_dim, b.mla.v_head_dim);
+        QCOMPARE(a.qk_norm, b.qk_norm);
+        QCOMPARE(a.attention_bias, b.attention_bias);
+        QCOMPARE(a.mtp_layers, b.mtp_layers);
+        QCOMPARE(a.moe.experts, b.moe.experts);
+        QCOMPARE(a.moe.top_k, b.moe.top_k);
+        QCOMPARE(a.moe.expert_ffn_hidden, b.moe.expert_ffn_hidden);
+        QCOMPARE(a.moe.shared_experts, b.moe.shared_experts);
+        QCOMPARE(a.moe.first_dense_layers, b.moe.first_dense_layers);
+        QCOMPARE(a.moe.layer_freq, b.moe.layer_freq);
+        QCOMPARE(a.moe.router_fp32, b.moe.router_fp32);
+    }
+
     void sizeMode_data()
     {
         QTest::addColumn<double>("target");
