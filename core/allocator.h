@@ -10,7 +10,7 @@
 // timeline is one ordered sequence), roundup_power2_divisions (off by default), torch_npu's
 // page_size:1g and segment_size_mb options.
 #include <cstdint>
-#include <set>
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -97,7 +97,34 @@ private:
             return addr < o.addr;
         }
     };
-    using Pool = std::set<Key>;
+    /// Free blocks in best-fit order: a sorted vector (a pool holds tens to a few hundred
+    /// blocks; std::set's node allocations cost more than moving them).
+    class Pool
+    {
+    public:
+        using const_iterator = std::vector<Key>::const_iterator;
+        const_iterator begin() const { return keys_.begin(); }
+        const_iterator end() const { return keys_.end(); }
+        std::vector<Key>::const_reverse_iterator rbegin() const { return keys_.rbegin(); }
+        std::vector<Key>::const_reverse_iterator rend() const { return keys_.rend(); }
+        size_t size() const { return keys_.size(); }
+        const_iterator lower_bound(const Key &k) const { return std::lower_bound(keys_.begin(), keys_.end(), k); }
+        const_iterator find(const Key &k) const
+        {
+            const auto it = lower_bound(k);
+            return it != keys_.end() && !(k < *it) ? it : keys_.end();
+        }
+        void insert(const Key &k)
+        {
+            const auto it = lower_bound(k);
+            if (it == keys_.end() || k < *it)
+                keys_.insert(it, k);
+        }
+        void erase(const_iterator it) { keys_.erase(it); }
+
+    private:
+        std::vector<Key> keys_;
+    };
 
     Pool &pool(bool small) { return small ? small_ : large_; }
     Key keyOf(int b) const;

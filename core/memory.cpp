@@ -1084,7 +1084,9 @@ int communicatorsFor(const Context &x, int stage)
 
 } // namespace
 
-MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
+namespace {
+
+MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, const MemoryEstimate *withoutOffload)
 {
     const DeviceProfile &dev = *catalog.device(plan.cluster.device);
     const FrameworkProfile &fw = *catalog.framework(plan.framework);
@@ -1093,7 +1095,6 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
     MemoryEstimate out;
     out.hbm_bytes = dev.hbm_bytes;
     const int ranksPerStage = plan.parallel.dp * plan.parallel.tp * plan.parallel.cp;
-    // Stages 1 .. pp-2 are identical apart from their in-flight count under 1F1B; list each.
     out.ranks.reserve(size_t(x.pp));
     double maxReserve = 0;
     bool fits = true;
@@ -1101,9 +1102,18 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
     // the step moves by the same net change per warm-up micro-batch: their phase peaks are
     // affine in the warm-up count. The two outer middle stages are evaluated, the ones between
     // follow exactly (tst_timeline checks every stage against its listed timeline).
-    const bool affineMiddle = x.pp >= 5 && x.v == 1 && plan.parallel.pp_schedule == PpSchedule::OneFOneB &&
-                              plan.training.method.method == TrainingMethod::Full && x.m > x.pp - 2;
-    RankEval upper, lower; // stages 1 (warm-up pp - 2) and pp - 2 (warm-up 1)
+    // Interleaved 1F1B likewise (warm-up 2 (pp - stage - 1) + (v - 1) pp units), as long as
+    // every chunk's first backward falls among stage 1's forward / backward pairs: then the
+    // drain, the same on every stage, peaks no higher than the pairs before it.
+    const bool full = plan.training.method.method == TrainingMethod::Full;
+    const PpSchedule schedule = plan.parallel.pp_schedule;
+    const int64_t units = int64_t(x.m) * x.v;
+    const int64_t warmStage1 = 2 * int64_t(x.pp - 2) + int64_t(x.v - 1) * x.pp;
+    const bool affineMiddle =
+        x.pp >= 5 && full &&
+        ((x.v == 1 && schedule == PpSchedule::OneFOneB && x.m > x.pp - 2) ||
+         (x.v > 1 && schedule == PpSchedule::Interleaved && units - warmStage1 > int64_t(x.v - 1) * x.pp + 1));
+    RankEval upper, lower; // stages 1 and pp - 2, the largest and the smallest warm-up
     if (affineMiddle) {
         upper = evaluate(stepShape(x, computeQuantities(x, 1), 1));
         lower = evaluate(stepShape(x, computeQuantities(x, x.pp - 2), x.pp - 2));
@@ -1172,15 +1182,50 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
                                                                    : dev.host_memory_bytes;
         if (offloads) {
             // What leaves the device: the difference with the same plan kept on it.
-            Plan kept = plan;
-            kept.memory.offload = Offload{};
-            out.host = estimateHostMemory(plan, out.ranks, estimateMemory(kept, catalog).ranks, capacity);
+            if (withoutOffload) {
+                out.host = estimateHostMemory(plan, out.ranks, withoutOffload->ranks, capacity);
+            } else {
+                Plan kept = plan;
+                kept.memory.offload = Offload{};
+                out.host = estimateHostMemory(plan, out.ranks, estimateMemoryImpl(kept, catalog, nullptr).ranks, capacity);
+            }
         } else {
             out.host = estimateHostMemory(plan, out.ranks, out.ranks, capacity);
         }
     }
     out.fits = fits && out.host.fits;
     return out;
+}
+
+} // namespace
+
+MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog)
+{
+    return estimateMemoryImpl(plan, catalog, nullptr);
+}
+
+MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog, const MemoryEstimate &withoutOffload)
+{
+    return estimateMemoryImpl(plan, catalog, &withoutOffload);
+}
+
+double memoryFloorBytes(const Plan &plan, const Catalog &catalog)
+{
+    if (plan.training.method.method != TrainingMethod::Full)
+        return 0.0;
+    const DeviceProfile &dev = *catalog.device(plan.cluster.device);
+    const FrameworkProfile &fw = *catalog.framework(plan.framework);
+    const Context x(plan, dev, fw);
+    // The first stage once the last forward before its first backward has run its last layer
+    // (the timeline's forwardBody): everything persistent, the reduce bucket the step allocates
+    // first, and what the micro-batches in flight saved (one layer's when activations go to the
+    // host).
+    const Quantities q = computeQuantities(x, 0);
+    double live = q.params + q.master + q.states + q.ddpBuckets + q.p2p + q.reduceBucket;
+    if (!fw.grads_set_to_none)
+        live += q.grads;
+    live += plan.memory.offload.activations ? q.actLayer : q.actTotal;
+    return live + dev.context_reserve_bytes + dev.comm_buffer_bytes_per_group * communicatorsFor(x, 0);
 }
 
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly)
@@ -1257,7 +1302,7 @@ StepTimeline memoryTimeline(const Plan &plan, const Catalog &catalog, int stage,
     } else {
         const int period = std::max(1, shape.pp) * shape.chunks;
         const int periods = std::max(0, steady - period) / period;
-        t.omitted_microbatches = std::max(0, periods - steadyLimit) * period / shape.chunks;
+        t.omitted_microbatches = (periods - shownPeriods(periods, period, steadyLimit)) * period / shape.chunks;
     }
     return t;
 }

@@ -109,6 +109,16 @@ struct MemoryEstimate
 
 /// Per-rank peak memory of one steady-state training step. `plan` must be validated.
 MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog);
+/// The same, given the estimate of this plan with nothing offloaded (`memory.offload` all off),
+/// which an offloading plan's host memory is measured against; a caller that has it (the
+/// search, which evaluates both) saves estimating it again.
+MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog, const MemoryEstimate &withoutOffload);
+
+/// A lower bound of what estimateMemory reports as the largest peak plus runtime reserve of any
+/// rank (before the allocator replay), without the timeline: the first stage's persistent bytes
+/// and one micro-batch's saved activations. The search skips layouts whose floor exceeds HBM.
+/// 0 for training methods other than full training (no bound).
+double memoryFloorBytes(const Plan &plan, const Catalog &catalog);
 
 /// Replays the caching allocator (core/allocator.h) over every rank kind's timeline: sets each
 /// rank's reserved_bytes, the allocator's share of its runtime reserve and whether it runs out of

@@ -19,6 +19,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <exception>
+#include <mutex>
+#include <optional>
+#include <thread>
 
 namespace shardscope {
 
@@ -102,6 +106,62 @@ double stateBytes(const Plan &p, const FrameworkProfile &fw, const ComputeEstima
         bytes += sharded * ((master ? bytesOf(pr.master_weights) : 0.0) +
                             optimizerStateBytesPerElement(pr));
     return bytes;
+}
+
+/// The outer degrees of a group of layouts (one unit of the search's work).
+struct Task
+{
+    int tp, pp, cp, dp, ep;
+};
+
+bool sameLayout(const Layout &a, const Layout &b)
+{
+    return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.ep == b.ep && a.v == b.v &&
+           a.micro_batch == b.micro_batch && a.grad_accum == b.grad_accum && a.sp == b.sp &&
+           a.sharding == b.sharding && a.recompute == b.recompute && a.offload == b.offload;
+}
+
+unsigned searchThreads(int requested, size_t work)
+{
+    const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+    const unsigned n = requested > 0 ? unsigned(requested) : hw;
+    return unsigned(std::max<size_t>(1, std::min<size_t>({size_t(n), size_t(64), std::max<size_t>(work, 1)})));
+}
+
+/// fn(k) for k in [0, n) on up to `threads` threads (the caller's among them); fn must be safe
+/// to run side by side for different k. The first exception is rethrown.
+void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)> &fn)
+{
+    if (n == 0)
+        return;
+    threads = unsigned(std::min<size_t>(threads, n));
+    if (threads <= 1) {
+        for (size_t k = 0; k < n; ++k)
+            fn(k);
+        return;
+    }
+    std::atomic<size_t> next{0};
+    std::exception_ptr failure;
+    std::mutex m;
+    auto run = [&]() {
+        try {
+            for (size_t k = next++; k < n; k = next++)
+                fn(k);
+        } catch (...) {
+            next = n;
+            const std::lock_guard<std::mutex> lock(m);
+            if (!failure)
+                failure = std::current_exception();
+        }
+    };
+    std::vector<std::thread> pool;
+    for (unsigned i = 1; i < threads; ++i)
+        pool.emplace_back(run);
+    run();
+    for (std::thread &t : pool)
+        t.join();
+    if (failure)
+        std::rethrow_exception(failure);
 }
 
 } // namespace
@@ -298,75 +358,80 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     const int maxMicro = std::max(1, request.max_micro_batch);
     const int maxV = std::max(1, request.max_virtual_stages);
 
-    // Visits every candidate layout; returns false when cancelled.
-    auto enumerate = [&](auto &&visit) -> bool {
-        for (int tp : tps) {
-            for (int pp : divisors(world / tp, mo.layers)) {
-                if (mo.layers % pp != 0 || (request.fixed_pp > 0 && pp != request.fixed_pp))
+    // The outer degrees (tp, pp, cp, dp, ep) are the units of work the threads share; a task's
+    // layouts are enumerated in the same order every time, so the outcome does not depend on the
+    // number of threads.
+    std::vector<Task> tasks;
+    for (int tp : tps) {
+        for (int pp : divisors(world / tp, mo.layers)) {
+            if (mo.layers % pp != 0 || (request.fixed_pp > 0 && pp != request.fixed_pp))
+                continue;
+            for (int cpar : divisors(world / tp / pp, seq)) {
+                if (seq % cpar != 0 || (request.fixed_cp > 0 && cpar != request.fixed_cp))
                     continue;
-                for (int cpar : divisors(world / tp / pp, seq)) {
-                    if (seq % cpar != 0 || (request.fixed_cp > 0 && cpar != request.fixed_cp))
+                const int dp = world / tp / pp / cpar;
+                if (global % dp != 0)
+                    continue;
+                if (!mo.moe.enabled()) {
+                    tasks.push_back({tp, pp, cpar, dp, 1});
+                    continue;
+                }
+                const int64_t etp = work.parallel.etp > 0 ? work.parallel.etp : tp;
+                for (int e : divisors(mo.moe.experts, mo.moe.experts)) {
+                    if ((int64_t(dp) * cpar * tp) % (int64_t(e) * etp) == 0)
+                        tasks.push_back({tp, pp, cpar, dp, e});
+                }
+            }
+        }
+    }
+
+    // Visits every layout of a task; returns false when `visit` does (cancelled).
+    auto enumerate = [&](const Task &t, auto &&visit) -> bool {
+        const int64_t perReplica = global / t.dp;
+        for (int mb : divisors(perReplica, maxMicro)) {
+            // A plan's grad_accum is bounded; so is what the search chooses.
+            if (perReplica / mb > kMaxGradAccum)
+                continue;
+            const int ga = int(perReplica / mb);
+            for (int v = 1; v <= (t.pp > 1 ? maxV : 1); ++v) {
+                if (mo.layers % (t.pp * v) != 0)
+                    continue;
+                if (v > 1 && ga % t.pp != 0)
+                    continue;
+                for (int shi = 0; shi < 4; ++shi) {
+                    const Sharding sh = Sharding(shi);
+                    if (sh != Sharding::None && t.dp * t.cp == 1)
                         continue;
-                    const int dp = world / tp / pp / cpar;
-                    if (global % dp != 0)
-                        continue;
-                    const int64_t perReplica = global / dp;
-                    std::vector<int> eps = {1};
-                    if (mo.moe.enabled()) {
-                        eps.clear();
-                        const int64_t etp = work.parallel.etp > 0 ? work.parallel.etp : tp;
-                        for (int e : divisors(mo.moe.experts, mo.moe.experts)) {
-                            if ((int64_t(dp) * cpar * tp) % (int64_t(e) * etp) == 0)
-                                eps.push_back(e);
-                        }
-                    }
-                    for (int ep : eps) {
-                        for (int mb : divisors(perReplica, maxMicro)) {
-                            // A plan's grad_accum is bounded; so is what the search chooses.
-                            if (perReplica / mb > kMaxGradAccum)
+                    for (int spi = 0; spi < 2; ++spi) {
+                        if (spi && (t.tp < 2 || (seq / t.cp) % t.tp != 0))
+                            continue;
+                        for (int rc = 0; rc < 3; ++rc) {
+                            if (!(request.allowed_recompute & (1u << rc)))
                                 continue;
-                            const int ga = int(perReplica / mb);
-                            for (int v = 1; v <= (pp > 1 ? maxV : 1); ++v) {
-                                if (mo.layers % (pp * v) != 0)
+                            // The offload sets last: the first (none) is the plan the others'
+                            // host memory is measured against.
+                            for (int oi = 0; oi < 4; ++oi) {
+                                const uint8_t off = kOffloadSets[oi];
+                                if (off && (!request.allow_offload ||
+                                            !(request.allowed_offload & (1u << (oi - 1)))))
                                     continue;
-                                if (v > 1 && ga % pp != 0)
+                                if ((off & 2) && sh != Sharding::Full)
                                     continue;
-                                for (int shi = 0; shi < 4; ++shi) {
-                                    const Sharding sh = Sharding(shi);
-                                    if (sh != Sharding::None && dp * cpar == 1)
-                                        continue;
-                                    for (int spi = 0; spi < 2; ++spi) {
-                                        if (spi && (tp < 2 || (seq / cpar) % tp != 0))
-                                            continue;
-                                        for (int rc = 0; rc < 3; ++rc) {
-                                            if (!(request.allowed_recompute & (1u << rc)))
-                                                continue;
-                                            for (int oi = 0; oi < 4; ++oi) {
-                                                const uint8_t off = kOffloadSets[oi];
-                                                if (off && (!request.allow_offload ||
-                                                            !(request.allowed_offload & (1u << (oi - 1)))))
-                                                    continue;
-                                                if ((off & 2) && sh != Sharding::Full)
-                                                    continue;
-                                                Layout l;
-                                                l.dp = dp;
-                                                l.tp = tp;
-                                                l.pp = pp;
-                                                l.cp = cpar;
-                                                l.ep = ep;
-                                                l.v = v;
-                                                l.micro_batch = mb;
-                                                l.grad_accum = ga;
-                                                l.sp = spi;
-                                                l.sharding = sh;
-                                                l.recompute = Recompute(rc);
-                                                l.offload = off;
-                                                if (!visit(l))
-                                                    return false;
-                                            }
-                                        }
-                                    }
-                                }
+                                Layout l;
+                                l.dp = t.dp;
+                                l.tp = t.tp;
+                                l.pp = t.pp;
+                                l.cp = t.cp;
+                                l.ep = t.ep;
+                                l.v = v;
+                                l.micro_batch = mb;
+                                l.grad_accum = ga;
+                                l.sp = spi;
+                                l.sharding = sh;
+                                l.recompute = Recompute(rc);
+                                l.offload = off;
+                                if (!visit(l))
+                                    return false;
                             }
                         }
                     }
@@ -377,53 +442,127 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     };
 
     uint64_t total = 0;
-    enumerate([&](const Layout &) {
-        ++total;
-        return true;
-    });
+    for (const Task &t : tasks)
+        enumerate(t, [&](const Layout &) {
+            ++total;
+            return true;
+        });
 
+    const unsigned threads = searchThreads(request.threads, tasks.size());
+    std::vector<std::vector<Scored>> perTask(tasks.size());
+    std::atomic<size_t> nextTask{0};
+    std::atomic<uint64_t> evaluated{0};
+    std::atomic<uint64_t> estimated{0};
+    std::atomic<bool> stopped{false};
+    std::exception_ptr failure;
+    std::mutex failureMutex;
+
+    // One thread's share: tasks taken in turn, each layout checked, costed and kept when it fits.
+    // The calling thread (`reports`) also reports progress.
+    auto worker = [&](bool reports) {
+        try {
+            Plan w = work;
+            uint64_t pending = 0; // evaluated, not yet added to `evaluated`
+            uint64_t seen = 0;
+            uint64_t estimatedHere = 0;
+            std::optional<MemoryEstimate> kept; // the current layout without offload
+            Layout keptOf;
+            for (size_t ti = nextTask++; ti < tasks.size() && !stopped; ti = nextTask++) {
+                std::vector<Scored> &fitting = perTask[ti];
+                kept.reset();
+                const bool finished = enumerate(tasks[ti], [&](const Layout &l) {
+                    if ((seen++ & 1023u) == 0) {
+                        const uint64_t done = evaluated += pending;
+                        pending = 0;
+                        if (stopped || (cancel && cancel->load(std::memory_order_relaxed))) {
+                            stopped = true;
+                            return false;
+                        }
+                        if (reports && progress)
+                            progress(done, total);
+                    }
+                    ++pending;
+                    apply(w, l);
+                    if (!quickValidate(w))
+                        return true;
+                    const ComputeEstimate ce = estimateCompute(w, cprof);
+                    // Model states of the heaviest stage plus the context reserve bound the
+                    // memory engine's optimizer-step peak plus reserve from below: beyond HBM the
+                    // layout cannot fit.
+                    // So does the first stage's floor (its persistent bytes and one micro-batch's
+                    // saved activations, with its reserve).
+                    if (request.prune &&
+                        (stateBytes(w, fw, ce) + dev.context_reserve_bytes > dev.hbm_bytes ||
+                         memoryFloorBytes(w, catalog) + request.min_headroom_bytes > dev.hbm_bytes))
+                        return true;
+                    ++estimatedHere;
+                    Layout bare = l;
+                    bare.offload = 0;
+                    if (!kept || !sameLayout(keptOf, bare)) {
+                        if (l.offload != 0) {
+                            apply(w, bare);
+                            kept = estimateMemory(w, catalog);
+                            apply(w, l);
+                        } else {
+                            kept = estimateMemory(w, catalog);
+                        }
+                        keptOf = bare;
+                    }
+                    const MemoryEstimate me = l.offload != 0 ? estimateMemory(w, catalog, *kept) : *kept;
+                    if (!me.fits)
+                        return true;
+                    double required = 0;
+                    for (const RankMemory &r : me.ranks)
+                        required = std::max(required, r.peak_bytes + r.reserve.total());
+                    if (required + request.min_headroom_bytes > dev.hbm_bytes)
+                        return true;
+                    const double exposed = exposedCommunication(w, dev, fw, ce);
+                    // Activations offloaded alone: what one micro-batch would keep on the device.
+                    const double actBytes = l.offload == 8 ? activationBytesPerMicrobatch(w, *kept) : 0.0;
+                    Scored s;
+                    s.layout = l;
+                    s.required = required;
+                    s.peak = me.peak_bytes;
+                    s.step = assembleStep(w, cprof, ce, exposed, offloadBytesPerStep(w, ce, actBytes));
+                    fitting.push_back(s);
+                    return true;
+                });
+                if (!finished)
+                    break;
+            }
+            evaluated += pending;
+            estimated += estimatedHere;
+        } catch (...) {
+            stopped = true;
+            const std::lock_guard<std::mutex> lock(failureMutex);
+            if (!failure)
+                failure = std::current_exception();
+        }
+    };
+    {
+        std::vector<std::thread> pool;
+        for (unsigned i = 1; i < threads; ++i)
+            pool.emplace_back(worker, false);
+        worker(true);
+        for (std::thread &t : pool)
+            t.join();
+    }
+    if (failure)
+        std::rethrow_exception(failure);
+    out.evaluated = evaluated;
+    out.estimated = estimated;
+    out.cancelled = stopped.load() && out.evaluated < total;
     std::vector<Scored> fitting;
-    fitting.reserve(size_t(std::min<uint64_t>(total, 1u << 20)));
-    const bool finished = enumerate([&](const Layout &l) {
-        if ((out.evaluated & 4095u) == 0) {
-            if (cancel && cancel->load(std::memory_order_relaxed))
-                return false;
-            if (progress)
-                progress(out.evaluated, total);
+    {
+        size_t n = 0;
+        for (const std::vector<Scored> &f : perTask)
+            n += f.size();
+        fitting.reserve(n);
+        for (std::vector<Scored> &f : perTask) {
+            fitting.insert(fitting.end(), f.begin(), f.end());
+            std::vector<Scored>().swap(f);
         }
-        ++out.evaluated;
-        apply(work, l);
-        if (!quickValidate(work))
-            return true;
-        const ComputeEstimate ce = estimateCompute(work, cprof);
-        // Model states of the heaviest stage plus the context reserve bound the memory engine's
-        // optimizer-step peak plus reserve from below: beyond HBM the layout cannot fit.
-        if (request.prune && stateBytes(work, fw, ce) + dev.context_reserve_bytes > dev.hbm_bytes)
-            return true;
-        const MemoryEstimate me = estimateMemory(work, catalog);
-        if (!me.fits)
-            return true;
-        double required = 0;
-        for (const RankMemory &r : me.ranks)
-            required = std::max(required, r.peak_bytes + r.reserve.total());
-        if (required + request.min_headroom_bytes > dev.hbm_bytes)
-            return true;
-        const double exposed = exposedCommunication(work, dev, fw, ce);
-        double actBytes = 0;
-        if (l.offload & 8) {
-            work.memory.offload.activations = false;
-            actBytes = activationBytesPerMicrobatch(work, estimateMemory(work, catalog));
-            work.memory.offload.activations = true;
-        }
-        Scored s;
-        s.layout = l;
-        s.required = required;
-        s.peak = me.peak_bytes;
-        s.step = assembleStep(work, cprof, ce, exposed, offloadBytesPerStep(work, ce, actBytes));
-        fitting.push_back(s);
-        return true;
-    });
-    out.cancelled = !finished;
+    }
     out.fitting = fitting.size();
     if (progress)
         progress(out.evaluated, total);
@@ -457,20 +596,35 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     // The bound above counts allocated memory; the allocator reserves more. A layout is returned
     // only when the caching allocator replayed over its timeline does not run out of memory.
     std::vector<signed char> replayed(fitting.size(), -1); // -1 not yet, 0 runs out, 1 fits
+    std::vector<double> replayedRequired(fitting.size(), 0.0);
+    // The replay of one layout; writes only its own entries, so layouts replay side by side.
+    auto replayOne = [&](uint32_t i) {
+        Plan p = base;
+        apply(p, fitting[i].layout);
+        MemoryEstimate me = estimateMemory(p, catalog);
+        replayAllocator(p, catalog, me, true);
+        double required = 0;
+        for (const RankMemory &r : me.ranks)
+            required = std::max(required, r.peak_bytes + r.reserve.total());
+        replayedRequired[i] = required;
+        replayed[i] = me.hbm_fits ? 1 : 0;
+    };
+    // Replays, on the search's threads, those of `which` not replayed yet.
+    auto prefetch = [&](std::vector<uint32_t> which) {
+        which.erase(std::remove_if(which.begin(), which.end(), [&](uint32_t i) { return replayed[i] >= 0; }),
+                    which.end());
+        parallelFor(which.size(), threads, [&](size_t k) { replayOne(which[k]); });
+    };
+    std::vector<char> counted(fitting.size(), 0);
     auto verified = [&](uint32_t i) {
-        if (replayed[i] < 0) {
-            Plan p = base;
-            apply(p, fitting[i].layout);
-            MemoryEstimate me = estimateMemory(p, catalog);
-            replayAllocator(p, catalog, me, true);
-            replayed[i] = me.hbm_fits ? 1 : 0;
+        if (replayed[i] < 0)
+            replayOne(i);
+        if (!counted[i]) {
+            counted[i] = 1;
             ++out.replayed;
-            if (me.hbm_fits) {
-                double required = 0;
-                for (const RankMemory &r : me.ranks)
-                    required = std::max(required, r.peak_bytes + r.reserve.total());
-                fitting[i].required = required;
-                if (required + request.min_headroom_bytes > dev.hbm_bytes)
+            if (replayed[i] == 1) {
+                fitting[i].required = replayedRequired[i];
+                if (replayedRequired[i] + request.min_headroom_bytes > dev.hbm_bytes)
                     replayed[i] = 0; // fits, without the headroom asked for
             } else {
                 ++out.rejected_by_allocator;
@@ -478,6 +632,19 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         }
         return replayed[i] == 1;
     };
+    // The walk below replays every layout faster than all that need no more memory (a layout a
+    // replay rejects does not raise the bar): replay those first, side by side.
+    {
+        std::vector<uint32_t> candidates;
+        double bar = INFINITY;
+        for (uint32_t i : order) {
+            if (fitting[i].step.step_s < bar) {
+                bar = fitting[i].step.step_s;
+                candidates.push_back(i);
+            }
+        }
+        prefetch(std::move(candidates));
+    }
     std::vector<char> onFront(fitting.size(), 0);
     double best = INFINITY;
     for (uint32_t i : order) {
@@ -506,6 +673,11 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             const size_t window = std::min(rank.size(), sorted + std::max<size_t>(top, 16));
             std::partial_sort(rank.begin() + long(sorted), rank.begin() + long(window), rank.end(), faster);
             sorted = window;
+        }
+        if (replayed[rank[next]] < 0) {
+            // The next layouts still needed are replayed whatever they show: side by side.
+            const size_t need = std::min(sorted, next + (top - out.ranked.size()));
+            prefetch(std::vector<uint32_t>(rank.begin() + long(next), rank.begin() + long(need)));
         }
         if (verified(rank[next]))
             out.ranked.push_back(toResult(fitting[rank[next]], onFront[rank[next]]));

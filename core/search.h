@@ -45,6 +45,9 @@ struct SearchRequest
     /// Skip the memory estimate of layouts whose model states alone (plus the context reserve)
     /// exceed HBM; the results are the same either way (tst_search checks it).
     bool prune = true;
+    /// Threads the search runs on (0: one per hardware thread). The outcome is the same for any
+    /// number (tst_search checks it).
+    int threads = 0;
 };
 
 struct SearchResult
@@ -64,6 +67,7 @@ struct SearchOutcome
     std::vector<SearchResult> ranked; ///< fitting layouts, fastest first (at most `top`)
     std::vector<SearchResult> pareto; ///< memory/time Pareto front of all fitting layouts
     uint64_t evaluated = 0;           ///< layouts evaluated (enumerated and checked)
+    uint64_t estimated = 0;           ///< layouts the memory engine estimated (valid, not pruned)
     uint64_t fitting = 0;             ///< within the bound: allocated peak + reserve <= HBM
     uint64_t replayed = 0;            ///< layouts the allocator was replayed on
     uint64_t rejected_by_allocator = 0; ///< of those, ran out of memory (fragmentation)

@@ -297,7 +297,7 @@ private:
         const int period = pp * v;
         const int first = std::min(steadyPairs, period);
         const int periods = (steadyPairs - first) / period;
-        const int shown = std::min(periods, k.steadyRepeatLimit());
+        const int shown = shownPeriods(periods, period, k.steadyRepeatLimit());
         const int pairs = first + shown * period + (steadyPairs - first - periods * period);
         auto isFirst = [&](int b) { return b % pp == 0 && b / pp < v; };
         // Warm-up forwards.
@@ -355,7 +355,7 @@ private:
         const int period = std::max(1, s.pp) * std::max(1, s.chunks);
         const int first = std::min(steadyPairs, period);
         const int periods = (steadyPairs - first) / period;
-        const int shown = std::min(periods, k.steadyRepeatLimit());
+        const int shown = shownPeriods(periods, period, k.steadyRepeatLimit());
         const int rest = steadyPairs - first - periods * period;
         std::vector<Op> head, body, tail;
         for (int i = 0; i < warm; ++i)

@@ -14,6 +14,7 @@
 //    (core/allocator.h) and the memory-over-time view. Its live-bytes peak equals the tracker's.
 #include "memory.h"
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <functional>
@@ -150,6 +151,14 @@ public:
         body();
     }
 };
+
+/// Whole steady periods of an interleaved schedule (`period` alike forward / backward pairs
+/// each) a sink with `limit` spells out: enough for `limit` alike pairs, at least one.
+inline int shownPeriods(int periods, int period, int limit)
+{
+    const int needed = (std::max(1, limit) + std::max(1, period) - 1) / std::max(1, period);
+    return std::min(periods, needed);
+}
 
 /// Emits the model build and persistent buffers (part Setup).
 void emitSetup(const StepShape &s, StepSink &sink);

@@ -33,20 +33,32 @@ void BM_SearchLlama3_70b_1024(benchmark::State &state)
 {
     SearchRequest req = targetRequest();
     req.prune = state.range(0) != 0;
+    req.threads = int(state.range(1));
     const Catalog &cat = Catalog::builtin();
-    uint64_t evaluated = 0, fitting = 0;
+    uint64_t evaluated = 0, fitting = 0, estimated = 0, replayed = 0;
     for (auto _ : state) {
         const SearchOutcome out = searchLayouts(req, cat);
         benchmark::DoNotOptimize(out.ranked.data());
         evaluated += out.evaluated;
         fitting = out.fitting;
+        estimated = out.estimated;
+        replayed = out.replayed;
     }
     state.counters["layouts"] = double(evaluated) / double(state.iterations());
     state.counters["fitting"] = double(fitting);
+    state.counters["estimated"] = double(estimated);
+    state.counters["replayed"] = double(replayed);
     state.counters["evals/s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
 }
-// Argument: 1 with the model-state pruning (the default), 0 without.
-BENCHMARK(BM_SearchLlama3_70b_1024)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+// Arguments: 1 with the model-state pruning (the default), 0 without; the threads (0: one per
+// hardware thread, the default).
+BENCHMARK(BM_SearchLlama3_70b_1024)
+    ->Args({1, 0})
+    ->Args({1, 1})
+    ->Args({0, 0})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(1.0);
 
 } // namespace
 

@@ -64,6 +64,8 @@ private slots:
     void paretoFrontNotDominated();
     void knownLayoutFound();
     void pruningKeepsResults();
+    void floorIsBelowEstimate();
+    void threadsGiveTheSameOutcome();
     void constraintsAreHonoured_data();
     void constraintsAreHonoured();
     void maxDevicesCutsTheCluster();
@@ -238,6 +240,67 @@ void TestSearch::pruningKeepsResults()
         QCOMPARE(pruned.ranked[i].step_s, full.ranked[i].step_s);
     }
     QCOMPARE(pruned.pareto.size(), full.pareto.size());
+    for (size_t i = 0; i < pruned.pareto.size(); ++i)
+        QVERIFY(sameLayout(pruned.pareto[i].plan, full.pareto[i].plan));
+    // The bounds do skip estimates.
+    QVERIFY(pruned.estimated < full.estimated);
+}
+
+void TestSearch::floorIsBelowEstimate()
+{
+    // The search skips a layout whose memory floor exceeds HBM: the floor must never exceed the
+    // estimate's largest peak plus reserve, on every plan kind (and on layouts the search
+    // returns, which vary every axis).
+    const Catalog &cat = Catalog::builtin();
+    std::vector<Plan> plans;
+    for (const testing::PlanVariant &v : testing::planVariants())
+        plans.push_back(testing::variantPlan(v));
+    SearchRequest req = request(seedCase("llama2-13b", 16384, 2, "ascend-910b2"), 32, 400);
+    for (const SearchResult &r : searchLayouts(req, cat).ranked)
+        plans.push_back(r.plan);
+    QVERIFY(plans.size() > 300);
+    int bounded = 0;
+    for (const Plan &p : plans) {
+        const MemoryEstimate m = estimateMemory(p, cat);
+        double required = 0;
+        for (const RankMemory &r : m.ranks)
+            required = std::max(required, r.peak_bytes + r.reserve.total());
+        const double floor = memoryFloorBytes(p, cat);
+        QVERIFY2(floor <= required * (1 + 1e-12),
+                 qPrintable(QStringLiteral("%1: floor %2 above %3")
+                                .arg(QString::fromStdString(p.name))
+                                .arg(floor, 0, 'f', 0)
+                                .arg(required, 0, 'f', 0)));
+        // Not a vacuous bound: within half of the estimate where activations matter.
+        if (floor > 0.5 * required)
+            ++bounded;
+    }
+    QVERIFY(bounded > int(plans.size()) / 2);
+}
+
+void TestSearch::threadsGiveTheSameOutcome()
+{
+    const Catalog &cat = Catalog::builtin();
+    SearchRequest req = request(seedCase("llama2-70b", 4096, 2, "ascend-910b2"), 16, 60);
+    req.threads = 1;
+    const SearchOutcome one = searchLayouts(req, cat);
+    for (int threads : {2, 3}) {
+        req.threads = threads;
+        const SearchOutcome many = searchLayouts(req, cat);
+        QCOMPARE(many.evaluated, one.evaluated);
+        QCOMPARE(many.estimated, one.estimated);
+        QCOMPARE(many.fitting, one.fitting);
+        QCOMPARE(many.replayed, one.replayed);
+        QCOMPARE(many.rejected_by_allocator, one.rejected_by_allocator);
+        QCOMPARE(many.ranked.size(), one.ranked.size());
+        for (size_t i = 0; i < one.ranked.size(); ++i) {
+            QVERIFY(sameLayout(many.ranked[i].plan, one.ranked[i].plan));
+            QCOMPARE(many.ranked[i].required_bytes, one.ranked[i].required_bytes);
+        }
+        QCOMPARE(many.pareto.size(), one.pareto.size());
+        for (size_t i = 0; i < one.pareto.size(); ++i)
+            QVERIFY(sameLayout(many.pareto[i].plan, one.pareto[i].plan));
+    }
 }
 
 void TestSearch::constraintsAreHonoured_data()

@@ -92,6 +92,26 @@ private slots:
         QTest::newRow("1f1b-long") << QStringLiteral(R"({"parallel": {"dp": 2, "pp": 4}, "training": {"grad_accum": 32}})");
         QTest::newRow("1f1b-8-stages") << QStringLiteral(R"({"parallel": {"dp": 1, "pp": 8}, "training": {"grad_accum": 16}})");
         QTest::newRow("1f1b-8-stages-short") << QStringLiteral(R"({"parallel": {"dp": 1, "pp": 8}, "training": {"grad_accum": 4}})");
+        // Middle stages of an interleaved schedule follow the outer two (when stage 1 runs
+        // every chunk's first backward among its pairs: grad_accum 32) or are each evaluated
+        // (grad_accum 8, 16: the first backwards reach into the drain).
+        QTest::newRow("interleaved-8-stages") << QStringLiteral(
+            R"({"parallel": {"dp": 1, "pp": 8, "pp_schedule": "interleaved", "virtual_stages": 2},
+                "training": {"grad_accum": 32}})");
+        QTest::newRow("interleaved-8-stages-edge") << QStringLiteral(
+            R"({"parallel": {"dp": 1, "pp": 8, "pp_schedule": "interleaved", "virtual_stages": 2},
+                "training": {"grad_accum": 16}})");
+        QTest::newRow("interleaved-8-stages-short") << QStringLiteral(
+            R"({"parallel": {"dp": 1, "pp": 8, "pp_schedule": "interleaved", "virtual_stages": 2},
+                "training": {"grad_accum": 8}})");
+        QTest::newRow("interleaved-8x4-zero1") << QStringLiteral(
+            R"({"parallel": {"dp": 1, "pp": 8, "pp_schedule": "interleaved", "virtual_stages": 4,
+                              "sharding": "none"}, "training": {"grad_accum": 40},
+                "memory": {"recompute": "selective"}, "framework": "megatron"})");
+        QTest::newRow("fsdp-interleaved-8-stages") << QStringLiteral(
+            R"({"parallel": {"dp": 2, "pp": 8, "pp_schedule": "interleaved", "virtual_stages": 2,
+                              "sharding": "full"}, "training": {"grad_accum": 24},
+                "memory": {"recompute": "none"}, "cluster": {"nodes": 2}})");
         QTest::newRow("fsdp-interleaved") << QStringLiteral(
             R"({"parallel": {"dp": 2, "tp": 2, "pp": 2, "pp_schedule": "interleaved", "virtual_stages": 4,
                               "sharding": "full"}, "training": {"grad_accum": 4}, "memory": {"recompute": "none"}})");
