@@ -3,6 +3,8 @@
 #include "plan.h"
 
 #include <algorithm>
+#include <functional>
+#include <string>
 
 namespace shardscope {
 
@@ -137,11 +139,226 @@ RankLayer rankLayer(const LayerSpec &s, int tp, int ep, int etp)
     return r;
 }
 
+int StageLayout::stage(int s) const
+{
+    int n = 0;
+    for (int c = 0; c < chunks; ++c)
+        n += chunk(s, c);
+    return n;
+}
+
+int StageLayout::offset(int s, int c) const
+{
+    // Megatron's order (get_transformer_layer_offset): virtual stage by virtual stage, each
+    // through all the stages.
+    int n = 0;
+    for (int cc = 0; cc < c; ++cc)
+        for (int ss = 0; ss < pp; ++ss)
+            n += chunk(ss, cc);
+    for (int ss = 0; ss < s; ++ss)
+        n += chunk(ss, c);
+    return n;
+}
+
+int StageLayout::largestChunk() const
+{
+    return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+}
+
+bool StageLayout::even() const
+{
+    return std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) == counts.end();
+}
+
+StageLayout stageLayout(const Parallel &pa, int layers)
+{
+    StageLayout l;
+    l.pp = std::max(1, pa.pp);
+    l.chunks = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
+    const int pp = l.pp, v = l.chunks;
+    l.counts.assign(size_t(pp * v), 0);
+    layers = std::max(0, layers);
+    // Each stage's layers, then split over its chunks.
+    std::vector<int> stage(size_t(pp), 0);
+    int embedding = 0, loss = 0;
+    if (pp == 1) {
+        stage[0] = layers;
+    } else if (!pa.stage_layers.empty()) {
+        for (int s = 0; s < pp && s < int(pa.stage_layers.size()); ++s)
+            stage[size_t(s)] = std::max(0, pa.stage_layers[size_t(s)]);
+    } else if (pa.first_stage_layers > 0 || pa.last_stage_layers > 0) {
+        // get_num_layers_to_build: the rest over the stages left.
+        int rest = layers, left = pp;
+        if (pa.first_stage_layers > 0) {
+            rest -= pa.first_stage_layers;
+            --left;
+        }
+        if (pa.last_stage_layers > 0) {
+            rest -= pa.last_stage_layers;
+            --left;
+        }
+        const int middle = left > 0 ? std::max(0, rest) / left : 0;
+        for (int s = 0; s < pp; ++s)
+            stage[size_t(s)] = middle;
+        if (pa.first_stage_layers > 0)
+            stage[0] = pa.first_stage_layers;
+        if (pa.last_stage_layers > 0)
+            stage[size_t(pp - 1)] = pa.last_stage_layers;
+    } else {
+        // The embedding and the loss counted as layers: (layers + 1 + 1) / pp per stage, the
+        // first (last) chunk building one decoder layer fewer.
+        embedding = pa.account_for_embedding ? 1 : 0;
+        loss = pa.account_for_loss ? 1 : 0;
+        const int per = (layers + embedding + loss) / pp;
+        for (int s = 0; s < pp; ++s)
+            stage[size_t(s)] = per;
+    }
+    for (int s = 0; s < pp; ++s)
+        for (int c = 0; c < v; ++c)
+            l.counts[size_t(s * v + c)] = stage[size_t(s)] / v + (c == v - 1 ? stage[size_t(s)] % v : 0);
+    l.counts.front() = std::max(0, l.counts.front() - embedding);
+    l.counts.back() = std::max(0, l.counts.back() - loss);
+    // An invalid layout still places every layer once: surplus taken from the end, the rest
+    // given to the last chunk.
+    int sum = 0;
+    for (int n : l.counts)
+        sum += n;
+    for (size_t i = l.counts.size(); i-- > 0 && sum > layers;) {
+        const int cut = std::min(l.counts[i], sum - layers);
+        l.counts[i] -= cut;
+        sum -= cut;
+    }
+    l.counts.back() += layers - sum;
+    return l;
+}
+
+std::vector<int> stageLayers(const Parallel &pa, int layers)
+{
+    const StageLayout l = stageLayout(pa, layers);
+    std::vector<int> out(size_t(l.pp));
+    for (int s = 0; s < l.pp; ++s)
+        out[size_t(s)] = l.stage(s);
+    return out;
+}
+
+std::vector<int> stageLayers(const Plan &plan)
+{
+    return stageLayers(plan.parallel, plan.model.layers);
+}
+
+std::vector<int> layerStages(const Parallel &pa, int layers)
+{
+    const StageLayout l = stageLayout(pa, layers);
+    std::vector<int> out;
+    out.reserve(size_t(std::max(0, layers)));
+    for (int c = 0; c < l.chunks; ++c)
+        for (int s = 0; s < l.pp; ++s)
+            out.insert(out.end(), size_t(l.chunk(s, c)), s);
+    return out;
+}
+
 int stageOfLayer(const Parallel &pa, int layers, int layer)
 {
-    const int chunks = pa.pp * (pa.pp_schedule == PpSchedule::Interleaved ? pa.virtual_stages : 1);
-    const int perChunk = std::max(1, layers / std::max(1, chunks));
-    return (layer / perChunk) % std::max(1, pa.pp);
+    const StageLayout l = stageLayout(pa, layers);
+    int n = 0;
+    for (int c = 0; c < l.chunks; ++c)
+        for (int s = 0; s < l.pp; ++s) {
+            n += l.chunk(s, c);
+            if (layer < n)
+                return s;
+        }
+    return l.pp - 1;
+}
+
+std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers)
+{
+    auto s = [](int64_t v) { return std::to_string(v); };
+    const int v = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
+    const bool firstLast = pa.first_stage_layers > 0 || pa.last_stage_layers > 0;
+    const bool account = pa.account_for_embedding || pa.account_for_loss;
+    if (!pa.customLayout()) {
+        const int64_t chunks = int64_t(pa.pp) * v;
+        if (layers % chunks != 0)
+            return PlanError("parallel.pp", "pp * virtual_stages = " + s(chunks) + " must divide model.layers (" +
+                                                s(layers) + "); uneven stages: parallel.first_stage_layers, "
+                                                            "last_stage_layers or stage_layers");
+        return std::nullopt;
+    }
+    const char *set = !pa.stage_layers.empty()      ? "parallel.stage_layers"
+                      : pa.first_stage_layers > 0   ? "parallel.first_stage_layers"
+                      : pa.last_stage_layers > 0    ? "parallel.last_stage_layers"
+                      : pa.account_for_embedding    ? "parallel.account_for_embedding"
+                                                    : "parallel.account_for_loss";
+    if (pa.pp < 2)
+        return PlanError(set, "lays the layers out over pipeline stages: needs parallel.pp >= 2");
+    if (!pa.stage_layers.empty()) {
+        // MindSpeed-LLM's --num-layer-list: one count per stage adding up to the layers, not
+        // with virtual stages (NumLayerListFeature.validate_args, core_transformer_config_from_
+        // args_wrapper).
+        if (firstLast || account)
+            return PlanError("parallel.stage_layers", "lists every stage's layers: not with first_stage_layers, "
+                                                      "last_stage_layers or account_for_embedding / loss");
+        if (v > 1)
+            return PlanError("parallel.stage_layers", "cannot be combined with virtual stages (MindSpeed-LLM "
+                                                      "refuses --num-layer-list with a virtual pipeline)");
+        if (int(pa.stage_layers.size()) != pa.pp)
+            return PlanError("parallel.stage_layers", "needs one entry per stage: parallel.pp (" + s(pa.pp) +
+                                                          ") entries, got " + s(int64_t(pa.stage_layers.size())));
+        int64_t sum = 0;
+        for (size_t i = 0; i < pa.stage_layers.size(); ++i) {
+            if (pa.stage_layers[i] < 1)
+                return PlanError("parallel.stage_layers[" + s(int64_t(i)) + "]",
+                                 "every stage needs at least one layer, got " + s(pa.stage_layers[i]));
+            sum += pa.stage_layers[i];
+        }
+        if (sum != layers)
+            return PlanError("parallel.stage_layers", "must add up to model.layers (" + s(layers) + "), got " + s(sum));
+        return std::nullopt;
+    }
+    if (firstLast && account)
+        return PlanError(pa.account_for_embedding ? "parallel.account_for_embedding" : "parallel.account_for_loss",
+                         "cannot be set with first_stage_layers / last_stage_layers (Megatron-Core's "
+                         "TransformerConfig refuses the two kinds of uneven split together)");
+    if (firstLast) {
+        // TransformerConfig.__post_init__, "Uneven PP".
+        int64_t rest = layers;
+        int left = pa.pp;
+        for (const auto &[field, n] : {std::pair{"parallel.first_stage_layers", pa.first_stage_layers},
+                                       std::pair{"parallel.last_stage_layers", pa.last_stage_layers}}) {
+            if (n <= 0)
+                continue;
+            if (n % v != 0)
+                return PlanError(field, "must be divisible by parallel.virtual_stages (" + s(v) + "), got " + s(n));
+            rest -= n;
+            --left;
+        }
+        const char *field = pa.first_stage_layers > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
+        if (rest < 0 || (rest == 0) != (left == 0))
+            return PlanError(field, "leaves " + s(rest) + " of model.layers (" + s(layers) + ") for " + s(left) +
+                                        " middle stage(s): each middle stage needs layers, and no layer may be left "
+                                        "without one");
+        if (left > 0 && rest % left != 0)
+            return PlanError(field, "the " + s(rest) + " layers left must split evenly over the " + s(left) +
+                                        " other stage(s)");
+        if (left > 0 && (rest / left) % v != 0)
+            return PlanError(field, "the other stages' " + s(rest / left) +
+                                        " layers each must be divisible by parallel.virtual_stages (" + s(v) + ")");
+        return std::nullopt;
+    }
+    // The embedding / loss as layers (TransformerConfig.__post_init__; get_num_layers_to_build).
+    const int64_t counted = int64_t(layers) + (pa.account_for_embedding ? 1 : 0) + (pa.account_for_loss ? 1 : 0);
+    if (counted % pa.pp != 0)
+        return PlanError(set, "model.layers (" + s(layers) + ") with the embedding / loss counted = " + s(counted) +
+                                  " must be divisible by parallel.pp (" + s(pa.pp) + ")");
+    if ((counted / pa.pp) % v != 0)
+        return PlanError(set, "each stage's " + s(counted / pa.pp) +
+                                  " layers must be divisible by parallel.virtual_stages (" + s(v) + ")");
+    return std::nullopt;
+}
+
+std::optional<PlanError> stageLayoutError(const Plan &plan)
+{
+    return stageLayoutError(plan.parallel, plan.model.layers);
 }
 
 } // namespace shardscope

@@ -152,6 +152,26 @@ private slots:
         row("sp seq not dividing", R"({"parallel": {"dp": 1, "tp": 8, "sp": true}, "training": {"seq_len": 32764}})", "parallel.sp", "divisible");
         row("ep on dense", R"({"parallel": {"ep": 2}})", "parallel.ep", "MoE");
         row("virtual stages without interleave", R"({"parallel": {"virtual_stages": 2}})", "parallel.virtual_stages", "interleaved");
+        // The layer layout over the stages (core/layers.h; Llama-2-7B's 32 layers).
+        row("first stage layers without pp", R"({"parallel": {"first_stage_layers": 4}})", "parallel.first_stage_layers", "pp >= 2");
+        row("first stage layers zero", R"({"parallel": {"dp": 1, "pp": 8, "first_stage_layers": 0}})", "parallel.first_stage_layers", "between");
+        row("last stage layers not a number", R"({"parallel": {"dp": 1, "pp": 8, "last_stage_layers": "4"}})", "parallel.last_stage_layers", "integer");
+        row("uneven rest", R"({"parallel": {"dp": 1, "pp": 8, "first_stage_layers": 3}})", "parallel.first_stage_layers", "evenly");
+        row("uneven nothing for the middle", R"({"parallel": {"dp": 2, "pp": 4, "first_stage_layers": 16, "last_stage_layers": 16}})", "parallel.first_stage_layers", "middle stage");
+        row("uneven last by virtual stages", R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2, "last_stage_layers": 3}, "training": {"grad_accum": 4}})", "parallel.last_stage_layers", "virtual_stages");
+        row("uneven middle by virtual stages", R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2, "first_stage_layers": 2, "last_stage_layers": 4}, "training": {"grad_accum": 4}})", "parallel.first_stage_layers", "virtual_stages");
+        row("account with uneven", R"({"parallel": {"dp": 1, "pp": 8, "first_stage_layers": 4, "account_for_loss": true}})", "parallel.account_for_loss", "first_stage_layers");
+        row("account not dividing", R"({"parallel": {"dp": 1, "pp": 8, "account_for_embedding": true}})", "parallel.account_for_embedding", "divisible by parallel.pp");
+        row("account not bool", R"({"parallel": {"dp": 1, "pp": 8, "account_for_embedding": 1}})", "parallel.account_for_embedding", "true or false");
+        row("account without pp", R"({"parallel": {"account_for_loss": true}})", "parallel.account_for_loss", "pp >= 2");
+        row("stage layers not a list", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": 8}})", "parallel.stage_layers", "list");
+        row("stage layers entry", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [8, 8, "8", 8]}})", "parallel.stage_layers[2]", "whole number");
+        row("stage layers zero", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [0, 16, 8, 8]}})", "parallel.stage_layers[0]", "at least one");
+        row("stage layers count", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [16, 16]}})", "parallel.stage_layers", "one entry per stage");
+        row("stage layers sum", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [8, 8, 8, 7]}})", "parallel.stage_layers", "add up");
+        row("stage layers with virtual stages", R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2, "stage_layers": [8, 8, 8, 8]}, "training": {"grad_accum": 4}})", "parallel.stage_layers", "virtual");
+        row("stage layers with uneven", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [8, 8, 8, 8], "last_stage_layers": 8}})", "parallel.stage_layers", "not with");
+        row("recompute beyond the largest chunk", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [5, 9, 9, 9]}, "memory": {"recompute": "full", "recompute_num_layers": 10}})", "memory.recompute_num_layers", "model chunk (9)");
         row("interleaved micro-batches", R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2}, "training": {"grad_accum": 3}})", "training.grad_accum", "divisible");
         row("offload params needs full", R"({"memory": {"offload": {"params": true}}})", "memory.offload.params", "full");
         row("unknown device", R"({"cluster": {"device": "tpu-v5"}})", "cluster.device", "unknown");
