@@ -98,7 +98,7 @@ public:
     {
         k.part(StepPart::Setup);
         k.phase(Phase::Forward);
-        const int layers = s.layers * s.chunks;
+        const int layers = s.stageLayers();
         k.repeat(layers, [&](int i) {
             for (size_t j = 0; j < s.layerParamTensors.size(); ++j)
                 alloc({TensorKind::Parameter, -1, i, int(j)}, s.layerParamTensors[j]);
@@ -211,7 +211,7 @@ private:
             layer += b;
         for (double b : s.rootParamTensors)
             root += b;
-        return layer * s.layers * s.chunks + root;
+        return layer * s.stageLayers() + root;
     }
 
     /// `total` bytes laid out like the parameters (one tensor per parameter tensor).
@@ -227,7 +227,7 @@ private:
             else
                 free(t, b * scale);
         };
-        k.repeat(s.layers * s.chunks, [&](int i) {
+        k.repeat(s.stageLayers(), [&](int i) {
             for (size_t j = 0; j < s.layerParamTensors.size(); ++j)
                 one({kind, -1, i, int(j)}, s.layerParamTensors[j]);
         });
@@ -244,7 +244,7 @@ private:
             else
                 free(t, b);
         };
-        k.repeat(s.layers * s.chunks, [&](int i) { one({TensorKind::Gradient, -1, i}, s.gradsPerLayer); });
+        k.repeat(s.stageLayers(), [&](int i) { one({TensorKind::Gradient, -1, i}, s.gradsPerLayer); });
         one({TensorKind::Gradient, -1, kHead}, s.gradsHead);
         one({TensorKind::Gradient, -1, kRootRest}, s.gradsEmbedding);
     }
@@ -408,8 +408,8 @@ private:
     void forwardBody(int u, int chunk)
     {
         k.phase(Phase::Forward);
-        const int L = s.layers;
-        const int base = chunk * L; // layer index within the stage
+        const int L = s.layersOfChunk(chunk);
+        const int base = s.firstLayerOfChunk(chunk); // layer index within the stage
         if (s.fsdp && s.rootStaysGathered && rootPerUnit)
             alloc(at(TensorKind::GatheredRoot, u, -1), s.rootGathered);
         auto layer = [&](int i, bool hasPrev) {
@@ -457,8 +457,8 @@ private:
     void backwardBody(int u, int chunk, bool firstBackward)
     {
         k.phase(Phase::Backward);
-        const int L = s.layers;
-        const int base = chunk * L;
+        const int L = s.layersOfChunk(chunk);
+        const int base = s.firstLayerOfChunk(chunk);
         const bool makeGrads = firstBackward && !s.persistentGrads;
         const bool gathers = s.fsdp && s.reshardAfterForward;
         if (gathers && L > 0 && s.prefetch > 0)
