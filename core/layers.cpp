@@ -3,6 +3,7 @@
 #include "plan.h"
 
 #include <algorithm>
+#include <cctype>
 #include <functional>
 #include <string>
 
@@ -181,7 +182,22 @@ StageLayout stageLayout(const Parallel &pa, int layers)
     // Each stage's layers, then split over its chunks.
     std::vector<int> stage(size_t(pp), 0);
     int embedding = 0, loss = 0;
-    if (pp == 1) {
+    std::vector<std::string> chunks;
+    if (pp > 1 && !pa.pipeline_layout.empty()) {
+        try {
+            chunks = unrollPipelineLayout(pa.pipeline_layout);
+        } catch (const PlanError &) {
+            chunks.clear();
+        }
+    }
+    if (pp > 1 && int(chunks.size()) == pp * v) {
+        // Chunk c of stage s is the string's (c x pp + s)-th.
+        for (int s = 0; s < pp; ++s)
+            for (int c = 0; c < v; ++c) {
+                const std::string &k = chunks[size_t(c * pp + s)];
+                l.counts[size_t(s * v + c)] = int(std::count(k.begin(), k.end(), 't'));
+            }
+    } else if (pp == 1) {
         stage[0] = layers;
     } else if (!pa.stage_layers.empty()) {
         for (int s = 0; s < pp && s < int(pa.stage_layers.size()); ++s)
@@ -213,9 +229,10 @@ StageLayout stageLayout(const Parallel &pa, int layers)
         for (int s = 0; s < pp; ++s)
             stage[size_t(s)] = per;
     }
-    for (int s = 0; s < pp; ++s)
-        for (int c = 0; c < v; ++c)
-            l.counts[size_t(s * v + c)] = stage[size_t(s)] / v + (c == v - 1 ? stage[size_t(s)] % v : 0);
+    if (!(pp > 1 && int(chunks.size()) == pp * v))
+        for (int s = 0; s < pp; ++s)
+            for (int c = 0; c < v; ++c)
+                l.counts[size_t(s * v + c)] = stage[size_t(s)] / v + (c == v - 1 ? stage[size_t(s)] % v : 0);
     l.counts.front() = std::max(0, l.counts.front() - embedding);
     l.counts.back() = std::max(0, l.counts.back() - loss);
     // An invalid layout still places every layer once: surplus taken from the end, the rest
@@ -270,7 +287,134 @@ int stageOfLayer(const Parallel &pa, int layers, int layer)
     return l.pp - 1;
 }
 
-std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers)
+std::vector<std::string> unrollPipelineLayout(const std::string &layout)
+{
+    const char *field = "parallel.pipeline_layout";
+    std::string text;
+    for (char ch : layout)
+        if (ch != ',' && ch != ' ')
+            text += ch;
+    // A repetition count after "*": digits, at most 4096.
+    auto count = [&](size_t &i) {
+        size_t j = i;
+        while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
+            ++j;
+        if (j == i || j - i > 4)
+            throw PlanError(field, "\"*\" must be followed by a count (1 to 4096) in \"" + layout + "\"");
+        const int n = std::stoi(text.substr(i, j - i));
+        if (n < 1 || n > 4096)
+            throw PlanError(field, "repetition counts are 1 to 4096, got " + std::to_string(n));
+        i = j;
+        return n;
+    };
+    // Megatron unrolls "(...)*n" first (no nesting), then "x*n".
+    std::string flat;
+    for (size_t i = 0; i < text.size();) {
+        if (text[i] == '(') {
+            const size_t close = text.find(')', i);
+            if (close == std::string::npos || text.find('(', i + 1) < close)
+                throw PlanError(field, "unmatched or nested parentheses in \"" + layout + "\"");
+            const std::string body = text.substr(i + 1, close - i - 1);
+            if (body.empty() || close + 1 >= text.size() || text[close + 1] != '*')
+                throw PlanError(field, "a parenthesised group must be non-empty and followed by *n in \"" + layout + "\"");
+            size_t k = close + 2;
+            const int n = count(k);
+            for (int r = 0; r < n; ++r)
+                flat += body;
+            i = k;
+        } else if (text[i] == ')') {
+            throw PlanError(field, "unmatched \")\" in \"" + layout + "\"");
+        } else {
+            flat += text[i++];
+        }
+    }
+    std::string unrolled;
+    for (size_t i = 0; i < flat.size();) {
+        const char ch = flat[i++];
+        if (i < flat.size() && flat[i] == '*') {
+            ++i;
+            const int n = count(i);
+            unrolled.append(size_t(n), ch);
+        } else {
+            unrolled += ch;
+        }
+    }
+    std::vector<std::string> chunks(1);
+    for (char ch : unrolled) {
+        if (ch == '|')
+            chunks.emplace_back();
+        else if (ch == 'E' || ch == 't' || ch == 'm' || ch == 'L')
+            chunks.back() += ch;
+        else
+            throw PlanError(field, std::string("unknown symbol \"") + ch +
+                                       "\"; E (embedding), t (decoder layer), m (MTP module), L (loss) and | (next chunk)");
+    }
+    return chunks;
+}
+
+namespace {
+
+/// The rules of PipelineParallelLayerLayout (__init__, validate_layer_layout) and
+/// TransformerConfig's checks against the other fields, and where ShardScope places the
+/// embedding, head and MTP modules (the first stage, the last stage).
+std::optional<PlanError> pipelineLayoutError(const Parallel &pa, int layers, int mtpLayers)
+{
+    auto s = [](int64_t v) { return std::to_string(v); };
+    const char *field = "parallel.pipeline_layout";
+    if (pa.first_stage_layers > 0 || pa.last_stage_layers > 0 || pa.account_for_embedding ||
+        pa.account_for_loss || !pa.stage_layers.empty())
+        return PlanError(field, "cannot be set with first_stage_layers, last_stage_layers, account_for_embedding "
+                                "/ loss or stage_layers (Megatron-Core refuses the layout with the other "
+                                "pipeline layout arguments)");
+    std::vector<std::string> chunks;
+    try {
+        chunks = unrollPipelineLayout(pa.pipeline_layout);
+    } catch (const PlanError &e) {
+        return e;
+    }
+    const int v = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
+    if (int64_t(chunks.size()) != int64_t(pa.pp) * v)
+        return PlanError(field, "spells " + s(int64_t(chunks.size())) + " chunk(s); parallel.pp x virtual_stages = " +
+                                    s(int64_t(pa.pp) * v) + " (Megatron takes the virtual stages from the layout: "
+                                    "set parallel.virtual_stages and the interleaved schedule to match)");
+    std::string flat;
+    for (const std::string &k : chunks)
+        flat += k;
+    auto n = [&](char ch) { return int64_t(std::count(flat.begin(), flat.end(), ch)); };
+    if (flat.empty() || flat.front() != 'E' || n('E') != 1)
+        return PlanError(field, "must begin with the embedding E, once");
+    if (flat.back() != 'L' || n('L') != 1)
+        return PlanError(field, "must end with the loss L, once");
+    if (n('t') != layers)
+        return PlanError(field, "holds " + s(n('t')) + " decoder layers (t); model.layers is " + s(layers));
+    if (n('m') != mtpLayers)
+        return PlanError(field, "holds " + s(n('m')) + " MTP module(s) (m); model.mtp_layers is " + s(mtpLayers));
+    if (n('m') > 0 && flat.find('t', flat.find('m')) != std::string::npos)
+        return PlanError(field, "the decoder layers must come before the MTP modules");
+    // Where the model keeps them: the embedding on the first stage, the head, loss and MTP
+    // modules on the last (Megatron also allows a standalone MTP stage, not modelled here).
+    auto stageOf = [&](char ch) {
+        for (size_t i = 0; i < chunks.size(); ++i)
+            if (chunks[i].find(ch) != std::string::npos)
+                return int(i % size_t(pa.pp));
+        return -1;
+    };
+    if (stageOf('E') != 0)
+        return PlanError(field, "the embedding E must be on the first stage");
+    if (stageOf('L') != pa.pp - 1)
+        return PlanError(field, "the loss L must be on the last stage");
+    if (n('m') > 0) {
+        const std::string &lastChunk = chunks[size_t((v - 1) * pa.pp + pa.pp - 1)];
+        if (std::count(lastChunk.begin(), lastChunk.end(), 'm') != n('m'))
+            return PlanError(field, "the MTP modules m must all be in the last chunk of the last stage here "
+                                    "(a standalone MTP stage is not modelled)");
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers, int mtpLayers)
 {
     auto s = [](int64_t v) { return std::to_string(v); };
     const int v = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
@@ -283,6 +427,11 @@ std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers)
                                                 s(layers) + "); uneven stages: parallel.first_stage_layers, "
                                                             "last_stage_layers or stage_layers");
         return std::nullopt;
+    }
+    if (!pa.pipeline_layout.empty()) {
+        if (pa.pp < 2)
+            return PlanError("parallel.pipeline_layout", "lays the layers out over pipeline stages: needs parallel.pp >= 2");
+        return pipelineLayoutError(pa, layers, mtpLayers);
     }
     const char *set = !pa.stage_layers.empty()      ? "parallel.stage_layers"
                       : pa.first_stage_layers > 0   ? "parallel.first_stage_layers"
@@ -358,7 +507,7 @@ std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers)
 
 std::optional<PlanError> stageLayoutError(const Plan &plan)
 {
-    return stageLayoutError(plan.parallel, plan.model.layers);
+    return stageLayoutError(plan.parallel, plan.model.layers, plan.model.mtp_layers);
 }
 
 } // namespace shardscope

@@ -95,7 +95,9 @@ RankLayer rankLayer(const LayerSpec &spec, int tp, int ep, int etp);
 ///    split): the embedding (the loss) counted as one more layer, the first chunk of the first
 ///    stage (the last chunk of the last stage) building one decoder layer fewer;
 ///  - `stage_layers` (MindSpeed-LLM's --num-layer-list): the layers of each stage, listed; no
-///    virtual stages (mindspeed_llm/features_manager/pipeline_parallel/num_layer_list.py).
+///    virtual stages (mindspeed_llm/features_manager/pipeline_parallel/num_layer_list.py);
+///  - `pipeline_layout` (Megatron-Core's --pipeline-model-parallel-layout,
+///    pipeline_parallel_layer_layout.py): each chunk's layers spelled out.
 struct StageLayout
 {
     int pp = 1;     ///< stages
@@ -117,6 +119,12 @@ StageLayout stageLayout(const Parallel &pa, int layers);
 /// The decoder layers of each stage (pp entries): what a search or a view needs per stage.
 std::vector<int> stageLayers(const Parallel &pa, int layers);
 std::vector<int> stageLayers(const Plan &plan);
+/// Megatron-Core's layout string unrolled (PipelineParallelLayerLayout.parse_str_to_list):
+/// commas dropped, "(...)*n" and "x*n" repeated, split at `|` into the chunks' symbols (E, t,
+/// m, L), in the string's order (virtual stage 0 of every stage, then 1, ...). Throws
+/// PlanError on parallel.pipeline_layout for a symbol or a repetition it cannot read.
+std::vector<std::string> unrollPipelineLayout(const std::string &layout);
+
 /// The stage of each decoder layer (`layers` entries).
 std::vector<int> layerStages(const Parallel &pa, int layers);
 
@@ -124,7 +132,8 @@ std::vector<int> layerStages(const Parallel &pa, int layers);
 /// field (the rules of Megatron-Core's TransformerConfig.__post_init__ and MindSpeed-LLM's
 /// num_layer_list checks); none when the layout is valid. The schedule's own rules (virtual
 /// stages only when interleaved) are validatePlan's.
-std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers);
+/// `mtpLayers`: model.mtp_layers (a layout string spells the MTP modules out).
+std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers, int mtpLayers);
 std::optional<PlanError> stageLayoutError(const Plan &plan);
 
 /// The pipeline stage holding decoder layer `layer` of `layers` (stageLayout's placement).

@@ -1488,6 +1488,8 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             add("account_for_embedding");
         if (pa.account_for_loss)
             add("account_for_loss");
+        if (!pa.pipeline_layout.empty())
+            add("pipeline_layout " + pa.pipeline_layout);
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "This stage holds %1 of the %2 decoder layers (uneven "
                                             "layout: %3). "),

@@ -554,6 +554,9 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
                                    : 0;
         pa.account_for_embedding = r.boolean("account_for_embedding", false);
         pa.account_for_loss = r.boolean("account_for_loss", false);
+        pa.pipeline_layout = r.has("pipeline_layout") ? r.string("pipeline_layout", std::nullopt) : std::string();
+        if (pa.pipeline_layout.size() > 4096)
+            throw PlanError("parallel.pipeline_layout", "is longer than 4096 characters");
         if (const json *l = r.get("stage_layers")) {
             if (!l->is_array() || l->empty())
                 throw PlanError("parallel.stage_layers",
@@ -810,7 +813,7 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     }
     // The layers over the stages and their chunks (core/layers.h: even, uneven first / last
     // stages, the embedding / loss counted, or listed per stage).
-    if (const std::optional<PlanError> e = stageLayoutError(pa, m.layers))
+    if (const std::optional<PlanError> e = stageLayoutError(pa, m.layers, m.mtp_layers))
         throw *e;
     const int chunkLayers = stageLayout(pa, m.layers).largestChunk();
     if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > chunkLayers)
@@ -1019,6 +1022,8 @@ nlohmann::json planToJson(const Plan &p)
         j["parallel"]["account_for_loss"] = true;
     if (!p.parallel.stage_layers.empty())
         j["parallel"]["stage_layers"] = p.parallel.stage_layers;
+    if (!p.parallel.pipeline_layout.empty())
+        j["parallel"]["pipeline_layout"] = p.parallel.pipeline_layout;
     if (p.parallel.dp_shard > 0)
         j["parallel"]["dp_shard"] = p.parallel.dp_shard;
     if (p.parallel.cp_algo != CpAlgo::Ring)

@@ -96,11 +96,16 @@ struct Parallel
     /// Decoder layers of each stage, listed (`parallel.stage_layers`, MindSpeed-LLM's
     /// --num-layer-list); empty: unset.
     std::vector<int> stage_layers;
+    /// Megatron-Core's --pipeline-model-parallel-layout (`parallel.pipeline_layout`), e.g.
+    /// "Ettt|(tt|)*29,m|L": the layers of every model chunk, `|` between chunks (virtual stage 0
+    /// of every stage, then 1, ...), E embedding, t decoder layer, m MTP module, L loss; empty:
+    /// unset.
+    std::string pipeline_layout;
     /// Whether any of the layout fields is set (otherwise layers / (pp x virtual stages) each).
     bool customLayout() const
     {
         return first_stage_layers > 0 || last_stage_layers > 0 || account_for_embedding ||
-               account_for_loss || !stage_layers.empty();
+               account_for_loss || !stage_layers.empty() || !pipeline_layout.empty();
     }
     CpAlgo cp_algo = CpAlgo::Ring;
     int ulysses_degree = 0; ///< hybrid: the Ulysses group inside cp (MindSpeed's --ulysses-degree-in-cp)

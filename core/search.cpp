@@ -139,7 +139,7 @@ bool quickValidate(const Plan &plan)
         return false;
     }
     // The layer layout: the same rules as validatePlan (core/layers.h).
-    if (stageLayoutError(pa, m.layers))
+    if (stageLayoutError(pa, m.layers, m.mtp_layers))
         return false;
     if (plan.training.seq_len % pa.cp != 0)
         return false;

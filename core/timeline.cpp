@@ -25,6 +25,7 @@
 #include "timeline.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 
 namespace shardscope {
@@ -276,7 +277,7 @@ private:
         };
         for (size_t i = 0; i < ops.size();) {
             size_t j = i + 1;
-            while (j < ops.size() && ops[j].alike(ops[i], s.first || s.last))
+            while (j < ops.size() && ops[j].alike(ops[i], s.first || s.last || !chunksAlike()))
                 ++j;
             if (j - i == 1) {
                 run(ops[i]);
@@ -330,9 +331,16 @@ private:
         }
     }
 
+    /// Whether every chunk of this stage holds the same number of layers.
+    bool chunksAlike() const
+    {
+        return std::adjacent_find(s.chunkLayers.begin(), s.chunkLayers.end(), std::not_equal_to<>()) ==
+               s.chunkLayers.end();
+    }
+
     void interleavedSchedule(int units, int warm)
     {
-        if (!s.first && !s.last) {
+        if (!s.first && !s.last && chunksAlike()) {
             middleInterleaved(units, warm);
             return;
         }
@@ -384,8 +392,10 @@ private:
 
     uint32_t blockKey(bool back, int chunk, bool firstBackward) const
     {
+        // The chunk's layer count too: a layout may give a stage's chunks different counts.
         return (back ? 1u : 0u) | (hasHead(chunk) ? 2u : 0u) | (hasEmbedding(chunk) ? 4u : 0u) |
-               (firstBackward ? 8u : 0u) | (rootPerUnit ? 16u : 0u) | (rootPostBackward(chunk) ? 32u : 0u);
+               (firstBackward ? 8u : 0u) | (rootPerUnit ? 16u : 0u) | (rootPostBackward(chunk) ? 32u : 0u) |
+               (uint32_t(std::clamp(s.layersOfChunk(chunk), 0, 0xFFFF)) << 8);
     }
 
     /// FSDP2's root reduces its gradients once a micro-batch's backward is done on this stage:

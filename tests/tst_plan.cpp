@@ -171,6 +171,12 @@ private slots:
         row("stage layers sum", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [8, 8, 8, 7]}})", "parallel.stage_layers", "add up");
         row("stage layers with virtual stages", R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2, "stage_layers": [8, 8, 8, 8]}, "training": {"grad_accum": 4}})", "parallel.stage_layers", "virtual");
         row("stage layers with uneven", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [8, 8, 8, 8], "last_stage_layers": 8}})", "parallel.stage_layers", "not with");
+        row("layout string symbol", R"({"parallel": {"dp": 2, "pp": 4, "pipeline_layout": "Et*8|t*8|t*8|t*8x"}})", "parallel.pipeline_layout", "unknown symbol");
+        row("layout string not text", R"({"parallel": {"dp": 2, "pp": 4, "pipeline_layout": 8}})", "parallel.pipeline_layout", "string");
+        row("layout string chunks", R"({"parallel": {"dp": 2, "pp": 4, "pipeline_layout": "Et*16|t*16L"}})", "parallel.pipeline_layout", "parallel.pp x virtual_stages");
+        row("layout string layers", R"({"parallel": {"dp": 2, "pp": 4, "pipeline_layout": "Et*8|t*8|t*8|t*7L"}})", "parallel.pipeline_layout", "model.layers");
+        row("layout string with uneven", R"({"parallel": {"dp": 2, "pp": 4, "pipeline_layout": "Et*8|t*8|t*8|t*8L", "first_stage_layers": 8}})", "parallel.pipeline_layout", "cannot be set");
+        row("layout string without pp", R"({"parallel": {"pipeline_layout": "Et*32L"}})", "parallel.pipeline_layout", "pp >= 2");
         row("recompute beyond the largest chunk", R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [5, 9, 9, 9]}, "memory": {"recompute": "full", "recompute_num_layers": 10}})", "memory.recompute_num_layers", "model chunk (9)");
         row("interleaved micro-batches", R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2}, "training": {"grad_accum": 3}})", "training.grad_accum", "divisible");
         row("offload params needs full", R"({"memory": {"offload": {"params": true}}})", "memory.offload.params", "full");

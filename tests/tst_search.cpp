@@ -163,6 +163,30 @@ void TestSearch::quickValidateAgreesOnLayerLayouts()
                                 ++checked;
                                 valid += accepted;
                             }
+    // Megatron's layout string, against pp and the virtual stages.
+    p.model.layers = 32;
+    p.parallel.first_stage_layers = p.parallel.last_stage_layers = 0;
+    p.parallel.account_for_embedding = p.parallel.account_for_loss = false;
+    p.parallel.stage_layers.clear();
+    for (int pp : {1, 2, 4})
+        for (int v : {1, 2})
+            for (const char *layout : {"Et*16|t*16L", "Et*8|t*8|t*8|t*8L", "(t*4|)*7Et*4L", "E(t*4|)*7t*4L",
+                                       "Et*8|t*8|t*8|t*7L", "Et*8|t*8|t*8|t*8mL", "Et*10|t*6|t*6|t*10L", "E|t*32|L"}) {
+                p.parallel.pp = pp;
+                p.parallel.dp = std::max(1, 16 / pp);
+                p.parallel.virtual_stages = v;
+                p.parallel.pp_schedule = v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
+                p.parallel.pipeline_layout = layout;
+                bool accepted = true;
+                try {
+                    validatePlan(p, cat);
+                } catch (const PlanError &) {
+                    accepted = false;
+                }
+                QCOMPARE(quickValidate(p), accepted);
+                ++checked;
+                valid += accepted;
+            }
     qInfo("%d layer layouts compared, %d valid", checked, valid);
     QVERIFY(valid > 0 && valid < checked);
 }

@@ -108,7 +108,7 @@ private slots:
         Parallel pa = pipeline(16);
         pa.first_stage_layers = 1;
         pa.last_stage_layers = 4;
-        QVERIFY(!stageLayoutError(pa, 61));
+        QVERIFY(!stageLayoutError(pa, 61, 0));
         const std::vector<int> counts = stageLayers(pa, 61);
         QCOMPARE(counts.front(), 1);
         QCOMPARE(counts.back(), 4);
@@ -151,7 +151,7 @@ private slots:
         Parallel pa = pipeline(pp, vp);
         pa.first_stage_layers = first;
         pa.last_stage_layers = last;
-        QVERIFY2(!stageLayoutError(pa, layers), stageLayoutError(pa, layers) ? stageLayoutError(pa, layers)->what() : "");
+        QVERIFY2(!stageLayoutError(pa, layers, 0), stageLayoutError(pa, layers, 0) ? stageLayoutError(pa, layers, 0)->what() : "");
         const StageLayout l = stageLayout(pa, layers);
         int sum = 0;
         for (int s = 0; s < pp; ++s)
@@ -190,7 +190,7 @@ private slots:
         Parallel pa = pipeline(pp, vp);
         pa.account_for_embedding = embedding;
         pa.account_for_loss = loss;
-        QVERIFY(!stageLayoutError(pa, layers));
+        QVERIFY(!stageLayoutError(pa, layers, 0));
         const StageLayout l = stageLayout(pa, layers);
         const int per = (layers + embedding + loss) / pp / vp;
         int sum = 0;
@@ -210,16 +210,77 @@ private slots:
     {
         Parallel pa = pipeline(4);
         pa.stage_layers = {7, 8, 8, 8};
-        QVERIFY(!stageLayoutError(pa, 31));
+        QVERIFY(!stageLayoutError(pa, 31, 0));
         QCOMPARE(stageLayers(pa, 31), pa.stage_layers);
         QCOMPARE(stageOfLayer(pa, 31, 6), 0);
         QCOMPARE(stageOfLayer(pa, 31, 7), 1);
         QCOMPARE(stageOfLayer(pa, 31, 23), 3);
-        QCOMPARE(stageLayoutError(pa, 32)->field(), std::string("parallel.stage_layers"));
+        QCOMPARE(stageLayoutError(pa, 32, 0)->field(), std::string("parallel.stage_layers"));
         // An invalid layout still places every layer once.
         const std::vector<int> counts = stageLayers(pa, 20);
         QCOMPARE(std::accumulate(counts.begin(), counts.end(), 0), 20);
         QCOMPARE(int(layerStages(pa, 40).size()), 40);
+    }
+
+    // Megatron-Core's --pipeline-model-parallel-layout, unrolled as parse_str_to_list does,
+    // and its documented DeepSeek-V3 example (pp 16 x 2) placed chunk by chunk.
+    void pipelineLayoutString()
+    {
+        const std::vector<std::string> u = unrollPipelineLayout("Et*3|(tt|)*29,m|L");
+        QCOMPARE(int(u.size()), 32);
+        QCOMPARE(u[0], std::string("Ettt"));
+        QCOMPARE(u[29], std::string("tt"));
+        QCOMPARE(u[30], std::string("m"));
+        QCOMPARE(u[31], std::string("L"));
+        QCOMPARE(unrollPipelineLayout("E||t|L"), (std::vector<std::string>{"E", "", "t", "L"}));
+        QCOMPARE(unrollPipelineLayout("(|t)*2,tL"), (std::vector<std::string>{"", "t", "ttL"}));
+        for (const char *bad : {"Ex|L", "(tt|*2", "t**2", "(t)*", "t*0"}) {
+            bool threw = false;
+            try {
+                unrollPipelineLayout(bad);
+            } catch (const PlanError &e) {
+                threw = e.field() == "parallel.pipeline_layout";
+            }
+            QVERIFY2(threw, bad);
+        }
+        Parallel pa = pipeline(16, 2);
+        // The documented example puts the MTP module on stage 14: a standalone MTP stage, which
+        // the model does not place; refused naming the field.
+        pa.pipeline_layout = "Et*3|(tt|)*29,m|L";
+        const std::optional<PlanError> standalone = stageLayoutError(pa, 61, 1);
+        QVERIFY(standalone);
+        QCOMPARE(standalone->field(), std::string("parallel.pipeline_layout"));
+        QVERIFY(QString::fromStdString(standalone->rule()).contains(QStringLiteral("MTP")));
+        // The MTP module with the loss on the last stage.
+        pa.pipeline_layout = "Et*3|(tt|)*29,|mL";
+        QVERIFY(!stageLayoutError(pa, 61, 1));
+        const StageLayout l = stageLayout(pa, 61);
+        QCOMPARE(l.chunk(0, 0), 3);
+        QCOMPARE(l.chunk(1, 0), 2);
+        QCOMPARE(l.chunk(0, 1), 2);
+        QCOMPARE(l.chunk(14, 1), 0);
+        QCOMPARE(l.chunk(15, 1), 0);
+        QCOMPARE(l.offset(0, 1), 3 + 15 * 2);
+        const std::vector<int> counts = stageLayers(pa, 61);
+        QCOMPARE(counts.front(), 5);
+        QCOMPARE(counts[1], 4);
+        QCOMPARE(counts[14], 2);
+        QCOMPARE(counts[15], 2);
+        QCOMPARE(std::accumulate(counts.begin(), counts.end(), 0), 61);
+        // Its rules: the decoder and MTP counts, E first, L last, the chunk count.
+        QVERIFY(stageLayoutError(pa, 60, 1));
+        QVERIFY(stageLayoutError(pa, 61, 0));
+        pa.virtual_stages = 4;
+        QVERIFY(QString::fromStdString(stageLayoutError(pa, 61, 1)->rule()).contains(QStringLiteral("chunk")));
+        Parallel two = pipeline(2);
+        two.pipeline_layout = "tE|tL";
+        QVERIFY(QString::fromStdString(stageLayoutError(two, 2, 0)->rule()).contains(QStringLiteral("embedding")));
+        two.pipeline_layout = "Et|Lt";
+        QVERIFY(QString::fromStdString(stageLayoutError(two, 2, 0)->rule()).contains(QStringLiteral("loss")));
+        two.pipeline_layout = "Et|tL";
+        QVERIFY(!stageLayoutError(two, 2, 0));
+        two.first_stage_layers = 1;
+        QVERIFY(QString::fromStdString(stageLayoutError(two, 2, 0)->rule()).contains(QStringLiteral("cannot be set")));
     }
 
     void rulesNameTheirField_data()
@@ -257,7 +318,7 @@ private slots:
         pa.last_stage_layers = last;
         pa.account_for_embedding = account & 1;
         pa.account_for_loss = account & 2;
-        const std::optional<PlanError> e = stageLayoutError(pa, layers);
+        const std::optional<PlanError> e = stageLayoutError(pa, layers, 0);
         QCOMPARE(e ? QString::fromStdString(e->field()) : QString(), field);
     }
 

@@ -105,6 +105,11 @@ private slots:
         QTest::newRow("interleaved-uneven") << QStringLiteral(
             R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2,
                               "first_stage_layers": 2, "last_stage_layers": 6}, "training": {"grad_accum": 8}})");
+        // Megatron's layout string: a middle stage whose chunks differ (8 and 0 layers).
+        QTest::newRow("interleaved-layout-string") << QStringLiteral(
+            R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2,
+                              "pipeline_layout": "Et*2|t*4|t*8|t*4|t*4|t*4||t*6L"}, "training": {"grad_accum": 8},
+                "memory": {"recompute": "none"}})");
         QTest::newRow("interleaved-account") << QStringLiteral(
             R"({"model": {"layers": 30}, "parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2,
                 "account_for_embedding": true, "account_for_loss": true}, "training": {"grad_accum": 8},

@@ -112,6 +112,7 @@ void clearLayout(Parallel &pa)
     pa.first_stage_layers = pa.last_stage_layers = 0;
     pa.account_for_embedding = pa.account_for_loss = false;
     pa.stage_layers.clear();
+    pa.pipeline_layout.clear();
 }
 
 // After pp or the virtual stages change: a layout that no longer fits goes, and when the even
@@ -126,10 +127,10 @@ void fitLayout(Plan &p)
         clearLayout(pa);
         return;
     }
-    if (!stageLayoutError(pa, layers))
+    if (!stageLayoutError(pa, layers, p.model.mtp_layers))
         return;
     clearLayout(pa);
-    if (!stageLayoutError(pa, layers))
+    if (!stageLayoutError(pa, layers, p.model.mtp_layers))
         return;
     const int v = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
     const int middles = pa.pp - 2;
@@ -146,7 +147,7 @@ void fitLayout(Plan &p)
         Parallel candidate = pa;
         candidate.first_stage_layers = first;
         candidate.last_stage_layers = last;
-        if (!stageLayoutError(candidate, layers)) {
+        if (!stageLayoutError(candidate, layers, p.model.mtp_layers)) {
             pa = candidate;
             return;
         }
@@ -169,7 +170,7 @@ void setSchedule(Plan &p, PpSchedule s)
     for (int v = 2; v <= kMaxVirtualStages && p.parallel.pp > 0; ++v) {
         Parallel candidate = p.parallel;
         candidate.virtual_stages = v;
-        if (!stageLayoutError(candidate, p.model.layers)) {
+        if (!stageLayoutError(candidate, p.model.layers, p.model.mtp_layers)) {
             p.parallel.virtual_stages = v;
             return;
         }
@@ -864,6 +865,7 @@ void PlanEditor::buildUi()
         connect(box, &QSpinBox::valueChanged, this, [this, field, undo](int v) {
             edit(undo, EditId::Parallel, [&](Plan &p) {
                 p.parallel.stage_layers.clear();
+                p.parallel.pipeline_layout.clear();
                 p.parallel.*field = v;
             });
         });
@@ -879,6 +881,7 @@ void PlanEditor::buildUi()
         connect(box, &QCheckBox::toggled, this, [this, field](bool on) {
             edit(tr("Change layer layout"), EditId::Parallel, [&](Plan &p) {
                 p.parallel.stage_layers.clear();
+                p.parallel.pipeline_layout.clear();
                 p.parallel.*field = on;
             });
         });
@@ -1459,7 +1462,7 @@ void PlanEditor::refreshDegrees()
         Parallel candidate = p.parallel;
         candidate.virtual_stages = v;
         candidate.pp_schedule = v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
-        if (v == p.parallel.virtual_stages || (p.parallel.pp > 0 && !stageLayoutError(candidate, p.model.layers)))
+        if (v == p.parallel.virtual_stages || (p.parallel.pp > 0 && !stageLayoutError(candidate, p.model.layers, p.model.mtp_layers)))
             stages.append(v);
     }
     fillChoiceCombo(m_virtualStages, tr("virtual stages"), stages, setVirtualStages,

@@ -237,8 +237,12 @@ std::string estimateTable(const Plan &plan)
             o << sep << "account_for_embedding";
             sep = ", ";
         }
-        if (pa.account_for_loss)
+        if (pa.account_for_loss) {
             o << sep << "account_for_loss";
+            sep = ", ";
+        }
+        if (!pa.pipeline_layout.empty())
+            o << sep << "pipeline_layout \"" << pa.pipeline_layout << "\"";
         o << ")\n";
     }
     o << "Precision: params " << toString(pr.params) << ", grads " << toString(pr.grads)
