@@ -129,6 +129,13 @@ double collectiveTime(CollectiveKind k, const GroupPlacement &g, double bytes,
 
 namespace {
 
+/// The most decoder layers any pipeline stage holds (core/layers.h's layout).
+int mostStageLayers(const Plan &plan)
+{
+    const std::vector<int> l = stageLayers(plan);
+    return *std::max_element(l.begin(), l.end());
+}
+
 /// Parameter elements of the heaviest stage on one rank (per tp rank, before DP sharding).
 struct StageParams
 {
@@ -164,7 +171,7 @@ StageParams stageParams(const Plan &plan)
         double(pc.mtp_module) * mo.mtp_layers / t;
     sp.root = pa.pp == 1 ? first + last : std::max(first, last);
     const double meanLayer = mo.layers > 0 ? (dense * pc.dense_layers + moe * pc.moe_layers) / mo.layers : 0.0;
-    sp.total = meanLayer * (mo.layers / pa.pp) + sp.root;
+    sp.total = meanLayer * mostStageLayers(plan) + sp.root;
     sp.trainedLayer = sp.layer;
     sp.trainedRoot = sp.root;
     sp.trainedTotal = sp.total;
@@ -192,7 +199,9 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
     const double T = double(plan.training.seq_len) * plan.training.micro_batch / pa.cp;
     const double c = bytesOf(pr.compute);
     const double h = double(mo.hidden);
-    const int L = mo.layers / pa.pp;
+    // The stage with the most decoder layers (core/layers.h; layers / pp when even): its
+    // per-layer collectives are the pipeline's.
+    const int L = mostStageLayers(plan);
     const bool fullRecompute = plan.memory.recompute == Recompute::Full;
 
     bool layerWise = false;
@@ -417,7 +426,15 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
     // gradients of both in backward. Under expert tensor parallelism with sequence parallelism
     // the dispatched tokens are all-gathered over the etp group and the experts' outputs
     // reduce-scattered back.
-    const double moeLayers = double(mo.moeLayers()) / pa.pp;
+    // MoE layers per stage: the mean, or on an uneven layout the most any stage holds.
+    double moeLayers = double(mo.moeLayers()) / pa.pp;
+    if (pa.customLayout()) {
+        std::vector<int> perStage(size_t(std::max(1, pa.pp)), 0);
+        const std::vector<int> stages = layerStages(pa, mo.layers);
+        for (int layer = 0; layer < mo.layers; ++layer)
+            perStage[size_t(stages[size_t(layer)])] += mo.moeLayer(layer) ? 1 : 0;
+        moeLayers = *std::max_element(perStage.begin(), perStage.end());
+    }
     // An all-gather and a reduce-scatter per MoE layer and micro-batch, forward and backward.
     auto gatherAndScatter = [&](CommGroup grp, const GroupPlacement &g, double S, const char *gathered,
                                 const char *scattered, const char *backward) {

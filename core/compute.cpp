@@ -130,8 +130,11 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
     const double gemmRate = P * cp.gemm_efficiency;
     const double memRate = cp.hbm_bandwidth * cp.memory_efficiency;
     const double k0 = cp.kernel_overhead_s;
-    const int L = mo.layers / pa.pp;
-    out.layers = L;
+    // The decoder layers of each stage (core/layers.h: even, or an uneven layout); the stages
+    // run in lockstep, the slowest sets the pace (below).
+    const std::vector<int> stageL = stageLayers(pa, mo.layers);
+    const int L0 = stageL.front(); // stage 0, whose elements are read below
+    int L = *std::max_element(stageL.begin(), stageL.end());
 
     // Roofline per GEMM: the larger of its FLOPs at the GEMM rate and its operands and result
     // (c x (MK + KN + MN)) at the HBM rate. `calls` GEMMs split the M rows between them (one
@@ -244,11 +247,11 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         trainedWeightShare = weights > 0 ? std::min(1.0, (se.trained() - se.adapterDense - se.adapterExpert) /
                                                              weights)
                                          : 0.0;
-        const double adapterPerLayer = (se.adapterDense + se.adapterExpert) / std::max(1, L);
+        const double adapterPerLayer = (se.adapterDense + se.adapterExpert) / std::max(1, L0);
         adapterGemm = 2.0 * T * adapterPerLayer / gemmRate + 2.0 * cp.gemm_overhead_s *
                                                                   std::popcount(unsigned(method.lora.targets));
-        const double quantizedPerLayer = (se.quantizedDense + se.quantizedExpert) / std::max(1, L);
-        const double packed = (se.quantizedBytes + se.quantizedBytesExpert) / std::max(1, L);
+        const double quantizedPerLayer = (se.quantizedDense + se.quantizedExpert) / std::max(1, L0);
+        const double packed = (se.quantizedBytes + se.quantizedBytesExpert) / std::max(1, L0);
         if (quantizedPerLayer > 0)
             dequantF = traffic(packed + quantizedPerLayer * c, cp.fused_qkv ? 4 : 7);
         if (!method.usesAdapters())
@@ -374,10 +377,22 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         out.head_s = 3.0 * headGemm + traffic(T * (lossBytes * V / t + finalNorm), 10);
     }
     const double layerMb = out.layer_forward_s + out.layer_backward_s + out.layer_recompute_s;
-    const double firstStage = L * layerMb + out.embedding_s + (pa.pp == 1 ? out.head_s : 0.0);
-    const double lastStage = L * layerMb + out.head_s + (pa.pp == 1 ? out.embedding_s : 0.0) +
+    // A micro-batch on each stage: its layers, the embedding on the first, the head, loss and
+    // MTP modules on the last; the slowest stage paces the pipeline (and its bubble).
+    const int Lfirst = stageL.front(), Llast = stageL.back();
+    const double firstStage = Lfirst * layerMb + out.embedding_s + (pa.pp == 1 ? out.head_s : 0.0);
+    const double lastStage = Llast * layerMb + out.head_s + (pa.pp == 1 ? out.embedding_s : 0.0) +
                              mo.mtp_layers * (layerMb + out.head_s);
     out.microbatch_s = std::max(firstStage, lastStage);
+    L = lastStage >= firstStage ? Llast : Lfirst;
+    for (size_t i = 1; i + 1 < stageL.size(); ++i) {
+        const double middle = stageL[i] * layerMb;
+        if (middle > out.microbatch_s) {
+            out.microbatch_s = middle;
+            L = stageL[i];
+        }
+    }
+    out.layers = L;
     out.backward_microbatch_s = L * (out.layer_backward_s + out.layer_recompute_s);
 
     // ---- per step: autocast casts and the optimizer ---------------------------------------
@@ -395,10 +410,24 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
         double(pc.final_norm) + (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
                                                     : double(pc.lm_head) / t) +
         double(pc.mtp_module) * mo.mtp_layers / t;
-    const double root = pa.pp == 1 ? rootFirst + rootLast : std::max(rootFirst, rootLast);
-    const double denseOnRank = layerDense * L + root;
-    const double expertsOnRank = layerExperts * L;
-    const double matmulOnRank = layerMatmul * L + double(pc.lm_head > 0 ? pc.lm_head : pc.embedding) / t;
+    // The rank holding the most (an uneven layout may put it anywhere): its layers and root.
+    double root = pa.pp == 1 ? rootFirst + rootLast : std::max(rootFirst, rootLast);
+    int Lrank = pa.pp == 1 ? stageL.front() : (rootLast >= rootFirst ? Llast : Lfirst);
+    if (pa.pp > 1) {
+        const double perLayer = layerDense + layerExperts;
+        double most = perLayer * Lrank + root;
+        for (size_t i = 0; i < stageL.size(); ++i) {
+            const double r = (i == 0 ? rootFirst : 0.0) + (i + 1 == stageL.size() ? rootLast : 0.0);
+            if (perLayer * stageL[i] + r > most) {
+                most = perLayer * stageL[i] + r;
+                Lrank = stageL[i];
+                root = r;
+            }
+        }
+    }
+    const double denseOnRank = layerDense * Lrank + root;
+    const double expertsOnRank = layerExperts * Lrank;
+    const double matmulOnRank = layerMatmul * Lrank + double(pc.lm_head > 0 ? pc.lm_head : pc.embedding) / t;
     const double gBytes = bytesOf(pr.grads);
     {
         const double shard = double(pa.shardGroup());

@@ -3,6 +3,9 @@
 #include "plan.h"
 
 #include <algorithm>
+#include <cctype>
+#include <functional>
+#include <string>
 
 namespace shardscope {
 
@@ -137,11 +140,374 @@ RankLayer rankLayer(const LayerSpec &s, int tp, int ep, int etp)
     return r;
 }
 
+int StageLayout::stage(int s) const
+{
+    int n = 0;
+    for (int c = 0; c < chunks; ++c)
+        n += chunk(s, c);
+    return n;
+}
+
+int StageLayout::offset(int s, int c) const
+{
+    // Megatron's order (get_transformer_layer_offset): virtual stage by virtual stage, each
+    // through all the stages.
+    int n = 0;
+    for (int cc = 0; cc < c; ++cc)
+        for (int ss = 0; ss < pp; ++ss)
+            n += chunk(ss, cc);
+    for (int ss = 0; ss < s; ++ss)
+        n += chunk(ss, c);
+    return n;
+}
+
+int StageLayout::largestChunk() const
+{
+    return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
+}
+
+bool StageLayout::even() const
+{
+    return std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) == counts.end();
+}
+
+StageLayout stageLayout(const Parallel &pa, int layers)
+{
+    StageLayout l;
+    l.pp = std::max(1, pa.pp);
+    l.chunks = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
+    const int pp = l.pp, v = l.chunks;
+    l.counts.assign(size_t(pp * v), 0);
+    layers = std::max(0, layers);
+    // Each stage's layers, then split over its chunks.
+    std::vector<int> stage(size_t(pp), 0);
+    int embedding = 0, loss = 0;
+    std::vector<std::string> chunks;
+    if (pp > 1 && !pa.pipeline_layout.empty()) {
+        try {
+            chunks = unrollPipelineLayout(pa.pipeline_layout);
+        } catch (const PlanError &) {
+            chunks.clear();
+        }
+    }
+    if (pp > 1 && int(chunks.size()) == pp * v) {
+        // Chunk c of stage s is the string's (c x pp + s)-th.
+        for (int s = 0; s < pp; ++s)
+            for (int c = 0; c < v; ++c) {
+                const std::string &k = chunks[size_t(c * pp + s)];
+                l.counts[size_t(s * v + c)] = int(std::count(k.begin(), k.end(), 't'));
+            }
+    } else if (pp == 1) {
+        stage[0] = layers;
+    } else if (!pa.stage_layers.empty()) {
+        for (int s = 0; s < pp && s < int(pa.stage_layers.size()); ++s)
+            stage[size_t(s)] = std::max(0, pa.stage_layers[size_t(s)]);
+    } else if (pa.first_stage_layers > 0 || pa.last_stage_layers > 0) {
+        // get_num_layers_to_build: the rest over the stages left.
+        int rest = layers, left = pp;
+        if (pa.first_stage_layers > 0) {
+            rest -= pa.first_stage_layers;
+            --left;
+        }
+        if (pa.last_stage_layers > 0) {
+            rest -= pa.last_stage_layers;
+            --left;
+        }
+        const int middle = left > 0 ? std::max(0, rest) / left : 0;
+        for (int s = 0; s < pp; ++s)
+            stage[size_t(s)] = middle;
+        if (pa.first_stage_layers > 0)
+            stage[0] = pa.first_stage_layers;
+        if (pa.last_stage_layers > 0)
+            stage[size_t(pp - 1)] = pa.last_stage_layers;
+    } else {
+        // The embedding and the loss counted as layers: (layers + 1 + 1) / pp per stage, the
+        // first (last) chunk building one decoder layer fewer.
+        embedding = pa.account_for_embedding ? 1 : 0;
+        loss = pa.account_for_loss ? 1 : 0;
+        const int per = (layers + embedding + loss) / pp;
+        for (int s = 0; s < pp; ++s)
+            stage[size_t(s)] = per;
+    }
+    if (!(pp > 1 && int(chunks.size()) == pp * v))
+        for (int s = 0; s < pp; ++s)
+            for (int c = 0; c < v; ++c)
+                l.counts[size_t(s * v + c)] = stage[size_t(s)] / v + (c == v - 1 ? stage[size_t(s)] % v : 0);
+    l.counts.front() = std::max(0, l.counts.front() - embedding);
+    l.counts.back() = std::max(0, l.counts.back() - loss);
+    // An invalid layout still places every layer once: surplus taken from the end, the rest
+    // given to the last chunk.
+    int sum = 0;
+    for (int n : l.counts)
+        sum += n;
+    for (size_t i = l.counts.size(); i-- > 0 && sum > layers;) {
+        const int cut = std::min(l.counts[i], sum - layers);
+        l.counts[i] -= cut;
+        sum -= cut;
+    }
+    l.counts.back() += layers - sum;
+    return l;
+}
+
+std::vector<int> stageLayers(const Parallel &pa, int layers)
+{
+    const StageLayout l = stageLayout(pa, layers);
+    std::vector<int> out(size_t(l.pp));
+    for (int s = 0; s < l.pp; ++s)
+        out[size_t(s)] = l.stage(s);
+    return out;
+}
+
+std::vector<int> stageLayers(const Plan &plan)
+{
+    return stageLayers(plan.parallel, plan.model.layers);
+}
+
+std::vector<int> layerStages(const Parallel &pa, int layers)
+{
+    const StageLayout l = stageLayout(pa, layers);
+    std::vector<int> out;
+    out.reserve(size_t(std::max(0, layers)));
+    for (int c = 0; c < l.chunks; ++c)
+        for (int s = 0; s < l.pp; ++s)
+            out.insert(out.end(), size_t(l.chunk(s, c)), s);
+    return out;
+}
+
 int stageOfLayer(const Parallel &pa, int layers, int layer)
 {
-    const int chunks = pa.pp * (pa.pp_schedule == PpSchedule::Interleaved ? pa.virtual_stages : 1);
-    const int perChunk = std::max(1, layers / std::max(1, chunks));
-    return (layer / perChunk) % std::max(1, pa.pp);
+    const StageLayout l = stageLayout(pa, layers);
+    int n = 0;
+    for (int c = 0; c < l.chunks; ++c)
+        for (int s = 0; s < l.pp; ++s) {
+            n += l.chunk(s, c);
+            if (layer < n)
+                return s;
+        }
+    return l.pp - 1;
+}
+
+std::vector<std::string> unrollPipelineLayout(const std::string &layout)
+{
+    const char *field = "parallel.pipeline_layout";
+    std::string text;
+    for (char ch : layout)
+        if (ch != ',' && ch != ' ')
+            text += ch;
+    // A repetition count after "*": digits, at most 4096.
+    auto count = [&](size_t &i) {
+        size_t j = i;
+        while (j < text.size() && std::isdigit(static_cast<unsigned char>(text[j])))
+            ++j;
+        if (j == i || j - i > 4)
+            throw PlanError(field, "\"*\" must be followed by a count (1 to 4096) in \"" + layout + "\"");
+        const int n = std::stoi(text.substr(i, j - i));
+        if (n < 1 || n > 4096)
+            throw PlanError(field, "repetition counts are 1 to 4096, got " + std::to_string(n));
+        i = j;
+        return n;
+    };
+    // Megatron unrolls "(...)*n" first (no nesting), then "x*n".
+    std::string flat;
+    for (size_t i = 0; i < text.size();) {
+        if (text[i] == '(') {
+            const size_t close = text.find(')', i);
+            if (close == std::string::npos || text.find('(', i + 1) < close)
+                throw PlanError(field, "unmatched or nested parentheses in \"" + layout + "\"");
+            const std::string body = text.substr(i + 1, close - i - 1);
+            if (body.empty() || close + 1 >= text.size() || text[close + 1] != '*')
+                throw PlanError(field, "a parenthesised group must be non-empty and followed by *n in \"" + layout + "\"");
+            size_t k = close + 2;
+            const int n = count(k);
+            for (int r = 0; r < n; ++r)
+                flat += body;
+            i = k;
+        } else if (text[i] == ')') {
+            throw PlanError(field, "unmatched \")\" in \"" + layout + "\"");
+        } else {
+            flat += text[i++];
+        }
+    }
+    std::string unrolled;
+    for (size_t i = 0; i < flat.size();) {
+        const char ch = flat[i++];
+        if (i < flat.size() && flat[i] == '*') {
+            ++i;
+            const int n = count(i);
+            unrolled.append(size_t(n), ch);
+        } else {
+            unrolled += ch;
+        }
+    }
+    std::vector<std::string> chunks(1);
+    for (char ch : unrolled) {
+        if (ch == '|')
+            chunks.emplace_back();
+        else if (ch == 'E' || ch == 't' || ch == 'm' || ch == 'L')
+            chunks.back() += ch;
+        else
+            throw PlanError(field, std::string("unknown symbol \"") + ch +
+                                       "\"; E (embedding), t (decoder layer), m (MTP module), L (loss) and | (next chunk)");
+    }
+    return chunks;
+}
+
+namespace {
+
+/// The rules of PipelineParallelLayerLayout (__init__, validate_layer_layout) and
+/// TransformerConfig's checks against the other fields, and where ShardScope places the
+/// embedding, head and MTP modules (the first stage, the last stage).
+std::optional<PlanError> pipelineLayoutError(const Parallel &pa, int layers, int mtpLayers)
+{
+    auto s = [](int64_t v) { return std::to_string(v); };
+    const char *field = "parallel.pipeline_layout";
+    if (pa.first_stage_layers > 0 || pa.last_stage_layers > 0 || pa.account_for_embedding ||
+        pa.account_for_loss || !pa.stage_layers.empty())
+        return PlanError(field, "cannot be set with first_stage_layers, last_stage_layers, account_for_embedding "
+                                "/ loss or stage_layers (Megatron-Core refuses the layout with the other "
+                                "pipeline layout arguments)");
+    std::vector<std::string> chunks;
+    try {
+        chunks = unrollPipelineLayout(pa.pipeline_layout);
+    } catch (const PlanError &e) {
+        return e;
+    }
+    const int v = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
+    if (int64_t(chunks.size()) != int64_t(pa.pp) * v)
+        return PlanError(field, "spells " + s(int64_t(chunks.size())) + " chunk(s); parallel.pp x virtual_stages = " +
+                                    s(int64_t(pa.pp) * v) + " (Megatron takes the virtual stages from the layout: "
+                                    "set parallel.virtual_stages and the interleaved schedule to match)");
+    std::string flat;
+    for (const std::string &k : chunks)
+        flat += k;
+    auto n = [&](char ch) { return int64_t(std::count(flat.begin(), flat.end(), ch)); };
+    if (flat.empty() || flat.front() != 'E' || n('E') != 1)
+        return PlanError(field, "must begin with the embedding E, once");
+    if (flat.back() != 'L' || n('L') != 1)
+        return PlanError(field, "must end with the loss L, once");
+    if (n('t') != layers)
+        return PlanError(field, "holds " + s(n('t')) + " decoder layers (t); model.layers is " + s(layers));
+    if (n('m') != mtpLayers)
+        return PlanError(field, "holds " + s(n('m')) + " MTP module(s) (m); model.mtp_layers is " + s(mtpLayers));
+    if (n('m') > 0 && flat.find('t', flat.find('m')) != std::string::npos)
+        return PlanError(field, "the decoder layers must come before the MTP modules");
+    // Where the model keeps them: the embedding on the first stage, the head, loss and MTP
+    // modules on the last (Megatron also allows a standalone MTP stage, not modelled here).
+    auto stageOf = [&](char ch) {
+        for (size_t i = 0; i < chunks.size(); ++i)
+            if (chunks[i].find(ch) != std::string::npos)
+                return int(i % size_t(pa.pp));
+        return -1;
+    };
+    if (stageOf('E') != 0)
+        return PlanError(field, "the embedding E must be on the first stage");
+    if (stageOf('L') != pa.pp - 1)
+        return PlanError(field, "the loss L must be on the last stage");
+    if (n('m') > 0) {
+        const std::string &lastChunk = chunks[size_t((v - 1) * pa.pp + pa.pp - 1)];
+        if (std::count(lastChunk.begin(), lastChunk.end(), 'm') != n('m'))
+            return PlanError(field, "the MTP modules m must all be in the last chunk of the last stage here "
+                                    "(a standalone MTP stage is not modelled)");
+    }
+    return std::nullopt;
+}
+
+} // namespace
+
+std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers, int mtpLayers)
+{
+    auto s = [](int64_t v) { return std::to_string(v); };
+    const int v = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
+    const bool firstLast = pa.first_stage_layers > 0 || pa.last_stage_layers > 0;
+    const bool account = pa.account_for_embedding || pa.account_for_loss;
+    if (!pa.customLayout()) {
+        const int64_t chunks = int64_t(pa.pp) * v;
+        if (layers % chunks != 0)
+            return PlanError("parallel.pp", "pp * virtual_stages = " + s(chunks) + " must divide model.layers (" +
+                                                s(layers) + "); uneven stages: parallel.first_stage_layers, "
+                                                            "last_stage_layers or stage_layers");
+        return std::nullopt;
+    }
+    if (!pa.pipeline_layout.empty()) {
+        if (pa.pp < 2)
+            return PlanError("parallel.pipeline_layout", "lays the layers out over pipeline stages: needs parallel.pp >= 2");
+        return pipelineLayoutError(pa, layers, mtpLayers);
+    }
+    const char *set = !pa.stage_layers.empty()      ? "parallel.stage_layers"
+                      : pa.first_stage_layers > 0   ? "parallel.first_stage_layers"
+                      : pa.last_stage_layers > 0    ? "parallel.last_stage_layers"
+                      : pa.account_for_embedding    ? "parallel.account_for_embedding"
+                                                    : "parallel.account_for_loss";
+    if (pa.pp < 2)
+        return PlanError(set, "lays the layers out over pipeline stages: needs parallel.pp >= 2");
+    if (!pa.stage_layers.empty()) {
+        // MindSpeed-LLM's --num-layer-list: one count per stage adding up to the layers, not
+        // with virtual stages (NumLayerListFeature.validate_args, core_transformer_config_from_
+        // args_wrapper).
+        if (firstLast || account)
+            return PlanError("parallel.stage_layers", "lists every stage's layers: not with first_stage_layers, "
+                                                      "last_stage_layers or account_for_embedding / loss");
+        if (v > 1)
+            return PlanError("parallel.stage_layers", "cannot be combined with virtual stages (MindSpeed-LLM "
+                                                      "refuses --num-layer-list with a virtual pipeline)");
+        if (int(pa.stage_layers.size()) != pa.pp)
+            return PlanError("parallel.stage_layers", "needs one entry per stage: parallel.pp (" + s(pa.pp) +
+                                                          ") entries, got " + s(int64_t(pa.stage_layers.size())));
+        int64_t sum = 0;
+        for (size_t i = 0; i < pa.stage_layers.size(); ++i) {
+            if (pa.stage_layers[i] < 1)
+                return PlanError("parallel.stage_layers[" + s(int64_t(i)) + "]",
+                                 "every stage needs at least one layer, got " + s(pa.stage_layers[i]));
+            sum += pa.stage_layers[i];
+        }
+        if (sum != layers)
+            return PlanError("parallel.stage_layers", "must add up to model.layers (" + s(layers) + "), got " + s(sum));
+        return std::nullopt;
+    }
+    if (firstLast && account)
+        return PlanError(pa.account_for_embedding ? "parallel.account_for_embedding" : "parallel.account_for_loss",
+                         "cannot be set with first_stage_layers / last_stage_layers (Megatron-Core's "
+                         "TransformerConfig refuses the two kinds of uneven split together)");
+    if (firstLast) {
+        // TransformerConfig.__post_init__, "Uneven PP".
+        int64_t rest = layers;
+        int left = pa.pp;
+        for (const auto &[field, n] : {std::pair{"parallel.first_stage_layers", pa.first_stage_layers},
+                                       std::pair{"parallel.last_stage_layers", pa.last_stage_layers}}) {
+            if (n <= 0)
+                continue;
+            if (n % v != 0)
+                return PlanError(field, "must be divisible by parallel.virtual_stages (" + s(v) + "), got " + s(n));
+            rest -= n;
+            --left;
+        }
+        const char *field = pa.first_stage_layers > 0 ? "parallel.first_stage_layers" : "parallel.last_stage_layers";
+        if (rest < 0 || (rest == 0) != (left == 0))
+            return PlanError(field, "leaves " + s(rest) + " of model.layers (" + s(layers) + ") for " + s(left) +
+                                        " middle stage(s): each middle stage needs layers, and no layer may be left "
+                                        "without one");
+        if (left > 0 && rest % left != 0)
+            return PlanError(field, "the " + s(rest) + " layers left must split evenly over the " + s(left) +
+                                        " other stage(s)");
+        if (left > 0 && (rest / left) % v != 0)
+            return PlanError(field, "the other stages' " + s(rest / left) +
+                                        " layers each must be divisible by parallel.virtual_stages (" + s(v) + ")");
+        return std::nullopt;
+    }
+    // The embedding / loss as layers (TransformerConfig.__post_init__; get_num_layers_to_build).
+    const int64_t counted = int64_t(layers) + (pa.account_for_embedding ? 1 : 0) + (pa.account_for_loss ? 1 : 0);
+    if (counted % pa.pp != 0)
+        return PlanError(set, "model.layers (" + s(layers) + ") with the embedding / loss counted = " + s(counted) +
+                                  " must be divisible by parallel.pp (" + s(pa.pp) + ")");
+    if ((counted / pa.pp) % v != 0)
+        return PlanError(set, "each stage's " + s(counted / pa.pp) +
+                                  " layers must be divisible by parallel.virtual_stages (" + s(v) + ")");
+    return std::nullopt;
+}
+
+std::optional<PlanError> stageLayoutError(const Plan &plan)
+{
+    return stageLayoutError(plan.parallel, plan.model.layers, plan.model.mtp_layers);
 }
 
 } // namespace shardscope

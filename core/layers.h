@@ -4,14 +4,17 @@
 // MoE) and attention kind (MHA / GQA or multi-head latent attention): what parameter counts,
 // adapters, FLOPs and the per-rank split are derived from.
 #include "adapters.h"
+#include "errors.h"
 #include "model.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace shardscope {
 
 struct Parallel;
+struct Plan;
 
 enum class LayerKind { Dense, Moe };
 
@@ -76,9 +79,64 @@ struct RankLayer
 RankLayer rankLayer(const ModelShape &m, LayerKind kind, int tp, int ep, int etp);
 RankLayer rankLayer(const LayerSpec &spec, int tp, int ep, int etp);
 
-/// The pipeline stage holding decoder layer `layer` of `layers`: model chunks of layers / (pp x
-/// virtual stages) layers, placed round-robin over the stages (Megatron's interleaved order;
-/// one chunk per stage otherwise).
+/// How the decoder layers are spread over the pipeline: the layers of every model chunk
+/// (virtual stage) of every stage. The layers run through the chunks in Megatron's order:
+/// virtual stage 0 of stages 0 .. pp-1, then virtual stage 1 of each, ... (one chunk per stage
+/// without interleaving).
+///
+/// What decides the counts (the plan's parallel.* fields, docs/plan-format.md):
+///  - the default: layers / (pp x virtual stages) in every chunk;
+///  - `first_stage_layers` / `last_stage_layers` (Megatron-Core's
+///    --decoder-first/last-pipeline-num-layers, TransformerConfig.num_layers_in_first/
+///    last_pipeline_stage): those stages hold that many, the rest split evenly over the others,
+///    each stage's layers split evenly over its virtual stages (transformer_block.py,
+///    get_num_layers_to_build; transformer_layer.py, get_transformer_layer_offset);
+///  - `account_for_embedding` / `account_for_loss` (--account-for-embedding/loss-in-pipeline-
+///    split): the embedding (the loss) counted as one more layer, the first chunk of the first
+///    stage (the last chunk of the last stage) building one decoder layer fewer;
+///  - `stage_layers` (MindSpeed-LLM's --num-layer-list): the layers of each stage, listed; no
+///    virtual stages (mindspeed_llm/features_manager/pipeline_parallel/num_layer_list.py);
+///  - `pipeline_layout` (Megatron-Core's --pipeline-model-parallel-layout,
+///    pipeline_parallel_layer_layout.py): each chunk's layers spelled out.
+struct StageLayout
+{
+    int pp = 1;     ///< stages
+    int chunks = 1; ///< model chunks per stage (virtual stages when interleaved)
+    std::vector<int> counts; ///< decoder layers of chunk c of stage s at [s * chunks + c]
+    int chunk(int stage, int c) const { return counts[size_t(stage * chunks + c)]; }
+    int stage(int stage) const; ///< the stage's layers, all its chunks
+    /// Index of the first layer of chunk c of `stage` (the model's layer numbering).
+    int offset(int stage, int c) const;
+    int largestChunk() const;
+    /// Whether every chunk of every stage holds the same number of layers.
+    bool even() const;
+};
+
+/// The layout of `layers` decoder layers under `pa`. It does not check: on a layout that
+/// stageLayoutError refuses the counts still add up to `layers` (the rest on the last stage)
+/// but mean nothing; with pp 1 every layer is on the one stage whatever the fields say.
+StageLayout stageLayout(const Parallel &pa, int layers);
+/// The decoder layers of each stage (pp entries): what a search or a view needs per stage.
+std::vector<int> stageLayers(const Parallel &pa, int layers);
+std::vector<int> stageLayers(const Plan &plan);
+/// Megatron-Core's layout string unrolled (PipelineParallelLayerLayout.parse_str_to_list):
+/// commas dropped, "(...)*n" and "x*n" repeated, split at `|` into the chunks' symbols (E, t,
+/// m, L), in the string's order (virtual stage 0 of every stage, then 1, ...). Throws
+/// PlanError on parallel.pipeline_layout for a symbol or a repetition it cannot read.
+std::vector<std::string> unrollPipelineLayout(const std::string &layout);
+
+/// The stage of each decoder layer (`layers` entries).
+std::vector<int> layerStages(const Parallel &pa, int layers);
+
+/// The first rule of the layer layout that `pa` breaks for `layers` decoder layers, naming its
+/// field (the rules of Megatron-Core's TransformerConfig.__post_init__ and MindSpeed-LLM's
+/// num_layer_list checks); none when the layout is valid. The schedule's own rules (virtual
+/// stages only when interleaved) are validatePlan's.
+/// `mtpLayers`: model.mtp_layers (a layout string spells the MTP modules out).
+std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers, int mtpLayers);
+std::optional<PlanError> stageLayoutError(const Plan &plan);
+
+/// The pipeline stage holding decoder layer `layer` of `layers` (stageLayout's placement).
 int stageOfLayer(const Parallel &pa, int layers, int layer);
 
 /// Layers of each kind among `layers` (indices of the decoder layers a stage holds).

@@ -106,7 +106,16 @@ struct Context
     double tokens;      ///< tokens per micro-batch on one rank (s * b / cp)
     double seqTokens;   ///< tokens per sample on one rank (s / cp)
     double keyTokens;   ///< keys a query meets in one attention call (s / the ring's degree)
-    int layersPerStage;
+    /// The decoder layers of each model chunk of each stage (core/layers.h).
+    StageLayout layout;
+    int layersOf(int stage) const { return layout.stage(stage); }
+    int largestChunkOf(int stage) const
+    {
+        int n = 0;
+        for (int k = 0; k < layout.chunks; ++k)
+            n = std::max(n, layout.chunk(stage, k));
+        return n;
+    }
     double bParams, bGrads, bMaster, bState;
     int nStates;
     OptimizerImpl optImpl;
@@ -136,7 +145,7 @@ struct Context
         seqTokens = double(p.training.seq_len) / cp;
         keyTokens = double(p.training.seq_len) / pa.ringDegree();
         tokens = seqTokens * p.training.micro_batch;
-        layersPerStage = p.model.layers / pp;
+        layout = stageLayout(pa, p.model.layers);
         bParams = bytesOf(p.precision.params);
         bGrads = mainGradDtype(p, f) != DType::None ? bytesOf(mainGradDtype(p, f))
                                                    : bytesOf(p.precision.grads);
@@ -178,8 +187,9 @@ struct Context
             moeRank = rankLayer(moeSpec, tp, ep, etp);
         }
         mixes.assign(size_t(std::max(1, pp)), LayerMix{});
+        const std::vector<int> stages = layerStages(plan.parallel, mo.layers);
         for (int layer = 0; layer < mo.layers; ++layer) {
-            LayerMix &mix = mixes[size_t(stageOfLayer(plan.parallel, mo.layers, layer))];
+            LayerMix &mix = mixes[size_t(stages[size_t(layer)])];
             (mo.moeLayer(layer) ? mix.moe : mix.dense) += 1;
         }
     }
@@ -401,7 +411,7 @@ Quantities computeQuantities(const Context &x, int stage)
     const bool first = stage == 0;
     const bool last = stage == x.pp - 1;
     const double t = x.tp;
-    const int L = x.layersPerStage;
+    const int L = x.layersOf(stage);
 
     // --- parameters held by this rank (elements) ------------------------------------------
     // Layers by kind (core/layers.h): attention, norms, the dense FFN or the router and shared
@@ -651,10 +661,20 @@ Quantities computeQuantities(const Context &x, int stage)
         // Megatron's --recompute-method: `block` recomputes the first n layers of each model
         // chunk and keeps everything of the rest; `uniform` checkpoints groups of n layers,
         // one input per group, a whole group recomputed at once.
-        const int perChunk = std::max(1, L / x.v);
+        // Chunks of a stage differ only under the embedding / loss counted as a layer; each
+        // recomputes its first n (block) or its groups of n (uniform).
+        int perChunk = 0, recomputed = 0;
+        for (int c = 0; c < x.v; ++c) {
+            perChunk = std::max(perChunk, x.layout.chunk(stage, c));
+            recomputed += std::min(std::max(1, x.plan.memory.recompute_num_layers), x.layout.chunk(stage, c));
+        }
+        perChunk = std::max(1, perChunk);
         const int n = std::min(std::max(1, x.plan.memory.recompute_num_layers), perChunk);
-        if (x.plan.memory.recompute_method == RecomputeMethod::Block && n < perChunk)
+        const bool chunksAlike = x.layout.chunk(stage, 0) * x.v == L;
+        if (x.plan.memory.recompute_method == RecomputeMethod::Block && chunksAlike && n < perChunk)
             qn.actLayer = (n * qn.actLayer + (perChunk - n) * qn.actLayerMeanFull) / perChunk;
+        else if (x.plan.memory.recompute_method == RecomputeMethod::Block && !chunksAlike && recomputed < L)
+            qn.actLayer = (recomputed * qn.actLayer + (L - recomputed) * qn.actLayerMeanFull) / L;
         else if (x.plan.memory.recompute_method == RecomputeMethod::Uniform && n > 1) {
             qn.actLayer /= n;
             qn.recomputeGroup = n;
@@ -867,7 +887,9 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     s.first = stage == 0;
     s.last = stage == x.pp - 1;
     s.chunks = x.v;
-    s.layers = std::max(1, x.layersPerStage / x.v);
+    s.chunkLayers.resize(size_t(x.v));
+    for (int c = 0; c < x.v; ++c)
+        s.chunkLayers[size_t(c)] = x.layout.chunk(stage, c);
     s.microbatches = x.m;
     s.interleaved = x.v > 1;
     if (x.pp == 1)
@@ -884,7 +906,7 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     parameterTensorShares(x, stage, layer, root);
     double elements = 0;
     for (double e : layer)
-        elements += e * x.layersPerStage;
+        elements += e * x.layersOf(stage);
     for (double e : root)
         elements += e;
     const double perElement = elements > 0 ? q.params / elements : 0.0;
@@ -907,7 +929,7 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
 
     if (q.computeCopies > 0) {
         s.castHead = q.headMatmulParams * x.c;
-        s.castPerLayer = std::max(0.0, q.computeCopies - s.castHead) / std::max(1, x.layersPerStage);
+        s.castPerLayer = std::max(0.0, q.computeCopies - s.castHead) / std::max(1, x.layersOf(stage));
         s.castsRedoneInBackward = x.plan.memory.recompute == Recompute::Full;
     }
 
@@ -1082,6 +1104,17 @@ int communicatorsFor(const Context &x, int stage)
     return n;
 }
 
+/// Whether stages 1 .. pp-2 hold the same layers (count and kinds): only their warm-up differs.
+bool middleStagesAlike(const Context &x)
+{
+    for (int stage = 2; stage <= x.pp - 2; ++stage) {
+        const LayerMix a = x.stageMix(1), b = x.stageMix(stage);
+        if (a.dense != b.dense || a.moe != b.moe || x.layout.stage(1) != x.layout.stage(stage))
+            return false;
+    }
+    return true;
+}
+
 } // namespace
 
 namespace {
@@ -1112,7 +1145,8 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
     const bool affineMiddle =
         x.pp >= 5 && full &&
         ((x.v == 1 && schedule == PpSchedule::OneFOneB && x.m > x.pp - 2) ||
-         (x.v > 1 && schedule == PpSchedule::Interleaved && units - warmStage1 > int64_t(x.v - 1) * x.pp + 1));
+         (x.v > 1 && schedule == PpSchedule::Interleaved && units - warmStage1 > int64_t(x.v - 1) * x.pp + 1)) &&
+        middleStagesAlike(x);
     RankEval upper, lower; // stages 1 and pp - 2, the largest and the smallest warm-up
     if (affineMiddle) {
         upper = evaluate(stepShape(x, computeQuantities(x, 1), 1));
@@ -1143,7 +1177,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
         // Megatron rank order: tp fastest, then cp, dp, pp.
         rm.rank = stage * ranksPerStage;
         rm.count = ranksPerStage;
-        rm.layers = x.layersPerStage;
+        rm.layers = x.layersOf(stage);
         rm.has_embedding = stage == 0;
         rm.has_head = stage == x.pp - 1;
         rm.phases = e.phases;
@@ -1485,6 +1519,27 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "Layer weights split by tp = %1; norms replicated. "),
                           {tp});
+    if (pa.pp > 1 && pa.customLayout()) {
+        // The layer layout (core/layers.h): what sets this stage's layer count.
+        std::string how;
+        auto add = [&](const std::string &piece) { how += (how.empty() ? "" : ", ") + piece; };
+        if (!pa.stage_layers.empty())
+            add("stage_layers");
+        if (pa.first_stage_layers > 0)
+            add("first_stage_layers " + num(pa.first_stage_layers));
+        if (pa.last_stage_layers > 0)
+            add("last_stage_layers " + num(pa.last_stage_layers));
+        if (pa.account_for_embedding)
+            add("account_for_embedding");
+        if (pa.account_for_loss)
+            add("account_for_loss");
+        if (!pa.pipeline_layout.empty())
+            add("pipeline_layout " + pa.pipeline_layout);
+        P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "This stage holds %1 of the %2 decoder layers (uneven "
+                                            "layout: %3). "),
+                          {num(rank.layers), num(plan.model.layers), id(how)});
+    }
     {
         const ModelShape &mo = plan.model;
         if (mo.moe.enabled())
@@ -1656,7 +1711,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     A.formula.add(
         QT_TRANSLATE_NOOP("MemoryExplanation",
                           "%1 layers x %2 B/token x %3 tokens x %4 micro-batch(es) in flight = %5"),
-        {num(x.layersPerStage), num(perToken, 0), num(x.tokens, 0), num(q.inflight, 2),
+        {num(x.layersOf(rank.stage)), num(perToken, 0), num(x.tokens, 0), num(q.inflight, 2),
          gib(q.actTotal)});
     if (q.actFinal > 0 && plan.model.mtp_layers > 0)
         A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
@@ -1676,7 +1731,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             ", method block: the first %1 of each chunk's %2 layers "
                                             "recomputed, the others keep everything"),
-                          {num(plan.memory.recompute_num_layers), num(x.layersPerStage / x.v)});
+                          {num(plan.memory.recompute_num_layers), num(x.largestChunkOf(rank.stage))});
     else if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > 1)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             ", method uniform: groups of %1 layers, one input kept "

@@ -4,6 +4,7 @@
 #include "errors.h"
 #include "files.h"
 #include "jsoninput.h"
+#include "layers.h"
 
 #include <cmath>
 #include <filesystem>
@@ -544,6 +545,33 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
             "pp_schedule", {PpSchedule::OneFOneB, PpSchedule::Interleaved, PpSchedule::GPipe},
             PpSchedule::OneFOneB);
         pa.virtual_stages = int(r.integer("virtual_stages", 1, 64, 1));
+        // The layer layout over the stages (core/layers.h, stageLayout; validatePlan checks it).
+        pa.first_stage_layers = r.has("first_stage_layers")
+                                    ? int(r.integer("first_stage_layers", 1, 1 << 20, std::nullopt))
+                                    : 0;
+        pa.last_stage_layers = r.has("last_stage_layers")
+                                   ? int(r.integer("last_stage_layers", 1, 1 << 20, std::nullopt))
+                                   : 0;
+        pa.account_for_embedding = r.boolean("account_for_embedding", false);
+        pa.account_for_loss = r.boolean("account_for_loss", false);
+        pa.pipeline_layout = r.has("pipeline_layout") ? r.string("pipeline_layout", std::nullopt) : std::string();
+        if (pa.pipeline_layout.size() > 4096)
+            throw PlanError("parallel.pipeline_layout", "is longer than 4096 characters");
+        if (const json *l = r.get("stage_layers")) {
+            if (!l->is_array() || l->empty())
+                throw PlanError("parallel.stage_layers",
+                                "must be a list of decoder layers per stage (e.g. [7, 8, 8, 8]), not " + l->dump());
+            for (size_t i = 0; i < l->size(); ++i) {
+                const json &n = (*l)[i];
+                const std::string f = "parallel.stage_layers[" + std::to_string(i) + "]";
+                if (!n.is_number_integer() && !(n.is_number_float() && n.get<double>() == std::floor(n.get<double>())))
+                    throw PlanError(f, "must be a whole number of layers, not " + n.dump());
+                const double d = n.get<double>();
+                if (d < 1 || d > double(1 << 20))
+                    throw PlanError(f, "every stage needs at least one layer (1 .. 1048576), got " + n.dump());
+                pa.stage_layers.push_back(int(d));
+            }
+        }
         pa.cp_algo = r.choice<CpAlgo>("cp_algo", {CpAlgo::Ring, CpAlgo::Ulysses, CpAlgo::Hybrid}, CpAlgo::Ring);
         if (pa.cp_algo == CpAlgo::Hybrid)
             pa.ulysses_degree = int(r.integer("ulysses_degree", 2, 1024, std::nullopt));
@@ -783,13 +811,14 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
         throw PlanError("parallel.virtual_stages",
                         "must be 1 unless parallel.pp_schedule is \"interleaved\"");
     }
-    const int64_t chunks = int64_t(pa.pp) * pa.virtual_stages;
-    if (m.layers % chunks != 0)
-        throw PlanError("parallel.pp", "pp * virtual_stages = " + s(chunks) +
-                                           " must divide model.layers (" + s(m.layers) + ")");
-    if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > m.layers / chunks)
+    // The layers over the stages and their chunks (core/layers.h: even, uneven first / last
+    // stages, the embedding / loss counted, or listed per stage).
+    if (const std::optional<PlanError> e = stageLayoutError(pa, m.layers, m.mtp_layers))
+        throw *e;
+    const int chunkLayers = stageLayout(pa, m.layers).largestChunk();
+    if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > chunkLayers)
         throw PlanError("memory.recompute_num_layers",
-                        "must not exceed the layers of a model chunk (" + s(m.layers / chunks) + "), got " +
+                        "must not exceed the layers of a model chunk (" + s(chunkLayers) + "), got " +
                             s(plan.memory.recompute_num_layers));
     if (plan.training.seq_len % pa.cp != 0)
         throw PlanError("parallel.cp", "must divide training.seq_len (" + s(plan.training.seq_len) +
@@ -983,6 +1012,18 @@ nlohmann::json planToJson(const Plan &p)
                      {"virtual_stages", p.parallel.virtual_stages}};
     if (p.parallel.etp > 0)
         j["parallel"]["etp"] = p.parallel.etp;
+    if (p.parallel.first_stage_layers > 0)
+        j["parallel"]["first_stage_layers"] = p.parallel.first_stage_layers;
+    if (p.parallel.last_stage_layers > 0)
+        j["parallel"]["last_stage_layers"] = p.parallel.last_stage_layers;
+    if (p.parallel.account_for_embedding)
+        j["parallel"]["account_for_embedding"] = true;
+    if (p.parallel.account_for_loss)
+        j["parallel"]["account_for_loss"] = true;
+    if (!p.parallel.stage_layers.empty())
+        j["parallel"]["stage_layers"] = p.parallel.stage_layers;
+    if (!p.parallel.pipeline_layout.empty())
+        j["parallel"]["pipeline_layout"] = p.parallel.pipeline_layout;
     if (p.parallel.dp_shard > 0)
         j["parallel"]["dp_shard"] = p.parallel.dp_shard;
     if (p.parallel.cp_algo != CpAlgo::Ring)

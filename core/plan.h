@@ -84,6 +84,29 @@ struct Parallel
     bool reshard_after_forward = true;
     PpSchedule pp_schedule = PpSchedule::OneFOneB;
     int virtual_stages = 1;
+    /// The layer layout over the stages (core/layers.h, stageLayout). Uneven first / last
+    /// stages (`parallel.first_stage_layers`, `parallel.last_stage_layers`, Megatron-Core's
+    /// --decoder-first/last-pipeline-num-layers): that many decoder layers there, the rest even
+    /// over the other stages; 0: unset.
+    int first_stage_layers = 0, last_stage_layers = 0;
+    /// The embedding / the loss counted as one layer in the split (`parallel.account_for_
+    /// embedding`, `parallel.account_for_loss`, Megatron-Core's --account-for-embedding/loss-
+    /// in-pipeline-split).
+    bool account_for_embedding = false, account_for_loss = false;
+    /// Decoder layers of each stage, listed (`parallel.stage_layers`, MindSpeed-LLM's
+    /// --num-layer-list); empty: unset.
+    std::vector<int> stage_layers;
+    /// Megatron-Core's --pipeline-model-parallel-layout (`parallel.pipeline_layout`), e.g.
+    /// "Ettt|(tt|)*29,m|L": the layers of every model chunk, `|` between chunks (virtual stage 0
+    /// of every stage, then 1, ...), E embedding, t decoder layer, m MTP module, L loss; empty:
+    /// unset.
+    std::string pipeline_layout;
+    /// Whether any of the layout fields is set (otherwise layers / (pp x virtual stages) each).
+    bool customLayout() const
+    {
+        return first_stage_layers > 0 || last_stage_layers > 0 || account_for_embedding ||
+               account_for_loss || !stage_layers.empty() || !pipeline_layout.empty();
+    }
     CpAlgo cp_algo = CpAlgo::Ring;
     int ulysses_degree = 0; ///< hybrid: the Ulysses group inside cp (MindSpeed's --ulysses-degree-in-cp)
     /// Ranks of the all-to-all over heads and of the K/V ring (their product is cp).

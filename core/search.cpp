@@ -15,6 +15,7 @@
 #include "device.h"
 #include "errors.h"
 #include "framework.h"
+#include "layers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -197,7 +198,8 @@ bool quickValidate(const Plan &plan)
     } else if (pa.virtual_stages != 1) {
         return false;
     }
-    if (m.layers % (int64_t(pa.pp) * pa.virtual_stages) != 0)
+    // The layer layout: the same rules as validatePlan (core/layers.h).
+    if (stageLayoutError(pa, m.layers, m.mtp_layers))
         return false;
     if (plan.training.seq_len % pa.cp != 0)
         return false;

@@ -25,6 +25,7 @@
 #include "timeline.h"
 
 #include <algorithm>
+#include <functional>
 #include <cmath>
 
 namespace shardscope {
@@ -98,7 +99,7 @@ public:
     {
         k.part(StepPart::Setup);
         k.phase(Phase::Forward);
-        const int layers = s.layers * s.chunks;
+        const int layers = s.stageLayers();
         k.repeat(layers, [&](int i) {
             for (size_t j = 0; j < s.layerParamTensors.size(); ++j)
                 alloc({TensorKind::Parameter, -1, i, int(j)}, s.layerParamTensors[j]);
@@ -211,7 +212,7 @@ private:
             layer += b;
         for (double b : s.rootParamTensors)
             root += b;
-        return layer * s.layers * s.chunks + root;
+        return layer * s.stageLayers() + root;
     }
 
     /// `total` bytes laid out like the parameters (one tensor per parameter tensor).
@@ -227,7 +228,7 @@ private:
             else
                 free(t, b * scale);
         };
-        k.repeat(s.layers * s.chunks, [&](int i) {
+        k.repeat(s.stageLayers(), [&](int i) {
             for (size_t j = 0; j < s.layerParamTensors.size(); ++j)
                 one({kind, -1, i, int(j)}, s.layerParamTensors[j]);
         });
@@ -244,7 +245,7 @@ private:
             else
                 free(t, b);
         };
-        k.repeat(s.layers * s.chunks, [&](int i) { one({TensorKind::Gradient, -1, i}, s.gradsPerLayer); });
+        k.repeat(s.stageLayers(), [&](int i) { one({TensorKind::Gradient, -1, i}, s.gradsPerLayer); });
         one({TensorKind::Gradient, -1, kHead}, s.gradsHead);
         one({TensorKind::Gradient, -1, kRootRest}, s.gradsEmbedding);
     }
@@ -276,7 +277,7 @@ private:
         };
         for (size_t i = 0; i < ops.size();) {
             size_t j = i + 1;
-            while (j < ops.size() && ops[j].alike(ops[i], s.first || s.last))
+            while (j < ops.size() && ops[j].alike(ops[i], s.first || s.last || !chunksAlike()))
                 ++j;
             if (j - i == 1) {
                 run(ops[i]);
@@ -330,9 +331,16 @@ private:
         }
     }
 
+    /// Whether every chunk of this stage holds the same number of layers.
+    bool chunksAlike() const
+    {
+        return std::adjacent_find(s.chunkLayers.begin(), s.chunkLayers.end(), std::not_equal_to<>()) ==
+               s.chunkLayers.end();
+    }
+
     void interleavedSchedule(int units, int warm)
     {
-        if (!s.first && !s.last) {
+        if (!s.first && !s.last && chunksAlike()) {
             middleInterleaved(units, warm);
             return;
         }
@@ -384,8 +392,10 @@ private:
 
     uint32_t blockKey(bool back, int chunk, bool firstBackward) const
     {
+        // The chunk's layer count too: a layout may give a stage's chunks different counts.
         return (back ? 1u : 0u) | (hasHead(chunk) ? 2u : 0u) | (hasEmbedding(chunk) ? 4u : 0u) |
-               (firstBackward ? 8u : 0u) | (rootPerUnit ? 16u : 0u) | (rootPostBackward(chunk) ? 32u : 0u);
+               (firstBackward ? 8u : 0u) | (rootPerUnit ? 16u : 0u) | (rootPostBackward(chunk) ? 32u : 0u) |
+               (uint32_t(std::clamp(s.layersOfChunk(chunk), 0, 0xFFFF)) << 8);
     }
 
     /// FSDP2's root reduces its gradients once a micro-batch's backward is done on this stage:
@@ -408,8 +418,8 @@ private:
     void forwardBody(int u, int chunk)
     {
         k.phase(Phase::Forward);
-        const int L = s.layers;
-        const int base = chunk * L; // layer index within the stage
+        const int L = s.layersOfChunk(chunk);
+        const int base = s.firstLayerOfChunk(chunk); // layer index within the stage
         if (s.fsdp && s.rootStaysGathered && rootPerUnit)
             alloc(at(TensorKind::GatheredRoot, u, -1), s.rootGathered);
         auto layer = [&](int i, bool hasPrev) {
@@ -457,8 +467,8 @@ private:
     void backwardBody(int u, int chunk, bool firstBackward)
     {
         k.phase(Phase::Backward);
-        const int L = s.layers;
-        const int base = chunk * L;
+        const int L = s.layersOfChunk(chunk);
+        const int base = s.firstLayerOfChunk(chunk);
         const bool makeGrads = firstBackward && !s.persistentGrads;
         const bool gathers = s.fsdp && s.reshardAfterForward;
         if (gathers && L > 0 && s.prefetch > 0)

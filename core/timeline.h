@@ -81,8 +81,19 @@ struct StepShape
 {
     int stage = 0, pp = 1;
     bool first = true, last = true;
-    int layers = 1;       ///< decoder layers per model chunk on this stage
     int chunks = 1;       ///< model chunks (interleaved virtual stages)
+    /// Decoder layers of each model chunk on this stage (core/layers.h's StageLayout: alike
+    /// unless the embedding / loss counted as a layer takes one from the first / last chunk).
+    std::vector<int> chunkLayers = {1};
+    int layersOfChunk(int c) const { return chunkLayers[size_t(c)]; }
+    int firstLayerOfChunk(int c) const
+    {
+        int n = 0;
+        for (int i = 0; i < c; ++i)
+            n += chunkLayers[size_t(i)];
+        return n;
+    }
+    int stageLayers() const { return firstLayerOfChunk(int(chunkLayers.size())); }
     int microbatches = 1; ///< per step per data-parallel rank
     int warmup = 0;       ///< forwards before the first backward (1F1B / GPipe / interleaved)
     bool interleaved = false;

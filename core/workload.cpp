@@ -3,6 +3,7 @@
 // what the engine assumes.
 #include "workload.h"
 
+#include "layers.h"
 #include "moe.h"
 
 #include "catalog.h"
@@ -207,7 +208,9 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
     Builder b{plan, opt, w, double(w.tokens_run) / double(std::max<int64_t>(1, T))};
 
     const double m = plan.training.grad_accum;
-    const double L = double(mo.layers / pp);
+    // The stage with the most decoder layers (core/layers.h; layers / pp when even).
+    const std::vector<int> stageL = stageLayers(plan);
+    const double L = double(*std::max_element(stageL.begin(), stageL.end()));
     const double perLayer = L * m;
     const bool fullRecompute = plan.memory.recompute == Recompute::Full;
     const bool selective = plan.memory.recompute == Recompute::Selective;

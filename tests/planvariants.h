@@ -58,6 +58,7 @@ inline const std::vector<PlanVariant> &planVariants()
         {"pp-1f1b", R"({"parallel": {"dp": 2, "pp": 4}, "training": {"grad_accum": 4}})"},
         {"pp-gpipe",
          R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "gpipe"}, "training": {"grad_accum": 8}})"},
+        {"pp-uneven", R"({"parallel": {"dp": 2, "pp": 4, "first_stage_layers": 5}, "training": {"grad_accum": 4}})"},
         {"pp-interleaved-megatron",
          R"({"parallel": {"dp": 1, "tp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2,
                           "sharding": "optimizer", "sp": true},

@@ -9,6 +9,7 @@
 #include <QComboBox>
 #include <QDoubleSpinBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QSlider>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -475,6 +476,62 @@ private Q_SLOTS:
         QVERIFY(m_doc->plan().parallel.pp_schedule == PpSchedule::OneFOneB);
         QCOMPARE(m_doc->plan().parallel.virtual_stages, 1);
         QCOMPARE(stages->currentData().toInt(), 1);
+    }
+
+    // The layer layout over the stages: a pp that does not divide the layers gets Megatron's
+    // uneven first and last stages; the list per stage (MindSpeed) and the loss counted as a
+    // layer are edits of their own, each undone; a list that is not one is refused.
+    void stageLayoutIsOfferedWithUndo()
+    {
+        Plan odd = m_doc->plan();
+        odd.model.layers = 31;
+        QVERIFY(m_doc->apply(odd, QStringLiteral("31 layers"), EditId::ModelShape));
+        auto *pp = child<QComboBox>("pp");
+        auto *list = child<QLineEdit>("stageLayers");
+        auto *first = child<QSpinBox>("firstStageLayers");
+        auto *last = child<QSpinBox>("lastStageLayers");
+        auto *loss = child<QCheckBox>("accountForLoss");
+        QVERIFY(!list->isEnabled() && !first->isEnabled() && !loss->isEnabled());
+        // pp 2 does not divide 31: offered all the same, as 16 + 15.
+        QVERIFY(itemEnabled(pp, indexOfData(pp, 2)));
+        pp->setCurrentIndex(indexOfData(pp, 2));
+        QCOMPARE(m_doc->plan().parallel.pp, 2);
+        QCOMPARE(m_doc->plan().parallel.first_stage_layers, 16);
+        QCOMPARE(m_doc->plan().parallel.last_stage_layers, 15);
+        QCOMPARE(first->value(), 16);
+        QCOMPARE(last->value(), 15);
+        QCOMPARE(list->text(), QStringLiteral("16, 15"));
+        QVERIFY(list->isEnabled() && loss->isEnabled());
+
+        list->setText(QStringLiteral("15, 16"));
+        emit list->editingFinished();
+        QCOMPARE(m_doc->plan().parallel.stage_layers, (std::vector<int>{15, 16}));
+        QCOMPARE(m_doc->plan().parallel.first_stage_layers, 0);
+        QCOMPARE(first->value(), 0);
+
+        // The loss counted: 31 + 1 over 2 stages, the last building 15.
+        loss->setChecked(true);
+        QVERIFY(m_doc->plan().parallel.account_for_loss);
+        QVERIFY(m_doc->plan().parallel.stage_layers.empty());
+        QCOMPARE(list->text(), QStringLiteral("16, 15"));
+
+        const int edits = m_doc->undoStack()->count();
+        list->setText(QStringLiteral("16, x"));
+        emit list->editingFinished();
+        QCOMPARE(m_doc->undoStack()->count(), edits);
+        QVERIFY(m_editor->statusText().contains(QStringLiteral("one per stage")));
+
+        QUndoStack *undo = m_doc->undoStack();
+        undo->undo();
+        QVERIFY(!m_doc->plan().parallel.account_for_loss);
+        QCOMPARE(m_doc->plan().parallel.stage_layers, (std::vector<int>{15, 16}));
+        QVERIFY(!loss->isChecked());
+        undo->undo();
+        QCOMPARE(m_doc->plan().parallel.first_stage_layers, 16);
+        QCOMPARE(list->text(), QStringLiteral("16, 15"));
+        undo->undo();
+        QCOMPARE(m_doc->plan().parallel.pp, 1);
+        QVERIFY(!m_doc->plan().parallel.customLayout());
     }
 
     void mixtureOfExperts()

@@ -59,6 +59,7 @@ class TestSearch : public QObject
 
 private slots:
     void quickValidateAgreesWithValidatePlan();
+    void quickValidateAgreesOnLayerLayouts();
     void resultsFitAndRankByTime_data();
     void resultsFitAndRankByTime();
     void paretoFrontNotDominated();
@@ -125,6 +126,70 @@ void TestSearch::quickValidateAgreesWithValidatePlan()
     }
     }
     qInfo("%d layouts compared, %d valid", checked, valid);
+    QVERIFY(valid > 0 && valid < checked);
+}
+
+// The layer layout over the stages (core/layers.h): uneven first / last stages, the embedding
+// and loss counted, listed stages, with and without virtual stages; valid and not.
+void TestSearch::quickValidateAgreesOnLayerLayouts()
+{
+    const Catalog &cat = Catalog::builtin();
+    int checked = 0, valid = 0;
+    Plan p = parsePlan(seedCase("mixtral-8x7b", 4096, 2, "ascend-910b2"), cat); // 32 layers
+    const std::vector<std::vector<int>> lists = {{}, {16, 16}, {15, 17}, {8, 8, 8, 8}, {5, 9, 9, 9}, {0, 16, 16, 0}, {11, 11, 10}};
+    for (int pp : {1, 2, 3, 4})
+        for (int v : {1, 2})
+            for (int first : {0, 1, 2, 4, 6})
+                for (int last : {0, 2, 3, 8})
+                    for (int account = 0; account < 4; ++account)
+                        for (const std::vector<int> &list : lists)
+                            for (int layers : {32, 31, 30}) {
+                                p.model.layers = layers;
+                                p.parallel.pp = pp;
+                                p.parallel.dp = std::max(1, 16 / pp);
+                                p.parallel.virtual_stages = v;
+                                p.parallel.pp_schedule = v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
+                                p.training.grad_accum = 4;
+                                p.parallel.first_stage_layers = first;
+                                p.parallel.last_stage_layers = last;
+                                p.parallel.account_for_embedding = account & 1;
+                                p.parallel.account_for_loss = account & 2;
+                                p.parallel.stage_layers = list;
+                                bool accepted = true;
+                                try {
+                                    validatePlan(p, cat);
+                                } catch (const PlanError &) {
+                                    accepted = false;
+                                }
+                                QCOMPARE(quickValidate(p), accepted);
+                                ++checked;
+                                valid += accepted;
+                            }
+    // Megatron's layout string, against pp and the virtual stages.
+    p.model.layers = 32;
+    p.parallel.first_stage_layers = p.parallel.last_stage_layers = 0;
+    p.parallel.account_for_embedding = p.parallel.account_for_loss = false;
+    p.parallel.stage_layers.clear();
+    for (int pp : {1, 2, 4})
+        for (int v : {1, 2})
+            for (const char *layout : {"Et*16|t*16L", "Et*8|t*8|t*8|t*8L", "(t*4|)*7Et*4L", "E(t*4|)*7t*4L",
+                                       "Et*8|t*8|t*8|t*7L", "Et*8|t*8|t*8|t*8mL", "Et*10|t*6|t*6|t*10L", "E|t*32|L"}) {
+                p.parallel.pp = pp;
+                p.parallel.dp = std::max(1, 16 / pp);
+                p.parallel.virtual_stages = v;
+                p.parallel.pp_schedule = v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
+                p.parallel.pipeline_layout = layout;
+                bool accepted = true;
+                try {
+                    validatePlan(p, cat);
+                } catch (const PlanError &) {
+                    accepted = false;
+                }
+                QCOMPARE(quickValidate(p), accepted);
+                ++checked;
+                valid += accepted;
+            }
+    qInfo("%d layer layouts compared, %d valid", checked, valid);
     QVERIFY(valid > 0 && valid < checked);
 }
 

@@ -116,6 +116,24 @@ private slots:
             R"({"parallel": {"dp": 2, "tp": 2, "pp": 2, "pp_schedule": "interleaved", "virtual_stages": 4,
                               "sharding": "full"}, "training": {"grad_accum": 4}, "memory": {"recompute": "none"}})");
         QTest::newRow("fsdp-accum") << QStringLiteral(R"({"parallel": {"sharding": "full"}, "training": {"grad_accum": 4}})");
+        // Layer layouts (core/layers.h): uneven first / last stages, listed stages, and the
+        // embedding / loss counted, whose first / last chunks hold a layer fewer than the others.
+        QTest::newRow("uneven-8-stages") << QStringLiteral(
+            R"({"parallel": {"dp": 1, "pp": 8, "first_stage_layers": 2, "last_stage_layers": 6}, "training": {"grad_accum": 16}})");
+        QTest::newRow("listed-stages") << QStringLiteral(
+            R"({"parallel": {"dp": 2, "pp": 4, "stage_layers": [5, 9, 9, 9]}, "training": {"grad_accum": 8}})");
+        QTest::newRow("interleaved-uneven") << QStringLiteral(
+            R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2,
+                              "first_stage_layers": 2, "last_stage_layers": 6}, "training": {"grad_accum": 8}})");
+        // Megatron's layout string: a middle stage whose chunks differ (8 and 0 layers).
+        QTest::newRow("interleaved-layout-string") << QStringLiteral(
+            R"({"parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2,
+                              "pipeline_layout": "Et*2|t*4|t*8|t*4|t*4|t*4||t*6L"}, "training": {"grad_accum": 8},
+                "memory": {"recompute": "none"}})");
+        QTest::newRow("interleaved-account") << QStringLiteral(
+            R"({"model": {"layers": 30}, "parallel": {"dp": 2, "pp": 4, "pp_schedule": "interleaved", "virtual_stages": 2,
+                "account_for_embedding": true, "account_for_loss": true}, "training": {"grad_accum": 8},
+                "memory": {"recompute": "none"}})");
     }
 
     void agreesWithEstimate()

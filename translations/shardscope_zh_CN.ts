@@ -1027,6 +1027,10 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source>; the norms recomputed (their outputs not kept)</source>
         <translation>；归一化重计算（不保留其输出）</translation>
     </message>
+    <message>
+        <source>This stage holds %1 of the %2 decoder layers (uneven layout: %3). </source>
+        <translation>此阶段承载 %2 个解码层中的 %1 个（非均匀划分：%3）。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -1929,6 +1933,10 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>%1 as default</source>
         <translation>%1 为默认值</translation>
+    </message>
+    <message>
+        <source>%1 uneven</source>
+        <translation>%1 非均匀</translation>
     </message>
 </context>
 <context>
@@ -3261,6 +3269,10 @@ measured beside predicted.
         <source>Rank %1</source>
         <translation>Rank %1</translation>
     </message>
+    <message>
+        <source>This stage holds %1 of the %2 decoder layers.</source>
+        <translation>此阶段承载 %2 个解码层中的 %1 个。</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::MemoryTimelinePanel</name>
@@ -4378,6 +4390,70 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Model size, log scale from 0.5B to 1T parameters: Llama-family shapes with 128-wide heads in multiples of 8, 8 KV heads from 30B up, which tp %1 divides</source>
         <translation>模型规模，对数刻度，0.5B 到 1T 参数：Llama 系列结构，头宽 128、头数为 8 的倍数，30B 起 8 个 KV 头，均可被 tp %1 整除</translation>
+    </message>
+    <message>
+        <source>even</source>
+        <translation>均匀</translation>
+    </message>
+    <message>
+        <source>Layers per stage</source>
+        <translation>每阶段层数</translation>
+    </message>
+    <message>
+        <source>layers per stage: a list of whole numbers, one per stage, such as 7, 8, 8, 8</source>
+        <translation>每阶段层数：应为整数列表，每个阶段一个，例如 7, 8, 8, 8</translation>
+    </message>
+    <message>
+        <source>Set layers per stage</source>
+        <translation>设置每阶段层数</translation>
+    </message>
+    <message>
+        <source>First stage layers</source>
+        <translation>首阶段层数</translation>
+    </message>
+    <message>
+        <source>Set first stage layers</source>
+        <translation>设置首阶段层数</translation>
+    </message>
+    <message>
+        <source>Last stage layers</source>
+        <translation>末阶段层数</translation>
+    </message>
+    <message>
+        <source>Set last stage layers</source>
+        <translation>设置末阶段层数</translation>
+    </message>
+    <message>
+        <source>Change layer layout</source>
+        <translation>更改层划分</translation>
+    </message>
+    <message>
+        <source>Embedding counts as a layer</source>
+        <translation>嵌入层计为一层</translation>
+    </message>
+    <message>
+        <source>Loss counts as a layer</source>
+        <translation>损失计为一层</translation>
+    </message>
+    <message>
+        <source>even: %1</source>
+        <translation>均匀：%1</translation>
+    </message>
+    <message>
+        <source>Applies with pipeline parallelism (pp &gt;= 2)</source>
+        <translation>需要流水线并行（pp &gt;= 2）</translation>
+    </message>
+    <message>
+        <source>Decoder layers of each stage, comma-separated (MindSpeed-LLM&apos;s --num-layer-list; no virtual stages); empty: the even split</source>
+        <translation>各阶段的解码层数，以逗号分隔（MindSpeed-LLM 的 --num-layer-list；不可与虚拟阶段同用）；留空：均匀划分</translation>
+    </message>
+    <message>
+        <source>Megatron-Core&apos;s --decoder-first/last-pipeline-num-layers: this stage holds that many layers, the rest split evenly over the others; each a multiple of the virtual stages</source>
+        <translation>Megatron-Core 的 --decoder-first/last-pipeline-num-layers：此阶段承载这么多层，其余层在其他阶段间均分；每个值须为虚拟阶段数的倍数</translation>
+    </message>
+    <message>
+        <source>Megatron-Core&apos;s --account-for-embedding/loss-in-pipeline-split: counted as one layer in the split, the first (last) stage builds one decoder layer fewer</source>
+        <translation>Megatron-Core 的 --account-for-embedding/loss-in-pipeline-split：在划分中计为一层，首（末）阶段少构建一个解码层</translation>
     </message>
 </context>
 <context>

@@ -213,6 +213,10 @@ QString MemoryPanel::segmentTooltip(int bar, int segment) const
                 .arg(total > 0 ? 100.0 * bytes / total : 0.0, 0, 'f', 1)
                 .arg(qs(formatGiB(total)))
                 .arg(mem.hbm_bytes > 0 ? 100.0 * bytes / mem.hbm_bytes : 0.0, 0, 'f', 1);
+    if (stages) // the stage's share of the layers (even, or the plan's uneven layout)
+        text += QStringLiteral("<br>") + tr("This stage holds %1 of the %2 decoder layers.")
+                                             .arg(rank.layers)
+                                             .arg(m_document->plan().model.layers);
     if (segment == ComponentStyle::kReserve) {
         text += QStringLiteral("<br>") +
                 tr("Held outside the framework's allocations: runtime context %1, "

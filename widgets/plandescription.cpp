@@ -123,6 +123,8 @@ QString describeLayout(const Plan &plan)
             pp = PlanDescription::tr("%1 interleaved x%2").arg(pp).arg(pa.virtual_stages);
         else if (pa.pp_schedule == PpSchedule::GPipe)
             pp = PlanDescription::tr("%1 GPipe").arg(pp);
+        if (pa.customLayout()) // Megatron's uneven first / last stages, MindSpeed's layer list
+            pp = PlanDescription::tr("%1 uneven").arg(pp);
         parts << pp;
     }
     if (pa.cp > 1)
@@ -180,6 +182,8 @@ QStringList planDifferences(const Plan &plan, const Plan &baseline, const Catalo
     // The degrees as the layout names them: tp, pp, cp, ep, then dp and its sharding.
     static const std::vector<std::string> order{
         "parallel.tp", "parallel.sp", "parallel.pp", "parallel.pp_schedule", "parallel.virtual_stages",
+        "parallel.first_stage_layers", "parallel.last_stage_layers", "parallel.account_for_embedding",
+        "parallel.account_for_loss", "parallel.stage_layers",
         "parallel.cp", "parallel.ep", "parallel.dp", "parallel.sharding", "parallel.reshard_after_forward"};
     auto rank = [](const std::string &path) {
         const auto it = std::find(order.begin(), order.end(), path);

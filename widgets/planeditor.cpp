@@ -7,6 +7,7 @@
 #include "core/adapters.h"
 #include "core/catalog.h"
 #include "core/framework.h"
+#include "core/layers.h"
 #include "core/model.h"
 #include "core/units.h"
 
@@ -105,24 +106,93 @@ MoeShape defaultMoe(const ModelShape &m)
     return moe;
 }
 
-// Only the interleaved schedule has virtual stages: choosing it picks the fewest that divide
-// the layers, leaving it goes back to one.
+// The layer layout fields back to the even split.
+void clearLayout(Parallel &pa)
+{
+    pa.first_stage_layers = pa.last_stage_layers = 0;
+    pa.account_for_embedding = pa.account_for_loss = false;
+    pa.stage_layers.clear();
+    pa.pipeline_layout.clear();
+}
+
+// After pp or the virtual stages change: a layout that no longer fits goes, and when the even
+// split does not fit either (DeepSeek-V3's 61 layers), Megatron's uneven first and last stages
+// are chosen: the fewest layers per middle stage, the first and last stages sharing the rest
+// (the last, with the head, the smaller).
+void fitLayout(Plan &p)
+{
+    Parallel &pa = p.parallel;
+    const int layers = p.model.layers;
+    if (pa.pp < 2) {
+        clearLayout(pa);
+        return;
+    }
+    if (!stageLayoutError(pa, layers, p.model.mtp_layers))
+        return;
+    clearLayout(pa);
+    if (!stageLayoutError(pa, layers, p.model.mtp_layers))
+        return;
+    const int v = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
+    const int middles = pa.pp - 2;
+    for (int m = (layers + pa.pp - 1) / pa.pp; m <= layers; ++m) {
+        if (m % v != 0 && middles > 0)
+            continue;
+        const int rest = layers - middles * m;
+        if (rest < 2 * v)
+            break;
+        int first = ((rest + 1) / 2 + v - 1) / v * v;
+        const int last = rest - first;
+        if ((middles > 0 && (first > m || last > m)) || last < v || last % v != 0)
+            continue;
+        Parallel candidate = pa;
+        candidate.first_stage_layers = first;
+        candidate.last_stage_layers = last;
+        if (!stageLayoutError(candidate, layers, p.model.mtp_layers)) {
+            pa = candidate;
+            return;
+        }
+    }
+}
+
+// Only the interleaved schedule has virtual stages: choosing it picks the fewest that fit the
+// layer layout, leaving it goes back to one.
 void setSchedule(Plan &p, PpSchedule s)
 {
     p.parallel.pp_schedule = s;
     if (s != PpSchedule::Interleaved) {
         p.parallel.virtual_stages = 1;
+        fitLayout(p);
         return;
     }
     if (p.parallel.virtual_stages >= 2)
         return;
-    p.parallel.virtual_stages = 2; // when none divides, the engine says why
+    p.parallel.virtual_stages = 2; // when none fits, the engine says why
     for (int v = 2; v <= kMaxVirtualStages && p.parallel.pp > 0; ++v) {
-        if (p.model.layers % (int64_t(p.parallel.pp) * v) == 0) {
+        Parallel candidate = p.parallel;
+        candidate.virtual_stages = v;
+        if (!stageLayoutError(candidate, p.model.layers, p.model.mtp_layers)) {
             p.parallel.virtual_stages = v;
             return;
         }
     }
+}
+
+// "7, 8, 8, 8" (MindSpeed-LLM's --num-layer-list, spaces optional): the layers of each stage;
+// empty: none. False when a piece is not a positive whole number.
+bool parseStageList(const QString &text, std::vector<int> &out)
+{
+    out.clear();
+    const QString t = text.trimmed();
+    if (t.isEmpty())
+        return true;
+    for (const QString &piece : t.split(QLatin1Char(','))) {
+        bool ok = false;
+        const int n = piece.trimmed().toInt(&ok);
+        if (!ok || n < 1)
+            return false;
+        out.push_back(n);
+    }
+    return true;
 }
 
 // More than one virtual stage means the interleaved schedule; one means plain 1F1B.
@@ -751,6 +821,7 @@ void PlanEditor::buildUi()
     degree(m_pp, "pp", tr("P&ipeline parallel (pp)"), QStringLiteral("pp"), [](Plan &p, int v) {
         p.parallel.pp = v;
         rebalanceDp(p);
+        fitLayout(p);
     });
     m_ppSchedule = new QComboBox(content);
     m_ppSchedule->setObjectName(QStringLiteral("ppSchedule"));
@@ -764,6 +835,60 @@ void PlanEditor::buildUi()
     });
     degree(m_virtualStages, "virtualStages", tr("Virt&ual stages"), tr("virtual stages"),
            setVirtualStages);
+
+    // The layer layout over the stages (core/layers.h): Megatron-Core's uneven first / last
+    // stages and embedding / loss counted as layers, MindSpeed-LLM's list per stage.
+    m_stageLayers = new QLineEdit(content);
+    m_stageLayers->setObjectName(QStringLiteral("stageLayers"));
+    m_stageLayers->setPlaceholderText(tr("even"));
+    parallel->addRow(tr("Layers per stage"), m_stageLayers);
+    connect(m_stageLayers, &QLineEdit::editingFinished, this, [this] {
+        std::vector<int> list;
+        if (!parseStageList(m_stageLayers->text(), list)) {
+            showRefusal(tr("layers per stage: a list of whole numbers, one per stage, such as 7, 8, 8, 8"));
+            return;
+        }
+        // The list as shown is the layout's own: only a changed list is an edit.
+        if (list == stageLayers(m_document->plan()) || (list.empty() && !m_document->plan().parallel.customLayout()))
+            return;
+        edit(tr("Set layers per stage"), EditId::Parallel, [&](Plan &p) {
+            clearLayout(p.parallel);
+            p.parallel.stage_layers = list;
+        });
+    });
+    auto stageSpin = [&](QSpinBox *&box, const char *name, const QString &label, int Parallel::*field,
+                         const QString &undo) {
+        box = spin(content, 0, 1024);
+        box->setObjectName(QLatin1String(name));
+        box->setSpecialValueText(tr("even"));
+        parallel->addRow(label, box);
+        connect(box, &QSpinBox::valueChanged, this, [this, field, undo](int v) {
+            edit(undo, EditId::Parallel, [&](Plan &p) {
+                p.parallel.stage_layers.clear();
+                p.parallel.pipeline_layout.clear();
+                p.parallel.*field = v;
+            });
+        });
+    };
+    stageSpin(m_firstStageLayers, "firstStageLayers", tr("First stage layers"),
+              &Parallel::first_stage_layers, tr("Set first stage layers"));
+    stageSpin(m_lastStageLayers, "lastStageLayers", tr("Last stage layers"),
+              &Parallel::last_stage_layers, tr("Set last stage layers"));
+    auto stageBox = [&](QCheckBox *&box, const char *name, const QString &label, bool Parallel::*field) {
+        box = new QCheckBox(label, content);
+        box->setObjectName(QLatin1String(name));
+        parallel->addRow(box);
+        connect(box, &QCheckBox::toggled, this, [this, field](bool on) {
+            edit(tr("Change layer layout"), EditId::Parallel, [&](Plan &p) {
+                p.parallel.stage_layers.clear();
+                p.parallel.pipeline_layout.clear();
+                p.parallel.*field = on;
+            });
+        });
+    };
+    stageBox(m_accountEmbedding, "accountForEmbedding", tr("Embedding counts as a layer"),
+             &Parallel::account_for_embedding);
+    stageBox(m_accountLoss, "accountForLoss", tr("Loss counts as a layer"), &Parallel::account_for_loss);
     degree(m_cp, "cp", tr("&Context parallel (cp)"), QStringLiteral("cp"), [](Plan &p, int v) {
         p.parallel.cp = v;
         rebalanceDp(p);
@@ -1151,7 +1276,7 @@ void PlanEditor::refresh()
         const bool full = p.memory.recompute == Recompute::Full;
         selectData(m_recomputeMethod, int(p.memory.recompute_method));
         setValue(m_recomputeLayers, p.memory.recompute_num_layers);
-        m_recomputeLayers->setMaximum(std::max(1, p.model.layers / std::max(1, p.parallel.pp * p.parallel.virtual_stages)));
+        m_recomputeLayers->setMaximum(std::max(1, stageLayout(p.parallel, p.model.layers).largestChunk()));
         m_recomputeMethod->setEnabled(full);
         m_recomputeLayers->setEnabled(full);
         const QString needsFull = tr("Applies to full recompute (Megatron's --recompute-method)");
@@ -1170,6 +1295,41 @@ void PlanEditor::refresh()
     }
     selectData(m_attention, int(p.memory.attention));
     setChecked(m_sp, p.parallel.sp);
+    {
+        // The layer layout: what each stage holds, and the fields that made it.
+        const Parallel &pa = p.parallel;
+        const bool piped = pa.pp > 1;
+        QStringList counts;
+        if (piped)
+            for (int layers : stageLayers(p))
+                counts << QString::number(layers);
+        if (!m_stageLayers->hasFocus()) {
+            const QSignalBlocker block(m_stageLayers);
+            m_stageLayers->setText(pa.customLayout() ? counts.join(QStringLiteral(", ")) : QString());
+        }
+        m_stageLayers->setPlaceholderText(piped ? tr("even: %1").arg(counts.join(QStringLiteral(", "))) : tr("even"));
+        setValue(m_firstStageLayers, pa.first_stage_layers);
+        setValue(m_lastStageLayers, pa.last_stage_layers);
+        setChecked(m_accountEmbedding, pa.account_for_embedding);
+        setChecked(m_accountLoss, pa.account_for_loss);
+        for (QWidget *w : {static_cast<QWidget *>(m_stageLayers), static_cast<QWidget *>(m_firstStageLayers),
+                           static_cast<QWidget *>(m_lastStageLayers), static_cast<QWidget *>(m_accountEmbedding),
+                           static_cast<QWidget *>(m_accountLoss)})
+            w->setEnabled(piped);
+        const QString needsPp = tr("Applies with pipeline parallelism (pp >= 2)");
+        m_stageLayers->setToolTip(piped ? tr("Decoder layers of each stage, comma-separated (MindSpeed-LLM's "
+                                             "--num-layer-list; no virtual stages); empty: the even split")
+                                        : needsPp);
+        const QString uneven = tr("Megatron-Core's --decoder-first/last-pipeline-num-layers: this stage holds "
+                                  "that many layers, the rest split evenly over the others; each a multiple "
+                                  "of the virtual stages");
+        m_firstStageLayers->setToolTip(piped ? uneven : needsPp);
+        m_lastStageLayers->setToolTip(piped ? uneven : needsPp);
+        const QString counted = tr("Megatron-Core's --account-for-embedding/loss-in-pipeline-split: counted as "
+                                   "one layer in the split, the first (last) stage builds one decoder layer fewer");
+        m_accountEmbedding->setToolTip(piped ? counted : needsPp);
+        m_accountLoss->setToolTip(piped ? counted : needsPp);
+    }
     setChecked(m_offOptimizer, p.memory.offload.optimizer);
     setChecked(m_offParams, p.memory.offload.params);
     setChecked(m_offGrads, p.memory.offload.grads);
@@ -1250,7 +1410,7 @@ void PlanEditor::refreshDegrees()
 {
     const Plan &p = m_document->plan();
     fillDegreeCombo(m_tp, QStringLiteral("tp"), [](Plan &c, int v) { c.parallel.tp = v; rebalanceDp(c); }, p.parallel.tp);
-    fillDegreeCombo(m_pp, QStringLiteral("pp"), [](Plan &c, int v) { c.parallel.pp = v; rebalanceDp(c); }, p.parallel.pp);
+    fillDegreeCombo(m_pp, QStringLiteral("pp"), [](Plan &c, int v) { c.parallel.pp = v; rebalanceDp(c); fitLayout(c); }, p.parallel.pp);
     fillDegreeCombo(m_cp, QStringLiteral("cp"), [](Plan &c, int v) { c.parallel.cp = v; rebalanceDp(c); }, p.parallel.cp);
     fillDegreeCombo(m_ep, QStringLiteral("ep"), [](Plan &c, int v) { c.parallel.ep = v; }, p.parallel.ep);
     {
@@ -1295,11 +1455,14 @@ void PlanEditor::refreshDegrees()
         m_dpShard->setItemText(0, tr("all of dp"));
     }
 
-    // Virtual stages: the counts v for which pp x v divides the layers.
+    // Virtual stages: the counts v for which the layer layout splits into v chunks per stage
+    // (pp x v dividing the layers when even).
     QList<int> stages;
     for (int v = 1; v <= kMaxVirtualStages; ++v) {
-        if (v == p.parallel.virtual_stages ||
-            (p.parallel.pp > 0 && p.model.layers % (int64_t(p.parallel.pp) * v) == 0))
+        Parallel candidate = p.parallel;
+        candidate.virtual_stages = v;
+        candidate.pp_schedule = v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
+        if (v == p.parallel.virtual_stages || (p.parallel.pp > 0 && !stageLayoutError(candidate, p.model.layers, p.model.mtp_layers)))
             stages.append(v);
     }
     fillChoiceCombo(m_virtualStages, tr("virtual stages"), stages, setVirtualStages,

@@ -97,6 +97,9 @@ private:
     QSpinBox *m_recomputeLayers = nullptr;
     QCheckBox *m_recomputeActivation = nullptr, *m_recomputeNorm = nullptr;
     QComboBox *m_ppSchedule = nullptr, *m_virtualStages = nullptr;
+    QLineEdit *m_stageLayers = nullptr; ///< parallel.stage_layers, or the layout's counts
+    QSpinBox *m_firstStageLayers = nullptr, *m_lastStageLayers = nullptr;
+    QCheckBox *m_accountEmbedding = nullptr, *m_accountLoss = nullptr;
     QLabel *m_dp = nullptr;
     QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr;
     QLabel *m_shardingHint = nullptr; ///< says when sharding has nothing to shard over

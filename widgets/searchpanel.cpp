@@ -55,6 +55,11 @@ std::string searchKey(const Plan &plan)
     pa.sharding = Sharding::None;
     pa.virtual_stages = 1;
     pa.pp_schedule = PpSchedule::OneFOneB;
+    // The layer layout over the stages is part of the layout too.
+    pa.first_stage_layers = pa.last_stage_layers = 0;
+    pa.account_for_embedding = pa.account_for_loss = false;
+    pa.stage_layers.clear();
+    pa.pipeline_layout.clear();
     p.training.micro_batch = 1;
     p.training.grad_accum = 1;
     p.memory.recompute = Recompute::None;

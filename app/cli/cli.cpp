@@ -5,6 +5,7 @@
 #include "core/estimate.h"
 #include "core/files.h"
 #include "core/jsoninput.h"
+#include "core/layers.h"
 #include "core/optimizers.h"
 #include "core/stateaccounting.h"
 #include "core/units.h"
@@ -205,6 +206,45 @@ std::string estimateTable(const Plan &plan)
       << toString(plan.memory.recompute) << ", " << toString(plan.memory.attention)
       << " attention; " << plan.training.seq_len << " tokens x micro-batch "
       << plan.training.micro_batch << " x " << plan.training.grad_accum << " micro-batches\n";
+    if (pa.pp > 1 && pa.customLayout()) {
+        // The uneven layer layout (core/layers.h): runs of alike stages as "4 x 14".
+        const std::vector<int> counts = stageLayers(plan);
+        o << "Stages:  layers per stage ";
+        for (size_t i = 0; i < counts.size();) {
+            size_t j = i;
+            while (j < counts.size() && counts[j] == counts[i])
+                ++j;
+            o << (i > 0 ? ", " : "") << counts[i];
+            if (j - i > 1)
+                o << " x " << (j - i);
+            i = j;
+        }
+        o << " (";
+        const char *sep = "";
+        if (!pa.stage_layers.empty()) {
+            o << "stage_layers";
+            sep = ", ";
+        }
+        if (pa.first_stage_layers > 0) {
+            o << sep << "first_stage_layers " << pa.first_stage_layers;
+            sep = ", ";
+        }
+        if (pa.last_stage_layers > 0) {
+            o << sep << "last_stage_layers " << pa.last_stage_layers;
+            sep = ", ";
+        }
+        if (pa.account_for_embedding) {
+            o << sep << "account_for_embedding";
+            sep = ", ";
+        }
+        if (pa.account_for_loss) {
+            o << sep << "account_for_loss";
+            sep = ", ";
+        }
+        if (!pa.pipeline_layout.empty())
+            o << sep << "pipeline_layout \"" << pa.pipeline_layout << "\"";
+        o << ")\n";
+    }
     o << "Precision: params " << toString(pr.params) << ", grads " << toString(pr.grads)
       << ", master " << toString(pr.master_weights) << ", " << toString(pr.optimizer) << " states "
       << toString(pr.optimizer_state) << ", compute " << toString(pr.compute) << "; framework "
