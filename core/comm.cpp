@@ -10,6 +10,7 @@
 
 #include "compute.h"
 #include "device.h"
+#include "distoptimizer.h"
 #include "framework.h"
 #include "model.h"
 #include "text.h"
@@ -264,8 +265,22 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
             const double bucket =
                 fw.reduce_bucket_bytes > 0 ? fw.reduce_bucket_bytes : fw.ddp_bucket_bytes;
             const double gTotal = sp.trainedTotal * gradBytes;
+            // Megatron-Core's buckets close at parameter ends once they reach bucket_size
+            // elements (core/distoptimizer.h): the first stage's count, both buffers.
+            double megatronBuckets = 0;
+            if (fw.contiguous_buffers && pa.sharding == Sharding::Optimizer && overlapGrads &&
+                plan.training.method.method == TrainingMethod::Full) {
+                MegatronDdp ddp;
+                ddp.overlapGradReduce = true;
+                ddp.bucketElements = fw.ddp_bucket_elements;
+                ddp.padForHighBusbw = fw.pad_buckets_for_high_nccl_busbw;
+                const StageBuffers b = megatronStageBuffers(plan, 0, ddp);
+                megatronBuckets = double(b.dense.buckets + b.expert.buckets);
+            }
             const double gBuckets =
-                overlapGrads ? std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket))) : 1.0;
+                !overlapGrads ? 1.0
+                : megatronBuckets > 0 ? megatronBuckets
+                                      : std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket)));
             const double gS = gTotal / gBuckets;
             const double t1 = collectiveTime(CollectiveKind::ReduceScatter, gs, gS, dev);
             emit(CollectiveKind::ReduceScatter, CommGroup::DP, gs, gS, gBuckets,
@@ -280,7 +295,9 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
                  QT_TRANSLATE_NOOP("Collective", "HSDP: each bucket's shard all-reduced across the replicas"));
             const double pTotal = sp.trainedTotal * bytesOf(pr.params);
             const double pBuckets =
-                overlapGrads ? std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket))) : 1.0;
+                !overlapGrads ? 1.0
+                : megatronBuckets > 0 ? megatronBuckets // param_data has grad_data's buckets
+                                      : std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket)));
             if (overlapParams) {
                 const double tAg = collectiveTime(CollectiveKind::AllGather, gs, pTotal / pBuckets, dev);
                 emit(CollectiveKind::AllGather, CommGroup::DP, gs, pTotal / pBuckets, pBuckets,
