@@ -274,6 +274,7 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
                 ddp.overlapGradReduce = true;
                 ddp.bucketElements = fw.ddp_bucket_elements;
                 ddp.padForHighBusbw = fw.pad_buckets_for_high_nccl_busbw;
+                ddp.padBytes = plan.memory.param_and_grad_buffer_pad;
                 const StageBuffers b = megatronStageBuffers(plan, 0, ddp);
                 megatronBuckets = double(b.dense.buckets + b.expert.buckets);
             }

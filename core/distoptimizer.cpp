@@ -37,9 +37,12 @@ void addShards(const std::vector<Interval> &params, int64_t begin, int64_t end, 
 
 double defaultBucketElements(int dp) { return std::max(40000000.0, 1000000.0 * std::max(1, dp)); }
 
-double bucketEndDivisor(int dp, bool padForHighBusbw)
+double bucketEndDivisor(int dp, bool padForHighBusbw, int padBytes, int elementBytes)
 {
-    int64_t d = std::lcm<int64_t>(std::max(1, dp), 128);
+    int64_t shard = std::max(1, dp);
+    if (padBytes > 0)
+        shard *= padBytes / std::gcd<int64_t>(padBytes, std::max(1, elementBytes));
+    int64_t d = std::lcm<int64_t>(shard, 128);
     if (padForHighBusbw)
         d = std::lcm<int64_t>(d, 65536);
     return double(d);
@@ -62,7 +65,7 @@ BufferLayout layoutBuffer(const std::vector<BufferTensor> &tensors, const Buffer
         out.shardPadded = out.padded;
         return out;
     }
-    const int64_t divisor = int64_t(bucketEndDivisor(dp, o.padForHighBusbw));
+    const int64_t divisor = int64_t(bucketEndDivisor(dp, o.padForHighBusbw, o.padBytes, o.elementBytes));
     const int64_t bucketSize = o.bucketElements > 0 ? int64_t(std::ceil(o.bucketElements)) : 0;
     int64_t paramStart = 0, bucketStart = 0, paramEnd = 0;
     std::vector<Interval> bucketParams; // the open bucket's parameters
@@ -103,6 +106,7 @@ BufferLayout layoutBuffer(const std::vector<BufferTensor> &tensors, const Buffer
 
 // --- a stage's parameters as Megatron's modules hold them --------------------------------------
 
+#include "dtype.h"
 #include "layers.h"
 #include "model.h"
 #include "plan.h"
@@ -198,6 +202,8 @@ StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp
         BufferOptions o;
         o.distributedOptimizer = ddp.distributedOptimizer;
         o.padForHighBusbw = ddp.padForHighBusbw;
+        o.padBytes = ddp.padBytes;
+        o.elementBytes = int(bytesOf(plan.precision.params));
         const bool bucketing = ddp.overlapGradReduce && stage == 0 && k == 0;
         o.dp = dp;
         o.bucketElements = bucketing ? (ddp.bucketElements > 0 ? ddp.bucketElements : defaultBucketElements(pa.dp)) : 0;

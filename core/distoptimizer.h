@@ -20,6 +20,9 @@
 //    its fp32 master copy (shard_fp32_from_float16_groups) and the Adam states cover only the
 //    parameter elements inside that shard, not the padding.
 // Without the distributed optimizer (plain Megatron DDP) the default layout has no padding.
+// MindSpeed's --param-and-grad-buffer-pad B (mindspeed/core/distributed, the Megatron 0.18
+// layout: _bucket_end_divisor) pads bucket ends to lcm(dp x B / gcd(B, element size), 128) (and
+// 2^16 with the busbw option); 512 on Ascend.
 
 #include <vector>
 
@@ -38,6 +41,8 @@ struct BufferOptions
     double bucketElements = 0;    ///< bucket_size; 0: one bucket (None)
     bool distributedOptimizer = true; ///< the padded layout; false: DDP's unpadded one
     bool padForHighBusbw = false; ///< pad_buckets_for_high_nccl_busbw
+    int padBytes = 0;             ///< MindSpeed's --param-and-grad-buffer-pad; 0: off
+    int elementBytes = 2;         ///< the buffer's parameter element size
 };
 
 struct BufferLayout
@@ -55,8 +60,9 @@ struct BufferLayout
 
 /// max(40M, 1M x dp): Megatron-Core's default bucket_size in elements.
 double defaultBucketElements(int dp);
-/// lcm(dp, 128) or lcm(dp, 128, 65536): what every bucket end is padded to.
-double bucketEndDivisor(int dp, bool padForHighBusbw);
+/// lcm(dp, 128) or lcm(dp, 128, 65536): what every bucket end is padded to; with MindSpeed's
+/// pad of `padBytes`, dp x padBytes / gcd(padBytes, elementBytes) joins the lcm in place of dp.
+double bucketEndDivisor(int dp, bool padForHighBusbw, int padBytes = 0, int elementBytes = 2);
 
 /// The buffer of `tensors` (forward order; laid out in reverse) under `o`.
 BufferLayout layoutBuffer(const std::vector<BufferTensor> &tensors, const BufferOptions &o);
@@ -74,6 +80,7 @@ struct MegatronDdp
     bool overlapGradReduce = false;   ///< --overlap-grad-reduce: bucketing on the first stage
     double bucketElements = 0;        ///< --ddp-bucket-size; 0: defaultBucketElements(dp)
     bool padForHighBusbw = false;     ///< --ddp-pad-buckets-for-high-nccl-busbw
+    int padBytes = 0;                 ///< MindSpeed's --param-and-grad-buffer-pad
 };
 
 /// The buffers of one pipeline stage's rank: one per model chunk (interleaving) and per kind

@@ -563,6 +563,7 @@ Quantities computeQuantities(const Context &x, int stage)
         ddp.overlapGradReduce = overlapGradReduceOf(x.plan, x.fw);
         ddp.bucketElements = x.fw.ddp_bucket_elements;
         ddp.padForHighBusbw = x.fw.pad_buckets_for_high_nccl_busbw;
+        ddp.padBytes = x.plan.memory.param_and_grad_buffer_pad;
         qn.buffers = true;
         qn.buffer = megatronStageBuffers(x.plan, stage, ddp);
         const BufferLayout &d = qn.buffer.dense, &e = qn.buffer.expert;
@@ -1522,6 +1523,11 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                                             "= %4: --make-vocab-size-divisible-by). "),
                           {num(double(x.unpaddedVocab)), num(double(x.plan.model.vocab)),
                            num(vocabDivisor(plan, fw)), num(double(vocabDivisor(plan, fw)) * x.tp)});
+    if (q.buffers && !plan.memory.offload.params && plan.memory.param_and_grad_buffer_pad > 0)
+        P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "MindSpeed's --param-and-grad-buffer-pad %1: every "
+                                            "shard of a bucket starts on %1 bytes. "),
+                          {num(plan.memory.param_and_grad_buffer_pad)});
     if (q.buffers && !plan.memory.offload.params)
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "Megatron-Core's contiguous param buffer (param_data, "
@@ -1529,7 +1535,8 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                                             "lcm(dp x cp, 128) = %3, each parameter aligned to 64 "
                                             "elements: %4 padding elements included. "),
                           {id(toString(pr.params)), num(q.buffer.dense.buckets + q.buffer.expert.buckets),
-                           num(bucketEndDivisor(int(x.shard), fw.pad_buckets_for_high_nccl_busbw)),
+                           num(bucketEndDivisor(int(x.shard), fw.pad_buckets_for_high_nccl_busbw,
+                                                plan.memory.param_and_grad_buffer_pad, int(x.bParams))),
                            elemsText(q.bufferPadding)});
 
     // --- gradients ----------------------------------------------------------------------------

@@ -582,6 +582,7 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
             mo.overlap_grad_reduce = r.boolean("overlap_grad_reduce", std::nullopt);
         if (r.has("overlap_param_gather"))
             mo.overlap_param_gather = r.boolean("overlap_param_gather", std::nullopt);
+        mo.param_and_grad_buffer_pad = int(r.integer("param_and_grad_buffer_pad", 0, 1048576, 0));
         if (const json *a = r.get("allocator")) {
             ObjectReader ar(*a, "memory.allocator", &plan.warnings);
             AllocatorConfig &ac = mo.allocator;
@@ -702,6 +703,12 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
         throw PlanError("memory.overlap_param_gather",
                         "needs parallel.sharding \"optimizer\" or \"grads\" (the distributed "
                         "optimizer's all-gather of updated shards)");
+    if (plan.memory.param_and_grad_buffer_pad > 0 && plan.framework != "megatron")
+        throw PlanError("memory.param_and_grad_buffer_pad",
+                        "is MindSpeed's --param-and-grad-buffer-pad: it needs framework \"megatron\"");
+    if (plan.memory.param_and_grad_buffer_pad > 0 && pa.sharding != Sharding::Optimizer)
+        throw PlanError("memory.param_and_grad_buffer_pad",
+                        "pads the distributed optimizer's buckets: it needs parallel.sharding \"optimizer\"");
     if (plan.memory.overlap_param_gather.value_or(false) &&
         !plan.memory.overlap_grad_reduce.value_or(catalog.framework(plan.framework)->overlap_grad_reduce))
         throw PlanError("memory.overlap_param_gather",
@@ -1030,6 +1037,8 @@ nlohmann::json planToJson(const Plan &p)
         j["memory"]["overlap_grad_reduce"] = *p.memory.overlap_grad_reduce;
     if (p.memory.overlap_param_gather)
         j["memory"]["overlap_param_gather"] = *p.memory.overlap_param_gather;
+    if (p.memory.param_and_grad_buffer_pad > 0)
+        j["memory"]["param_and_grad_buffer_pad"] = p.memory.param_and_grad_buffer_pad;
     if (p.memory.loss == LossHead::Chunked)
         j["memory"]["loss_chunks"] = p.memory.loss_chunks;
     if (!(p.memory.allocator == AllocatorConfig{})) {

@@ -138,6 +138,10 @@ struct MemoryOptions
     /// `memory.overlap_param_gather`); unset: the framework profile's.
     std::optional<bool> overlap_grad_reduce;
     std::optional<bool> overlap_param_gather;
+    /// MindSpeed's --param-and-grad-buffer-pad (`memory.param_and_grad_buffer_pad`, bytes; 512 on
+    /// Ascend): the distributed optimizer's bucket ends padded so that every shard starts on
+    /// that many bytes; 0: off.
+    int param_and_grad_buffer_pad = 0;
 };
 
 struct Cluster

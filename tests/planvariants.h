@@ -84,7 +84,7 @@ inline const std::vector<PlanVariant> &planVariants()
         {"megatron", R"({"framework": "megatron"})"},
         {"megatron-buffers-overlap", R"({"framework": "megatron", "parallel": {"dp": 4, "tp": 2, "sharding": "optimizer"},
              "model": {"vocab": 32001, "vocab_divisible_by": 64},
-             "memory": {"overlap_grad_reduce": true, "overlap_param_gather": true}})"},
+             "memory": {"overlap_grad_reduce": true, "overlap_param_gather": true, "param_and_grad_buffer_pad": 512}})"},
         {"deepspeed-zero3", R"({"framework": "deepspeed", "parallel": {"sharding": "full"}})"},
         {"lora", R"({"training": {"method": "lora", "lora": {"rank": 16, "targets": "all_linear"}}})"},
         {"lora-fsdp-save-head", R"({"parallel": {"sharding": "full"}, "training": {"method": "lora",

@@ -81,6 +81,23 @@ private slots:
         QCOMPARE(l.shardPadded, 128.0);
     }
 
+    void mindSpeedBufferPad()
+    {
+        // --param-and-grad-buffer-pad 512 with bf16 parameters: 512 / gcd(512, 2) = 256 elements
+        // a shard, lcm(4 x 256, 128) = 1024. The same 100, 200, 50 end at 420 -> 1024; shards of
+        // 256: rank 0 holds 50 + (256 - 64) = 242, rank 1 (264 - 256) + 100 = 108, ranks 2, 3
+        // nothing.
+        QCOMPARE(bucketEndDivisor(4, false, 512, 2), 1024.0);
+        QCOMPARE(bucketEndDivisor(4, false, 512, 4), 512.0); // fp32 parameters: 128 elements
+        QCOMPARE(bucketEndDivisor(3, true, 512, 2), 196608.0); // lcm(768, 128, 65536)
+        BufferOptions o;
+        o.dp = 4;
+        o.padBytes = 512;
+        const BufferLayout l = layoutBuffer({{100}, {200}, {50}}, o);
+        QCOMPARE(l.padded, 1024.0);
+        QCOMPARE(l.shardElements, 242.0);
+    }
+
     void bucketsCloseAtBucketSize()
     {
         // bucket_size 150, dp 2: 50 at [0, 50) (50 < 150), 200 at [64, 264): 264 >= 150 closes
@@ -217,6 +234,12 @@ private slots:
         QCOMPARE(t[Component::Gradients], 4.0 * 3369345280.0);
         QCOMPARE(t[Component::MasterWeights], 4.0 * 673869056.0);
         QCOMPARE(t[Component::OptimizerStates], 8.0 * 673869056.0);
+        // With MindSpeed's 512-byte pad the divisor is lcm(5 x 256, 128) = 1280: 3,369,345,024
+        // / 1280 = 2,632,300.8 -> 2,632,301 x 1280 = 3,369,345,280, the same 256 padding elements.
+        j["memory"]["param_and_grad_buffer_pad"] = 512;
+        const Estimate g = estimate(parse(j), Catalog::builtin());
+        QCOMPARE(g.memory.ranks.front().phases[size_t(Phase::OptimizerStep)][Component::Gradients],
+                 4.0 * 3369345280.0);
     }
 };
 

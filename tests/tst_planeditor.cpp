@@ -216,6 +216,12 @@ private Q_SLOTS:
         m_doc->undoStack()->undo();
         QVERIFY(m_doc->plan().memory.overlap_param_gather.value_or(false));
         QVERIFY(params->isChecked());
+        QSpinBox *pad = child<QSpinBox>("paramAndGradBufferPad");
+        QVERIFY(pad->isEnabled());
+        pad->setValue(512);
+        QCOMPARE(m_doc->plan().memory.param_and_grad_buffer_pad, 512);
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().memory.param_and_grad_buffer_pad, 0);
         QSpinBox *vocab = child<QSpinBox>("vocabDivisibleBy");
         QCOMPARE(vocab->value(), 0);
         const double before = m_doc->estimate().memory.ranks.front().phases[size_t(Phase::OptimizerStep)][Component::Parameters];

@@ -1059,6 +1059,10 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source> The logits span the padded vocabulary (%1, not %2).</source>
         <translation> logits 覆盖填充后的词表（%1，而非 %2）。</translation>
     </message>
+    <message>
+        <source>MindSpeed&apos;s --param-and-grad-buffer-pad %1: every shard of a bucket starts on %1 bytes. </source>
+        <translation>MindSpeed 的 --param-and-grad-buffer-pad %1：桶的每个分片都从 %1 字节对齐处开始。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -4446,6 +4450,22 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Megatron&apos;s --overlap-param-gather: the updated parameter shards all-gathered bucket by bucket in the next forward (distributed optimizer)</source>
         <translation>Megatron 的 --overlap-param-gather：更新过的参数分片在下一次前向中逐桶 all-gather（分布式优化器）</translation>
+    </message>
+    <message>
+        <source> B</source>
+        <translation> B</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --param-and-grad-buffer-pad (512 on Ascend): each shard of a distributed-optimizer bucket starts on this many bytes</source>
+        <translation>MindSpeed 的 --param-and-grad-buffer-pad（昇腾上为 512）：分布式优化器桶的每个分片从该字节数对齐处开始</translation>
+    </message>
+    <message>
+        <source>Buffer pad (MindSpeed)</source>
+        <translation>缓冲区填充（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>Change buffer pad</source>
+        <translation>修改缓冲区填充</translation>
     </message>
 </context>
 <context>

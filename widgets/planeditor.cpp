@@ -910,6 +910,17 @@ void PlanEditor::buildUi()
                 p.memory.overlap_grad_reduce = true;
         });
     });
+    m_bufferPad = spin(content, 0, 4096);
+    m_bufferPad->setObjectName(QStringLiteral("paramAndGradBufferPad"));
+    m_bufferPad->setSingleStep(128);
+    m_bufferPad->setSuffix(tr(" B"));
+    m_bufferPad->setSpecialValueText(tr("off"));
+    m_bufferPad->setToolTip(tr("MindSpeed's --param-and-grad-buffer-pad (512 on Ascend): each "
+                               "shard of a distributed-optimizer bucket starts on this many bytes"));
+    memory->addRow(tr("Buffer pad (MindSpeed)"), m_bufferPad);
+    connect(m_bufferPad, &QSpinBox::valueChanged, this, [this](int b) {
+        edit(tr("Change buffer pad"), EditId::Memory, [&](Plan &p) { p.memory.param_and_grad_buffer_pad = b; });
+    });
 
     // The caching allocator's settings (PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF): the
     // estimate replays the allocator with them.
@@ -1213,6 +1224,8 @@ void PlanEditor::refresh()
         setChecked(m_overlapParams, overlapParamGatherOf(p, *fw));
     }
     setValue(m_vocabDivisor, p.model.vocab_divisible_by);
+    setValue(m_bufferPad, p.memory.param_and_grad_buffer_pad);
+    m_bufferPad->setEnabled(p.framework == "megatron" && p.parallel.sharding == Sharding::Optimizer);
     setValue(m_maxSplit, int(p.memory.allocator.max_split_size_mb));
     if (m_gcThreshold->value() != p.memory.allocator.garbage_collection_threshold) {
         const QSignalBlocker block(m_gcThreshold);
