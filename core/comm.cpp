@@ -10,6 +10,7 @@
 
 #include "compute.h"
 #include "device.h"
+#include "distoptimizer.h"
 #include "framework.h"
 #include "model.h"
 #include "text.h"
@@ -188,9 +189,11 @@ StageParams stageParams(const Plan &plan)
 
 } // namespace
 
-void forEachCollective(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+void forEachCollective(const Plan &given, const DeviceProfile &dev, const FrameworkProfile &fw,
                        const ComputeEstimate &ce, CommSink &sink)
 {
+    const Plan plan = paddedVocabPlan(given, fw); // the framework's padded vocabulary
+
     const ModelShape &mo = plan.model;
     const Parallel &pa = plan.parallel;
     const Precision &pr = plan.precision;
@@ -241,19 +244,29 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
         const double gradBytes = baseGradBytes * (1.0 - sp.adapterShare) +
                                  adapterBytes(plan, fw) * sp.adapterShare;
         const double window = ce.backward_microbatch_s; // the last micro-batch's backward
+        // Megatron's --overlap-grad-reduce (memory.overlap_grad_reduce): without it
+        // DistributedDataParallel has one bucket (bucket_size None), reduced once backward is
+        // done, all of it exposed. --overlap-param-gather: the updated shards are all-gathered
+        // bucket by bucket in the next forward's pre-hooks (the first micro-batch's forward
+        // hides them) instead of right after the optimizer step.
+        const bool overlapGrads = overlapGradReduceOf(plan, fw);
+        const bool overlapParams = overlapParamGatherOf(plan, fw);
+        const double forwardWindow = ce.layer_forward_s * L;
         switch (pa.sharding) {
         case Sharding::None: {
             // DDP: buckets of ddp_bucket_bytes all-reduced as backward fills them.
             const double total = sp.trainedTotal * gradBytes;
             const double buckets =
-                std::max(1.0, std::ceil(total / std::max(1.0, fw.ddp_bucket_bytes)));
+                overlapGrads ? std::max(1.0, std::ceil(total / std::max(1.0, fw.ddp_bucket_bytes))) : 1.0;
             const double S = total / buckets;
             const double t1 = collectiveTime(CollectiveKind::AllReduce, g, S, dev);
-            const double exposed = std::max(t1, buckets * t1 - window);
+            const double exposed = overlapGrads ? std::max(t1, buckets * t1 - window) : t1;
             emit(CollectiveKind::AllReduce, CommGroup::DP, g, S, buckets, exposed,
                  CommPhase::Backward,
-                 QT_TRANSLATE_NOOP("Collective",
-                                   "gradient buckets (DDP), overlapped with backward"));
+                 overlapGrads ? QT_TRANSLATE_NOOP("Collective",
+                                                  "gradient buckets (DDP), overlapped with backward")
+                              : QT_TRANSLATE_NOOP("Collective",
+                                                  "gradients (DDP) in one bucket after backward, not overlapped"));
             break;
         }
         case Sharding::Optimizer:
@@ -261,22 +274,53 @@ void forEachCollective(const Plan &plan, const DeviceProfile &dev, const Framewo
             const double bucket =
                 fw.reduce_bucket_bytes > 0 ? fw.reduce_bucket_bytes : fw.ddp_bucket_bytes;
             const double gTotal = sp.trainedTotal * gradBytes;
-            const double gBuckets = std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket)));
+            // Megatron-Core's buckets close at parameter ends once they reach bucket_size
+            // elements (core/distoptimizer.h): the first stage's count, both buffers.
+            double megatronBuckets = 0;
+            if (fw.contiguous_buffers && pa.sharding == Sharding::Optimizer && overlapGrads &&
+                plan.training.method.method == TrainingMethod::Full) {
+                MegatronDdp ddp;
+                ddp.overlapGradReduce = true;
+                ddp.bucketElements = fw.ddp_bucket_elements;
+                ddp.padForHighBusbw = fw.pad_buckets_for_high_nccl_busbw;
+                ddp.padBytes = plan.memory.param_and_grad_buffer_pad;
+                const StageBuffers b = megatronStageBuffers(plan, 0, ddp);
+                megatronBuckets = double(b.dense.buckets + b.expert.buckets);
+            }
+            const double gBuckets =
+                !overlapGrads ? 1.0
+                : megatronBuckets > 0 ? megatronBuckets
+                                      : std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket)));
             const double gS = gTotal / gBuckets;
             const double t1 = collectiveTime(CollectiveKind::ReduceScatter, gs, gS, dev);
             emit(CollectiveKind::ReduceScatter, CommGroup::DP, gs, gS, gBuckets,
-                 std::max(t1, gBuckets * t1 - window), CommPhase::Backward,
-                 QT_TRANSLATE_NOOP("Collective",
-                                   "gradient buckets (ZeRO-1/2), overlapped with backward"));
+                 overlapGrads ? std::max(t1, gBuckets * t1 - window) : t1, CommPhase::Backward,
+                 overlapGrads ? QT_TRANSLATE_NOOP("Collective",
+                                                  "gradient buckets (ZeRO-1/2), overlapped with backward")
+                              : QT_TRANSLATE_NOOP("Collective",
+                                                  "gradients (ZeRO-1/2) in one bucket after backward, "
+                                                  "not overlapped"));
             emit(CollectiveKind::AllReduce, CommGroup::DP, gr, gS / std::max(1, pa.shardGroup()), gBuckets,
                  -1, CommPhase::Backward,
                  QT_TRANSLATE_NOOP("Collective", "HSDP: each bucket's shard all-reduced across the replicas"));
             const double pTotal = sp.trainedTotal * bytesOf(pr.params);
-            const double pBuckets = std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket)));
-            emit(CollectiveKind::AllGather, CommGroup::DP, gs, pTotal / pBuckets, pBuckets, -1,
-                 CommPhase::OptimizerStep,
-                 QT_TRANSLATE_NOOP("Collective",
-                                   "updated parameter shards after the optimizer step"));
+            const double pBuckets =
+                !overlapGrads ? 1.0
+                : megatronBuckets > 0 ? megatronBuckets // param_data has grad_data's buckets
+                                      : std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket)));
+            if (overlapParams) {
+                const double tAg = collectiveTime(CollectiveKind::AllGather, gs, pTotal / pBuckets, dev);
+                emit(CollectiveKind::AllGather, CommGroup::DP, gs, pTotal / pBuckets, pBuckets,
+                     std::max(tAg, pBuckets * tAg - forwardWindow), CommPhase::Forward,
+                     QT_TRANSLATE_NOOP("Collective",
+                                       "updated parameter shards, bucket by bucket in the next "
+                                       "forward (overlap-param-gather)"));
+            } else {
+                emit(CollectiveKind::AllGather, CommGroup::DP, gs, pTotal / pBuckets, pBuckets, -1,
+                     CommPhase::OptimizerStep,
+                     QT_TRANSLATE_NOOP("Collective",
+                                       "updated parameter shards after the optimizer step"));
+            }
             break;
         }
         case Sharding::Full: {

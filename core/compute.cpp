@@ -64,6 +64,7 @@ double nested(const nlohmann::json &j, const char *key, const char *sub, double 
 ComputeProfile computeProfile(const DeviceProfile &dev, const FrameworkProfile &fw, DType compute)
 {
     ComputeProfile p;
+    p.vocab_divisible_by = fw.vocab_divisible_by;
     p.peak_flops = dev.peakFlops(compute);
     if (!(p.peak_flops > 0))
         p.peak_flops = dev.peak_flops_bf16;
@@ -98,8 +99,10 @@ ComputeProfile computeProfile(const DeviceProfile &dev, const FrameworkProfile &
     return p;
 }
 
-ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp)
+ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
 {
+    // The head and the loss over the vocabulary the framework pads (framework.h).
+    const Plan plan = paddedVocabPlan(given, cp.vocab_divisible_by);
     ComputeEstimate out;
     const ModelShape &mo = plan.model;
     const Parallel &pa = plan.parallel;

@@ -13,6 +13,9 @@ struct FrameworkProfile;
 /// take the defaults below; each profile's `sources` says where its figures come from.
 struct ComputeProfile
 {
+    /// The framework's vocabulary padding divisor (FrameworkProfile::vocab_divisible_by): the
+    /// head's GEMMs and the loss run over the padded vocabulary.
+    int vocab_divisible_by = 1;
     // --- device ---------------------------------------------------------------------------
     double peak_flops = 0;        ///< FLOP/s in the plan's compute dtype (dense)
     double gemm_efficiency = 0.7; ///< achieved / peak for large GEMMs

@@ -4,6 +4,7 @@
 #include "catalog.h"
 #include "comm.h"
 #include "compute.h"
+#include "framework.h"
 
 #include <algorithm>
 
@@ -12,6 +13,7 @@ namespace shardscope {
 Estimate estimate(const Plan &plan, const Catalog &catalog)
 {
     Estimate e;
+    e.padded_vocab = paddedVocab(plan, *catalog.framework(plan.framework));
     e.memory = estimateMemory(plan, catalog);
     replayAllocator(plan, catalog, e.memory);
     const DeviceProfile &dev = *catalog.device(plan.cluster.device);
@@ -59,7 +61,15 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
     j["fits"] = e.memory.fits;
     j["hbm_fits"] = e.memory.hbm_fits;
     j["training_method"] = std::string(toString(plan.training.method.method));
-    j["trainable_parameters"] = trainableParameters(plan);
+    if (e.padded_vocab > 0 && e.padded_vocab != plan.model.vocab) {
+        // Counted over the padded vocabulary the framework trains.
+        Plan padded = plan;
+        padded.model.vocab = e.padded_vocab;
+        j["trainable_parameters"] = trainableParameters(padded);
+        j["padded_vocab"] = e.padded_vocab;
+    } else {
+        j["trainable_parameters"] = trainableParameters(plan);
+    }
     {
         const HostMemory &h = e.memory.host;
         json host = {{"bytes_per_node", h.bytesPerNode()},

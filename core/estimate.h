@@ -39,6 +39,8 @@ struct StepEstimate
 
 struct Estimate
 {
+    /// The vocabulary the framework trains (model.vocab padded, framework.h paddedVocab).
+    int64_t padded_vocab = 0;
     MemoryEstimate memory;
     std::vector<Collective> communication;
     StepEstimate step;

@@ -26,6 +26,12 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
         "default_optimizer_impl", {OptimizerImpl::Foreach, OptimizerImpl::Fused, OptimizerImpl::ForLoop},
         OptimizerImpl::Foreach);
     f.reduce_bucket_bytes = r.number("reduce_bucket_bytes", 0, 1e12, 0.0);
+    f.contiguous_buffers = r.boolean("contiguous_buffers", false);
+    f.ddp_bucket_elements = r.number("ddp_bucket_elements", 0, 1e13, 0.0);
+    f.pad_buckets_for_high_nccl_busbw = r.boolean("pad_buckets_for_high_nccl_busbw", false);
+    f.overlap_grad_reduce = r.boolean("overlap_grad_reduce", true);
+    f.overlap_param_gather = r.boolean("overlap_param_gather", false);
+    f.vocab_divisible_by = int(r.integer("vocab_divisible_by", 1, 1048576, 1));
     {
         const std::string a = r.string("adapter_dtype", std::string("fp32"));
         const std::optional<DType> d = parseDType(a);
@@ -66,6 +72,50 @@ DType mainGradDtype(const Plan &plan, const FrameworkProfile &fw)
     if (fw.main_grad_dtype == DType::None)
         return DType::None;
     return plan.precision.main_grads != DType::None ? plan.precision.main_grads : fw.main_grad_dtype;
+}
+
+namespace {
+
+int divisorOf(const Plan &plan, int profileDivisor)
+{
+    return plan.model.vocab_divisible_by > 0 ? plan.model.vocab_divisible_by : std::max(1, profileDivisor);
+}
+
+int64_t padVocab(const Plan &plan, int64_t d)
+{
+    if (d <= 1)
+        return plan.model.vocab;
+    const int64_t multiple = d * std::max(1, plan.parallel.tp);
+    return (plan.model.vocab + multiple - 1) / multiple * multiple;
+}
+
+} // namespace
+
+int vocabDivisor(const Plan &plan, const FrameworkProfile &fw) { return divisorOf(plan, fw.vocab_divisible_by); }
+
+int64_t paddedVocab(const Plan &plan, const FrameworkProfile &fw) { return padVocab(plan, vocabDivisor(plan, fw)); }
+
+Plan paddedVocabPlan(const Plan &plan, int profileDivisor)
+{
+    Plan p = plan;
+    p.model.vocab = padVocab(plan, divisorOf(plan, profileDivisor));
+    p.model.vocab_divisible_by = 1;
+    return p;
+}
+
+Plan paddedVocabPlan(const Plan &plan, const FrameworkProfile &fw)
+{
+    return paddedVocabPlan(plan, fw.vocab_divisible_by);
+}
+
+bool overlapGradReduceOf(const Plan &plan, const FrameworkProfile &fw)
+{
+    return plan.memory.overlap_grad_reduce.value_or(fw.overlap_grad_reduce);
+}
+
+bool overlapParamGatherOf(const Plan &plan, const FrameworkProfile &fw)
+{
+    return plan.memory.overlap_param_gather.value_or(fw.overlap_param_gather);
 }
 
 Dropout dropoutOf(const Plan &plan, const FrameworkProfile &fw)

@@ -32,6 +32,25 @@ struct FrameworkProfile
     /// ZeRO-1/2 as in DeepSpeed / Megatron's distributed optimizer: fp32 gradients are
     /// reduce-scattered through buckets of this size (bytes).
     double reduce_bucket_bytes = 0;
+    /// Megatron-Core's DistributedDataParallel: parameters and gradients live in contiguous
+    /// per-dtype buffers (param_and_grad_buffer.py); under the distributed optimizer each bucket
+    /// is padded to a multiple of lcm(dp, 128) and the optimizer owns 1/dp of it
+    /// (core/distoptimizer.h).
+    bool contiguous_buffers = false;
+    /// --ddp-bucket-size in elements; 0: max(40M, 1M x dp).
+    double ddp_bucket_elements = 0;
+    /// --ddp-pad-buckets-for-high-nccl-busbw: bucket ends padded to lcm(dp, 128, 2^16).
+    bool pad_buckets_for_high_nccl_busbw = false;
+    /// Gradient reduction overlapped with backward, bucket by bucket, unless the plan says
+    /// (`memory.overlap_grad_reduce`): PyTorch DDP always; Megatron only with --overlap-grad-reduce.
+    bool overlap_grad_reduce = true;
+    /// The updated parameters' all-gather overlapped with the next forward, unless the plan says
+    /// (`memory.overlap_param_gather`; Megatron's --overlap-param-gather).
+    bool overlap_param_gather = false;
+    /// The vocabulary padded to a multiple of this x tp unless the plan says
+    /// (`model.vocab_divisible_by`; Megatron's --make-vocab-size-divisible-by, default 128);
+    /// 1: not padded.
+    int vocab_divisible_by = 1;
 
     /// Dtype of LoRA / DoRA adapters unless the plan gives one: PEFT keeps them in fp32 beside
     /// a bf16 / fp16 base (autocast_adapter_dtype); MindSpeed-LLM in the compute dtype
@@ -80,6 +99,22 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j); ///< throws PlanErr
 /// The main-gradient buffer's dtype: `precision.main_grads`, else the profile's
 /// (DType::None: no such buffer, gradients in precision.grads).
 DType mainGradDtype(const Plan &plan, const FrameworkProfile &fw);
+
+/// The vocabulary the framework trains: `model.vocab` padded to a multiple of
+/// `model.vocab_divisible_by` (else the profile's) x tp, as Megatron's vocab_size_with_padding
+/// (megatron/core/tokenizers/utils/build_tokenizer.py); a divisor of 1 leaves it as it is.
+int64_t paddedVocab(const Plan &plan, const FrameworkProfile &fw);
+/// The divisor in use: `model.vocab_divisible_by`, else the profile's.
+int vocabDivisor(const Plan &plan, const FrameworkProfile &fw);
+/// `plan` with model.vocab padded (and model.vocab_divisible_by 1, so that padding again leaves
+/// it): what the memory, compute and communication models evaluate.
+Plan paddedVocabPlan(const Plan &plan, const FrameworkProfile &fw);
+/// The same with the profile's divisor given (the compute model's ComputeProfile carries it).
+Plan paddedVocabPlan(const Plan &plan, int profileDivisor);
+
+/// `memory.overlap_grad_reduce` / `memory.overlap_param_gather`, else the profile's.
+bool overlapGradReduceOf(const Plan &plan, const FrameworkProfile &fw);
+bool overlapParamGatherOf(const Plan &plan, const FrameworkProfile &fw);
 
 /// The dropout probabilities the plan trains with: `training.dropout`, else the profile's.
 Dropout dropoutOf(const Plan &plan, const FrameworkProfile &fw);

@@ -20,6 +20,7 @@
 #include "catalog.h"
 #include "layers.h"
 #include "moe.h"
+#include "distoptimizer.h"
 #include "framework.h"
 #include "optimizers.h"
 #include "allocator.h"
@@ -91,7 +92,11 @@ namespace {
 /// Derived sizes shared by every rank of a plan.
 struct Context
 {
+    /// The plan with its vocabulary padded as the framework pads it (framework.h).
+    const Plan padded;
     const Plan &plan;
+    /// The plan's own (unpadded) vocabulary.
+    int64_t unpaddedVocab;
     const DeviceProfile &dev;
     const FrameworkProfile &fw;
     ParameterCounts pc;
@@ -125,7 +130,8 @@ struct Context
     ActivationEnv env; ///< what the saved tensors look like (core/attention.h)
 
     Context(const Plan &p, const DeviceProfile &d, const FrameworkProfile &f)
-        : plan(p), dev(d), fw(f), pc(countParameters(p.model))
+        : padded(paddedVocabPlan(p, f)), plan(padded), unpaddedVocab(p.model.vocab), dev(d), fw(f),
+          pc(countParameters(padded.model))
     {
         const auto &pa = p.parallel;
         tp = pa.tp;
@@ -227,6 +233,11 @@ struct Quantities
     // transients
     double fwdTransient = 0, bwdTransient = 0;
     double pagedHost = 0; ///< paged optimizer states, host-backed
+    // Megatron-Core's contiguous buffers under the distributed optimizer (core/distoptimizer.h)
+    bool buffers = false;
+    StageBuffers buffer;
+    double bufferPadding = 0; ///< padding elements of param_data / grad_data
+    double shardExcess = 0;   ///< the fullest rank's optimizer shard above an even split
 };
 
 /// What of one decoder layer autograd trains, for what its operations save.
@@ -549,6 +560,33 @@ Quantities computeQuantities(const Context &x, int stage)
                 qn.optTemp = optElems * (x.nStates >= 2 ? x.bState : workBytes);
             else if (x.optImpl == OptimizerImpl::ForLoop)
                 qn.optTemp = 2.0 * std::min(double(x.pc.largest_tensor) / t, optElems) * workBytes;
+        }
+    }
+
+    // --- Megatron-Core's contiguous param / grad buffers (core/distoptimizer.h) ---------------
+    // Under the distributed optimizer param_data and grad_data are the padded buffers, and the
+    // fp32 master copy and the states cover the fullest rank's 1/dp of each bucket.
+    if (x.fw.contiguous_buffers && !partial && sh == Sharding::Optimizer &&
+        !structuredOptimizer(x.plan.precision)) {
+        MegatronDdp ddp;
+        ddp.distributedOptimizer = true;
+        ddp.overlapGradReduce = overlapGradReduceOf(x.plan, x.fw);
+        ddp.bucketElements = x.fw.ddp_bucket_elements;
+        ddp.padForHighBusbw = x.fw.pad_buckets_for_high_nccl_busbw;
+        ddp.padBytes = x.plan.memory.param_and_grad_buffer_pad;
+        qn.buffers = true;
+        qn.buffer = megatronStageBuffers(x.plan, stage, ddp);
+        const BufferLayout &d = qn.buffer.dense, &e = qn.buffer.expert;
+        qn.bufferPadding = (d.padded - d.unpadded) + (e.padded - e.unpadded);
+        qn.shardExcess = std::max(0.0, d.shardElements - d.unpadded / x.shard) +
+                         (e.unpadded > 0 ? std::max(0.0, e.shardElements - e.unpadded / x.expertShard) : 0.0);
+        if (!off.params)
+            qn.params += qn.bufferPadding * x.bParams;
+        if (!off.grads)
+            qn.grads += qn.bufferPadding * x.bGrads;
+        if (!off.optimizer) {
+            qn.master += qn.shardExcess * x.bMaster;
+            qn.states += qn.shardExcess * x.bState * x.nStates;
         }
     }
 
@@ -1579,6 +1617,27 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         P.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "torch.autocast caches compute-dtype copies of the weights for "
                                  "forward; autograd frees them layer by layer in backward."));
+    if (x.plan.model.vocab != x.unpaddedVocab && (rank.has_embedding || rank.has_head))
+        P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "Vocabulary padded from %1 to %2 (a multiple of %3 x tp "
+                                            "= %4: --make-vocab-size-divisible-by). "),
+                          {num(double(x.unpaddedVocab)), num(double(x.plan.model.vocab)),
+                           num(vocabDivisor(plan, fw)), num(double(vocabDivisor(plan, fw)) * x.tp)});
+    if (q.buffers && !plan.memory.offload.params && plan.memory.param_and_grad_buffer_pad > 0)
+        P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "MindSpeed's --param-and-grad-buffer-pad %1: every "
+                                            "shard of a bucket starts on %1 bytes. "),
+                          {num(plan.memory.param_and_grad_buffer_pad)});
+    if (q.buffers && !plan.memory.offload.params)
+        P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "Megatron-Core's contiguous param buffer (param_data, "
+                                            "%1): %2 bucket(s), each end padded to a multiple of "
+                                            "lcm(dp x cp, 128) = %3, each parameter aligned to 64 "
+                                            "elements: %4 padding elements included. "),
+                          {id(toString(pr.params)), num(q.buffer.dense.buckets + q.buffer.expert.buckets),
+                           num(bucketEndDivisor(int(x.shard), fw.pad_buckets_for_high_nccl_busbw,
+                                                plan.memory.param_and_grad_buffer_pad, int(x.bParams))),
+                           elemsText(q.bufferPadding)});
 
     // --- gradients ----------------------------------------------------------------------------
     // Bytes per trained element (adapters and trained base weights may differ in dtype).
@@ -1617,6 +1676,13 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     if (plan.memory.offload.grads)
         G.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation", " Gradients are offloaded to host memory."));
+    else if (q.buffers)
+        G.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            " grad_data has the param buffer's layout (%1 padding "
+                                            "elements included); each bucket is reduce-scattered in "
+                                            "place into the rank's shard of it, so there is no "
+                                            "separate reduce bucket."),
+                          {elemsText(q.bufferPadding)});
 
     // --- master weights -----------------------------------------------------------------------
     if (!x.masterSeparate || (partial && q.master <= 0))
@@ -1649,6 +1715,14 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     else
         M.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "Replicated on every data-parallel rank (no sharding)."));
+    if (q.buffers && !plan.memory.offload.optimizer)
+        M.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            " The distributed optimizer owns 1/%1 of every bucket; "
+                                            "the fullest rank's shard holds %2 parameter elements "
+                                            "(%3 above an even split; padding gets no master copy "
+                                            "or states)."),
+                          {num(x.shard), elemsText(q.denseParams / x.shard + q.expertParams / x.expertShard + q.shardExcess),
+                           elemsText(q.shardExcess)});
 
     // --- optimizer states ---------------------------------------------------------------------
     if (structuredOptimizer(pr) && !plan.memory.offload.optimizer) {
@@ -1842,16 +1916,16 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
 
     // --- logits and loss ----------------------------------------------------------------------
     if (rank.has_head) {
-        const double n = x.tokens * double(plan.model.vocab) / x.tp;
+        const double n = x.tokens * double(x.plan.model.vocab) / x.tp;
         const double perLogit = (phase == Phase::Backward ? q.logitsBackward : q.logitsForward) / n;
         const LossHead head = lossHeadOf(plan, fw);
         if (head == LossHead::FusedLinear) {
-            const double vocab = double(plan.model.vocab) / x.tp;
+            const double vocab = double(x.plan.model.vocab) / x.tp;
             Lg.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                              "chunks of %1 tokens x %2 vocab x %3 B, and the "
                                              "gradients of the head input (and of a trained head "
                                              "weight) made in forward = %4"),
-                           {num(fusedLinearChunkTokens(x.tokens, vocab, double(plan.model.hidden)), 0),
+                           {num(fusedLinearChunkTokens(x.tokens, vocab, double(x.plan.model.hidden)), 0),
                             num(vocab, 0), num(x.c), gib(b[Component::LogitsAndLoss])});
             Lg.assumptions.add(QT_TRANSLATE_NOOP(
                 "MemoryExplanation",
@@ -1859,7 +1933,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                 "chunk by chunk and the full logits never exist."));
         } else {
             Lg.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 tokens x %2 vocab x %3 B = %4"),
-                           {num(x.tokens, 0), num(double(plan.model.vocab) / x.tp, 0),
+                           {num(x.tokens, 0), num(double(x.plan.model.vocab) / x.tp, 0),
                             num(perLogit, head == LossHead::Chunked ? 2 : 0),
                             gib(b[Component::LogitsAndLoss])});
         }
@@ -1879,6 +1953,10 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             Lg.assumptions.add(QT_TRANSLATE_NOOP(
                 "MemoryExplanation", "Fused vocab-parallel cross entropy: fp32 logits turned "
                                      "into the softmax in place and reused as the gradient."));
+        if (x.plan.model.vocab != x.unpaddedVocab)
+            Lg.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                 " The logits span the padded vocabulary (%1, not %2)."),
+                               {num(double(x.plan.model.vocab)), num(double(x.unpaddedVocab))});
     } else {
         Lg.formula.add(
             QT_TRANSLATE_NOOP("MemoryExplanation", "0: the LM head is on the last pipeline stage"));

@@ -64,6 +64,9 @@ struct ModelShape
     int64_t ffn_hidden = 0; ///< dense FFN width (SwiGLU: width of gate and of up)
     FfnKind ffn = FfnKind::SwiGLU;
     int64_t vocab = 0;
+    /// `model.vocab_divisible_by`: the vocabulary is padded to a multiple of this x tp
+    /// (Megatron's --make-vocab-size-divisible-by); 0: the framework profile's; 1: not padded.
+    int vocab_divisible_by = 0;
     bool tied_embeddings = false;
     bool attention_bias = false; ///< q/k/v biases (Qwen2, GLM)
     AttentionKind attention = AttentionKind::Standard;

@@ -291,6 +291,7 @@ void readShapeFields(ObjectReader &r, ModelShape &m, bool haveBase, json &unknow
                                        : m.norm);
     m.linear_bias = r.boolean("linear_bias", ffnSet ? m.ffn == FfnKind::GELU : m.linear_bias);
     m.vocab = r.integer("vocab", 1, 16777216, opt(m.vocab));
+    m.vocab_divisible_by = int(r.integer("vocab_divisible_by", 0, 1048576, std::optional<int64_t>(m.vocab_divisible_by)));
     m.tied_embeddings = r.boolean("tied_embeddings", m.tied_embeddings);
     m.attention_bias = r.boolean("attention_bias", m.attention_bias);
     m.qk_norm = r.boolean("qk_norm", m.qk_norm);
@@ -605,6 +606,11 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         mo.loss_chunks = int(r.integer("loss_chunks", 1, 1024, 8));
         if (r.has("loss_chunks") && mo.loss != LossHead::Chunked)
             throw PlanError("memory.loss_chunks", "needs memory.loss \"chunked\"");
+        if (r.has("overlap_grad_reduce"))
+            mo.overlap_grad_reduce = r.boolean("overlap_grad_reduce", std::nullopt);
+        if (r.has("overlap_param_gather"))
+            mo.overlap_param_gather = r.boolean("overlap_param_gather", std::nullopt);
+        mo.param_and_grad_buffer_pad = int(r.integer("param_and_grad_buffer_pad", 0, 1048576, 0));
         if (const json *a = r.get("allocator")) {
             ObjectReader ar(*a, "memory.allocator", &plan.warnings);
             AllocatorConfig &ac = mo.allocator;
@@ -718,6 +724,24 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     }
     if (!catalog.framework(plan.framework))
         throw PlanError("framework", "unknown framework profile \"" + plan.framework + "\"");
+    // Megatron's arguments.py: --overlap-param-gather needs the distributed optimizer (the
+    // all-gather of updated shards it overlaps) and --overlap-grad-reduce.
+    if (plan.memory.overlap_param_gather.value_or(false) && pa.sharding != Sharding::Optimizer &&
+        pa.sharding != Sharding::Grads)
+        throw PlanError("memory.overlap_param_gather",
+                        "needs parallel.sharding \"optimizer\" or \"grads\" (the distributed "
+                        "optimizer's all-gather of updated shards)");
+    if (plan.memory.param_and_grad_buffer_pad > 0 && plan.framework != "megatron")
+        throw PlanError("memory.param_and_grad_buffer_pad",
+                        "is MindSpeed's --param-and-grad-buffer-pad: it needs framework \"megatron\"");
+    if (plan.memory.param_and_grad_buffer_pad > 0 && pa.sharding != Sharding::Optimizer)
+        throw PlanError("memory.param_and_grad_buffer_pad",
+                        "pads the distributed optimizer's buckets: it needs parallel.sharding \"optimizer\"");
+    if (plan.memory.overlap_param_gather.value_or(false) &&
+        !plan.memory.overlap_grad_reduce.value_or(catalog.framework(plan.framework)->overlap_grad_reduce))
+        throw PlanError("memory.overlap_param_gather",
+                        "needs memory.overlap_grad_reduce true (Megatron: --overlap-param-gather "
+                        "with --overlap-grad-reduce)");
     {
         const AllocatorConfig &ac = plan.memory.allocator;
         if (ac.expandable_segments && (ac.max_split_size_mb > 0 || ac.garbage_collection_threshold > 0) &&
@@ -905,6 +929,8 @@ nlohmann::json planToJson(const Plan &p)
     m["norm"] = toString(p.model.norm);
     m["linear_bias"] = p.model.linear_bias;
     m["vocab"] = p.model.vocab;
+    if (p.model.vocab_divisible_by > 0)
+        m["vocab_divisible_by"] = p.model.vocab_divisible_by;
     m["tied_embeddings"] = p.model.tied_embeddings;
     if (p.model.attention_bias)
         m["attention_bias"] = true;
@@ -1048,6 +1074,12 @@ nlohmann::json planToJson(const Plan &p)
         j["memory"]["recompute_norm"] = true;
     if (p.memory.loss != LossHead::Framework)
         j["memory"]["loss"] = toString(p.memory.loss);
+    if (p.memory.overlap_grad_reduce)
+        j["memory"]["overlap_grad_reduce"] = *p.memory.overlap_grad_reduce;
+    if (p.memory.overlap_param_gather)
+        j["memory"]["overlap_param_gather"] = *p.memory.overlap_param_gather;
+    if (p.memory.param_and_grad_buffer_pad > 0)
+        j["memory"]["param_and_grad_buffer_pad"] = p.memory.param_and_grad_buffer_pad;
     if (p.memory.loss == LossHead::Chunked)
         j["memory"]["loss_chunks"] = p.memory.loss_chunks;
     if (!(p.memory.allocator == AllocatorConfig{})) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -156,6 +157,14 @@ struct MemoryOptions
     LossHead loss = LossHead::Framework;
     int loss_chunks = 8; ///< chunked: torchtune's num_output_chunks
     AllocatorConfig allocator; ///< PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF
+    /// Megatron's --overlap-grad-reduce / --overlap-param-gather (`memory.overlap_grad_reduce`,
+    /// `memory.overlap_param_gather`); unset: the framework profile's.
+    std::optional<bool> overlap_grad_reduce;
+    std::optional<bool> overlap_param_gather;
+    /// MindSpeed's --param-and-grad-buffer-pad (`memory.param_and_grad_buffer_pad`, bytes; 512 on
+    /// Ascend): the distributed optimizer's bucket ends padded so that every shard starts on
+    /// that many bytes; 0: off.
+    int param_and_grad_buffer_pad = 0;
 };
 
 struct Cluster

@@ -68,6 +68,11 @@ void apply(Plan &p, const Layout &l)
     p.parallel.ep = l.ep;
     p.parallel.sp = l.sp;
     p.parallel.sharding = l.sharding;
+    // What only the distributed optimizer has goes with it (validatePlan's rules).
+    if (l.sharding != Sharding::Optimizer && l.sharding != Sharding::Grads && p.memory.overlap_param_gather)
+        p.memory.overlap_param_gather = false;
+    if (l.sharding != Sharding::Optimizer)
+        p.memory.param_and_grad_buffer_pad = 0;
     p.parallel.virtual_stages = l.v;
     p.parallel.pp_schedule = l.v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
     p.training.micro_batch = l.micro_batch;

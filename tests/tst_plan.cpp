@@ -238,6 +238,24 @@ private slots:
         row("degree without hybrid", R"({"parallel": {"dp": 1, "cp": 8, "ulysses_degree": 2}})", "parallel.ulysses_degree", "hybrid");
         row("dropout out of range", R"({"training": {"dropout": {"hidden": 1.5}}})", "training.dropout.hidden", "between");
         row("dropout not object", R"({"training": {"dropout": 0.1}})", "training.dropout", "object");
+        row("buffer pad without megatron", R"({"memory": {"param_and_grad_buffer_pad": 512}})",
+            "memory.param_and_grad_buffer_pad", "megatron");
+        row("buffer pad without distributed optimizer",
+            R"({"framework": "megatron", "memory": {"param_and_grad_buffer_pad": 512}})",
+            "memory.param_and_grad_buffer_pad", "sharding");
+        row("buffer pad negative", R"({"memory": {"param_and_grad_buffer_pad": -1}})",
+            "memory.param_and_grad_buffer_pad", "between");
+        row("vocab divisor negative", R"({"model": {"vocab_divisible_by": -128}})", "model.vocab_divisible_by", "between");
+        row("vocab divisor string", R"({"model": {"vocab_divisible_by": "128"}})", "model.vocab_divisible_by", "integer");
+        row("overlap grad reduce string", R"({"memory": {"overlap_grad_reduce": "yes"}})", "memory.overlap_grad_reduce", "true or false");
+        row("param gather without distributed optimizer", R"({"memory": {"overlap_param_gather": true}})",
+            "memory.overlap_param_gather", "sharding");
+        row("param gather without grad reduce",
+            R"({"framework": "megatron", "parallel": {"sharding": "optimizer"}, "memory": {"overlap_param_gather": true}})",
+            "memory.overlap_param_gather", "overlap_grad_reduce");
+        row("param gather with grad reduce off",
+            R"({"parallel": {"sharding": "optimizer"}, "memory": {"overlap_param_gather": true, "overlap_grad_reduce": false}})",
+            "memory.overlap_param_gather", "overlap_grad_reduce");
     }
 
     void errors()

@@ -192,6 +192,52 @@ private Q_SLOTS:
         QCOMPARE(child<QDoubleSpinBox>("gcThreshold")->value(), 0.0);
     }
 
+    // Megatron's overlap options and the vocabulary padding: shown as the profile sets them,
+    // undoable; the param gather needs the distributed optimizer and brings the grad reduce.
+    void megatronBufferOptions()
+    {
+        QComboBox *framework = child<QComboBox>("framework");
+        framework->setCurrentIndex(framework->findData(QStringLiteral("megatron")));
+        QCOMPARE(m_doc->plan().framework, std::string("megatron"));
+        QCheckBox *grads = child<QCheckBox>("overlapGradReduce");
+        QCheckBox *params = child<QCheckBox>("overlapParamGather");
+        QVERIFY(!grads->isChecked()); // Megatron's arguments: off
+        QVERIFY(!params->isEnabled()); // sharding none: no all-gather of shards
+        QComboBox *sharding = child<QComboBox>("sharding");
+        sharding->setCurrentIndex(indexOfData(sharding, int(Sharding::Optimizer)));
+        QVERIFY(m_doc->plan().parallel.sharding == Sharding::Optimizer);
+        QVERIFY(params->isEnabled());
+        params->setChecked(true);
+        QVERIFY(m_doc->plan().memory.overlap_param_gather.value_or(false));
+        QVERIFY(m_doc->plan().memory.overlap_grad_reduce.value_or(false));
+        QVERIFY(grads->isChecked());
+        grads->setChecked(false); // takes the param gather with it
+        QVERIFY(!m_doc->plan().memory.overlap_param_gather.value_or(true));
+        QVERIFY(!params->isChecked());
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan().memory.overlap_param_gather.value_or(false));
+        QVERIFY(params->isChecked());
+        QSpinBox *pad = child<QSpinBox>("paramAndGradBufferPad");
+        QVERIFY(pad->isEnabled());
+        pad->setValue(512);
+        QCOMPARE(m_doc->plan().memory.param_and_grad_buffer_pad, 512);
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().memory.param_and_grad_buffer_pad, 0);
+        QSpinBox *vocab = child<QSpinBox>("vocabDivisibleBy");
+        QCOMPARE(vocab->value(), 0);
+        const double before = m_doc->estimate().memory.ranks.front().phases[size_t(Phase::OptimizerStep)][Component::Parameters];
+        vocab->setValue(1000); // 32000 is a multiple of 1000 (and of 128, the profile's) under tp 1
+        QCOMPARE(m_doc->estimate().memory.ranks.front().phases[size_t(Phase::OptimizerStep)][Component::Parameters], before);
+        vocab->setValue(1024); // 32000 -> 32768: 768 rows x 4096 more in the embedding and the head
+        QCOMPARE(m_doc->plan().model.vocab_divisible_by, 1024);
+        const double after = m_doc->estimate().memory.ranks.front().phases[size_t(Phase::OptimizerStep)][Component::Parameters];
+        QCOMPARE(after - before, 2.0 * 768.0 * 4096.0 * 2.0);
+        m_doc->undoStack()->undo();
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().model.vocab_divisible_by, 0);
+        QCOMPARE(vocab->value(), 0);
+    }
+
     // The training method, its options and the loss head: undoable edits; the options of another
     // method are disabled; the trained count follows.
     void trainingMethod()

@@ -64,6 +64,7 @@ private slots:
     void resultsFitAndRankByTime();
     void paretoFrontNotDominated();
     void knownLayoutFound();
+    void distributedOptimizerOptionsFollowTheSharding();
     void pruningKeepsResults();
     void floorIsBelowEstimate();
     void threadsGiveTheSameOutcome();
@@ -262,6 +263,31 @@ void TestSearch::paretoFrontNotDominated()
     }
     // The fastest layout overall is on the front.
     QVERIFY(out.ranked.front().pareto);
+}
+
+void TestSearch::distributedOptimizerOptionsFollowTheSharding()
+{
+    // A Megatron plan with the distributed optimizer's param gather and MindSpeed's buffer pad:
+    // layouts without that sharding drop them, so every result is a valid plan.
+    const Catalog &cat = Catalog::builtin();
+    json j = seedCase("llama2-7b", 4096, 1, "ascend-910b2");
+    j.merge_patch({{"framework", "megatron"},
+                   {"parallel", {{"sharding", "optimizer"}}},
+                   {"memory", {{"overlap_grad_reduce", true}, {"overlap_param_gather", true},
+                               {"param_and_grad_buffer_pad", 512}}}});
+    SearchRequest req = request(j, 64, 100000);
+    req.allow_offload = false;
+    req.max_virtual_stages = 1;
+    const SearchOutcome out = searchLayouts(req, cat);
+    bool sawOther = false, sawOptimizer = false;
+    for (const SearchResult &r : out.ranked) {
+        const bool optimizer = r.plan.parallel.sharding == Sharding::Optimizer;
+        sawOptimizer = sawOptimizer || optimizer;
+        sawOther = sawOther || !optimizer;
+        QCOMPARE(r.plan.memory.param_and_grad_buffer_pad, optimizer ? 512 : 0);
+        validatePlan(r.plan, cat); // throws on a plan that cannot be saved
+    }
+    QVERIFY(sawOptimizer && sawOther);
 }
 
 void TestSearch::knownLayoutFound()

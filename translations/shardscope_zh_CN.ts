@@ -139,6 +139,18 @@
         <source>HSDP: each layer&apos;s gradient shard all-reduced across the replicas</source>
         <translation>HSDP：每层的梯度分片在副本之间 all-reduce</translation>
     </message>
+    <message>
+        <source>gradients (DDP) in one bucket after backward, not overlapped</source>
+        <translation>梯度（DDP）在反向结束后作为一个桶归约，不重叠</translation>
+    </message>
+    <message>
+        <source>gradients (ZeRO-1/2) in one bucket after backward, not overlapped</source>
+        <translation>梯度（ZeRO-1/2）在反向结束后作为一个桶归约，不重叠</translation>
+    </message>
+    <message>
+        <source>updated parameter shards, bucket by bucket in the next forward (overlap-param-gather)</source>
+        <translation>更新过的参数分片，在下一次前向中逐桶收集（overlap-param-gather）</translation>
+    </message>
 </context>
 <context>
     <name>ComponentStyle</name>
@@ -1026,6 +1038,30 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>; the norms recomputed (their outputs not kept)</source>
         <translation>；归一化重计算（不保留其输出）</translation>
+    </message>
+    <message>
+        <source>Vocabulary padded from %1 to %2 (a multiple of %3 x tp = %4: --make-vocab-size-divisible-by). </source>
+        <translation>词表从 %1 填充到 %2（%3 x tp = %4 的倍数：--make-vocab-size-divisible-by）。</translation>
+    </message>
+    <message>
+        <source>Megatron-Core&apos;s contiguous param buffer (param_data, %1): %2 bucket(s), each end padded to a multiple of lcm(dp x cp, 128) = %3, each parameter aligned to 64 elements: %4 padding elements included. </source>
+        <translation>Megatron-Core 的连续参数缓冲区（param_data，%1）：%2 个桶，每个桶末尾填充到 lcm(dp x cp, 128) = %3 的倍数，每个参数按 64 个元素对齐：含 %4 个填充元素。</translation>
+    </message>
+    <message>
+        <source> grad_data has the param buffer&apos;s layout (%1 padding elements included); each bucket is reduce-scattered in place into the rank&apos;s shard of it, so there is no separate reduce bucket.</source>
+        <translation> grad_data 与参数缓冲区布局相同（含 %1 个填充元素）；每个桶原地 reduce-scatter 到本 rank 的分片中，因此没有单独的归约桶。</translation>
+    </message>
+    <message>
+        <source> The distributed optimizer owns 1/%1 of every bucket; the fullest rank&apos;s shard holds %2 parameter elements (%3 above an even split; padding gets no master copy or states).</source>
+        <translation> 分布式优化器拥有每个桶的 1/%1；最满的 rank 的分片含 %2 个参数元素（比均分多 %3；填充部分没有主副本和状态）。</translation>
+    </message>
+    <message>
+        <source> The logits span the padded vocabulary (%1, not %2).</source>
+        <translation> logits 覆盖填充后的词表（%1，而非 %2）。</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --param-and-grad-buffer-pad %1: every shard of a bucket starts on %1 bytes. </source>
+        <translation>MindSpeed 的 --param-and-grad-buffer-pad %1：桶的每个分片都从 %1 字节对齐处开始。</translation>
     </message>
     <message>
         <source>This stage holds %1 of the %2 decoder layers (uneven layout: %3). </source>
@@ -4450,6 +4486,58 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Megatron-Core&apos;s --decoder-first/last-pipeline-num-layers: this stage holds that many layers, the rest split evenly over the others; each a multiple of the virtual stages</source>
         <translation>Megatron-Core 的 --decoder-first/last-pipeline-num-layers：此阶段承载这么多层，其余层在其他阶段间均分；每个值须为虚拟阶段数的倍数</translation>
+    </message>
+    <message>
+        <source>Overlap the gradient reduction with backward</source>
+        <translation>梯度归约与反向重叠</translation>
+    </message>
+    <message>
+        <source>Change communication overlap</source>
+        <translation>修改通信重叠</translation>
+    </message>
+    <message>
+        <source>Overlap the parameter all-gather with the next forward</source>
+        <translation>参数 all-gather 与下一次前向重叠</translation>
+    </message>
+    <message>
+        <source>framework default</source>
+        <translation>框架默认</translation>
+    </message>
+    <message>
+        <source>The vocabulary is padded to a multiple of this x tp (Megatron&apos;s --make-vocab-size-divisible-by, 128); 1: not padded</source>
+        <translation>词表填充到此值 x tp 的倍数（Megatron 的 --make-vocab-size-divisible-by，默认 128）；1：不填充</translation>
+    </message>
+    <message>
+        <source>Pad vocabulary to a multiple of (x tp)</source>
+        <translation>词表填充到以下值的倍数（x tp）</translation>
+    </message>
+    <message>
+        <source>Change vocabulary padding</source>
+        <translation>修改词表填充</translation>
+    </message>
+    <message>
+        <source>Megatron&apos;s --overlap-grad-reduce: gradients reduced bucket by bucket during backward; off: one bucket after backward, not hidden</source>
+        <translation>Megatron 的 --overlap-grad-reduce：反向过程中逐桶归约梯度；关闭时反向结束后作为一个桶归约，无法隐藏</translation>
+    </message>
+    <message>
+        <source>Megatron&apos;s --overlap-param-gather: the updated parameter shards all-gathered bucket by bucket in the next forward (distributed optimizer)</source>
+        <translation>Megatron 的 --overlap-param-gather：更新过的参数分片在下一次前向中逐桶 all-gather（分布式优化器）</translation>
+    </message>
+    <message>
+        <source> B</source>
+        <translation> B</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --param-and-grad-buffer-pad (512 on Ascend): each shard of a distributed-optimizer bucket starts on this many bytes</source>
+        <translation>MindSpeed 的 --param-and-grad-buffer-pad（昇腾上为 512）：分布式优化器桶的每个分片从该字节数对齐处开始</translation>
+    </message>
+    <message>
+        <source>Buffer pad (MindSpeed)</source>
+        <translation>缓冲区填充（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>Change buffer pad</source>
+        <translation>修改缓冲区填充</translation>
     </message>
     <message>
         <source>Megatron-Core&apos;s --account-for-embedding/loss-in-pipeline-split: counted as one layer in the split, the first (last) stage builds one decoder layer fewer</source>

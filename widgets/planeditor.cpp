@@ -1012,6 +1012,41 @@ void PlanEditor::buildUi()
     offload(m_offGrads, "offloadGrads", tr("Offload gradients to host"), &Offload::grads);
     offload(m_offActivations, "offloadActivations", tr("Offload activations to host"), &Offload::activations);
 
+    // Megatron-Core's --overlap-grad-reduce / --overlap-param-gather: shown as the plan trains
+    // (the profile's default until set); ticking either writes the plan field.
+    m_overlapGrads = new QCheckBox(tr("Overlap the gradient reduction with backward"), content);
+    m_overlapGrads->setObjectName(QStringLiteral("overlapGradReduce"));
+    memory->addRow(m_overlapGrads);
+    connect(m_overlapGrads, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change communication overlap"), EditId::Memory, [&](Plan &p) {
+            p.memory.overlap_grad_reduce = on;
+            // --overlap-param-gather needs --overlap-grad-reduce.
+            if (!on && p.memory.overlap_param_gather.value_or(false))
+                p.memory.overlap_param_gather = false;
+        });
+    });
+    m_overlapParams = new QCheckBox(tr("Overlap the parameter all-gather with the next forward"), content);
+    m_overlapParams->setObjectName(QStringLiteral("overlapParamGather"));
+    memory->addRow(m_overlapParams);
+    connect(m_overlapParams, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change communication overlap"), EditId::Memory, [&](Plan &p) {
+            p.memory.overlap_param_gather = on;
+            if (on)
+                p.memory.overlap_grad_reduce = true;
+        });
+    });
+    m_bufferPad = spin(content, 0, 4096);
+    m_bufferPad->setObjectName(QStringLiteral("paramAndGradBufferPad"));
+    m_bufferPad->setSingleStep(128);
+    m_bufferPad->setSuffix(tr(" B"));
+    m_bufferPad->setSpecialValueText(tr("off"));
+    m_bufferPad->setToolTip(tr("MindSpeed's --param-and-grad-buffer-pad (512 on Ascend): each "
+                               "shard of a distributed-optimizer bucket starts on this many bytes"));
+    memory->addRow(tr("Buffer pad (MindSpeed)"), m_bufferPad);
+    connect(m_bufferPad, &QSpinBox::valueChanged, this, [this](int b) {
+        edit(tr("Change buffer pad"), EditId::Memory, [&](Plan &p) { p.memory.param_and_grad_buffer_pad = b; });
+    });
+
     // The caching allocator's settings (PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF): the
     // estimate replays the allocator with them.
     m_expandable = new QCheckBox(tr("Expandable segments"), content);
@@ -1085,6 +1120,15 @@ void PlanEditor::buildUi()
             p.cluster.devices_per_node = v;
             rebalanceDp(p);
         });
+    });
+    m_vocabDivisor = spin(content, 0, 1048576);
+    m_vocabDivisor->setObjectName(QStringLiteral("vocabDivisibleBy"));
+    m_vocabDivisor->setSpecialValueText(tr("framework default"));
+    m_vocabDivisor->setToolTip(tr("The vocabulary is padded to a multiple of this x tp "
+                                  "(Megatron's --make-vocab-size-divisible-by, 128); 1: not padded"));
+    system->addRow(tr("Pad vocabulary to a multiple of (x tp)"), m_vocabDivisor);
+    connect(m_vocabDivisor, &QSpinBox::valueChanged, this, [this](int v) {
+        edit(tr("Change vocabulary padding"), EditId::Framework, [&](Plan &p) { p.model.vocab_divisible_by = v; });
     });
     m_nodes = spin(content, 1, 4096);
     m_nodes->setObjectName(QStringLiteral("nodes"));
@@ -1335,6 +1379,13 @@ void PlanEditor::refresh()
     setChecked(m_offGrads, p.memory.offload.grads);
     setChecked(m_offActivations, p.memory.offload.activations);
     setChecked(m_expandable, p.memory.allocator.expandable_segments);
+    if (const FrameworkProfile *fw = m_document->catalog().framework(p.framework)) {
+        setChecked(m_overlapGrads, overlapGradReduceOf(p, *fw));
+        setChecked(m_overlapParams, overlapParamGatherOf(p, *fw));
+    }
+    setValue(m_vocabDivisor, p.model.vocab_divisible_by);
+    setValue(m_bufferPad, p.memory.param_and_grad_buffer_pad);
+    m_bufferPad->setEnabled(p.framework == "megatron" && p.parallel.sharding == Sharding::Optimizer);
     setValue(m_maxSplit, int(p.memory.allocator.max_split_size_mb));
     if (m_gcThreshold->value() != p.memory.allocator.garbage_collection_threshold) {
         const QSignalBlocker block(m_gcThreshold);
@@ -1553,6 +1604,25 @@ void PlanEditor::refreshChoices()
                  [](Plan &c) { c.memory.offload.grads = !c.memory.offload.grads; });
     toggleReason(m_offActivations, tr("Move saved activations to host memory"),
                  [](Plan &c) { c.memory.offload.activations = !c.memory.offload.activations; });
+    if (const FrameworkProfile *fw = m_document->catalog().framework(base.framework)) {
+        const bool grads = overlapGradReduceOf(base, *fw), params = overlapParamGatherOf(base, *fw);
+        toggleReason(m_overlapGrads,
+                     tr("Megatron's --overlap-grad-reduce: gradients reduced bucket by bucket during "
+                        "backward; off: one bucket after backward, not hidden"),
+                     [grads](Plan &c) {
+                         c.memory.overlap_grad_reduce = !grads;
+                         if (grads && c.memory.overlap_param_gather.value_or(false))
+                             c.memory.overlap_param_gather = false;
+                     });
+        toggleReason(m_overlapParams,
+                     tr("Megatron's --overlap-param-gather: the updated parameter shards all-gathered "
+                        "bucket by bucket in the next forward (distributed optimizer)"),
+                     [params](Plan &c) {
+                         c.memory.overlap_param_gather = !params;
+                         if (!params)
+                             c.memory.overlap_grad_reduce = true;
+                     });
+    }
 }
 
 } // namespace shardscope

@@ -106,6 +106,10 @@ private:
     QCheckBox *m_sp = nullptr, *m_offOptimizer = nullptr, *m_offParams = nullptr,
               *m_offGrads = nullptr, *m_offActivations = nullptr;
     QCheckBox *m_expandable = nullptr;        ///< memory.allocator.expandable_segments
+    QCheckBox *m_overlapGrads = nullptr;      ///< memory.overlap_grad_reduce
+    QCheckBox *m_overlapParams = nullptr;     ///< memory.overlap_param_gather
+    QSpinBox *m_vocabDivisor = nullptr;       ///< model.vocab_divisible_by (0: the profile's)
+    QSpinBox *m_bufferPad = nullptr;          ///< memory.param_and_grad_buffer_pad
     QSpinBox *m_maxSplit = nullptr;           ///< memory.allocator.max_split_size_mb
     QDoubleSpinBox *m_gcThreshold = nullptr;  ///< memory.allocator.garbage_collection_threshold
     QComboBox *m_framework = nullptr, *m_device = nullptr;

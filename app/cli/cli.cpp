@@ -140,7 +140,10 @@ std::string estimateTable(const Plan &plan)
     const Catalog &cat = Catalog::builtin();
     const Estimate e = estimate(plan, cat);
     const DeviceProfile &dev = *cat.device(plan.cluster.device);
-    const ParameterCounts pc = countParameters(plan.model);
+    // Counted over the vocabulary the framework trains (Megatron pads it).
+    ModelShape trained = plan.model;
+    trained.vocab = e.padded_vocab > 0 ? e.padded_vocab : plan.model.vocab;
+    const ParameterCounts pc = countParameters(trained);
     const auto &pa = plan.parallel;
     const auto &pr = plan.precision;
     std::ostringstream o;
@@ -150,7 +153,10 @@ std::string estimateTable(const Plan &plan)
       << formatCount(pc.total) << " parameters (" << plan.model.layers << " layers, hidden "
       << plan.model.hidden << ", " << plan.model.heads << " heads / " << plan.model.kv_heads
       << " KV, FFN " << plan.model.ffn_hidden << " " << toString(plan.model.ffn) << ", vocab "
-      << plan.model.vocab << ")\n";
+      << plan.model.vocab;
+    if (trained.vocab != plan.model.vocab)
+        o << ", padded to " << trained.vocab;
+    o << ")\n";
     if (const ModelShape &m = plan.model; m.mla_attention() || m.moe.enabled() || m.qk_norm ||
                                            m.mtp_layers > 0 || m.norm == NormKind::LayerNorm ||
                                            m.linear_bias || m.position_embedding == PositionEmbedding::Learned) {
