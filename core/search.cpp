@@ -43,11 +43,18 @@ std::vector<int> divisors(int64_t n, int64_t cap)
 struct Layout
 {
     int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, v = 1;
+    int etp = 0;                  ///< 0: tp's
+    int first = 0, last = 0;      ///< uneven first / last stage layers (0: even)
+    CpAlgo cp_algo = CpAlgo::Ring;
+    int ulysses = 0;              ///< hybrid's Ulysses degree
+    int dp_shard = 0;             ///< HSDP shard group (0: all of dp)
     int micro_batch = 1, grad_accum = 1;
     bool sp = false;
     Sharding sharding = Sharding::None;
     Recompute recompute = Recompute::None;
+    int block_layers = 0;         ///< full recompute of only this many layers per chunk (0: all)
     uint8_t offload = 0; ///< bit 0 optimizer, 1 params, 2 grads, 3 activations
+    bool operator==(const Layout &) const = default;
 };
 
 struct Scored
@@ -61,11 +68,21 @@ struct Scored
 void apply(Plan &p, const Layout &l)
 {
     p.parallel.dp = l.dp;
-    p.parallel.dp_shard = 0; // the search's layouts shard over all of dp
+    p.parallel.dp_shard = l.dp_shard;
     p.parallel.tp = l.tp;
     p.parallel.pp = l.pp;
     p.parallel.cp = l.cp;
     p.parallel.ep = l.ep;
+    p.parallel.etp = l.etp;
+    p.parallel.cp_algo = l.cp_algo;
+    p.parallel.ulysses_degree = l.cp_algo == CpAlgo::Hybrid ? l.ulysses : 0;
+    // The search's layer layouts: even, or uneven first / last stages.
+    p.parallel.first_stage_layers = l.first;
+    p.parallel.last_stage_layers = l.last;
+    p.parallel.account_for_embedding = false;
+    p.parallel.account_for_loss = false;
+    p.parallel.stage_layers.clear();
+    p.parallel.pipeline_layout.clear();
     p.parallel.sp = l.sp;
     p.parallel.sharding = l.sharding;
     // What only the distributed optimizer has goes with it (validatePlan's rules).
@@ -78,6 +95,8 @@ void apply(Plan &p, const Layout &l)
     p.training.micro_batch = l.micro_batch;
     p.training.grad_accum = l.grad_accum;
     p.memory.recompute = l.recompute;
+    p.memory.recompute_method = l.block_layers > 0 ? RecomputeMethod::Block : RecomputeMethod::Uniform;
+    p.memory.recompute_num_layers = l.block_layers > 0 ? l.block_layers : 1;
     p.memory.offload.optimizer = l.offload & 1;
     p.memory.offload.params = l.offload & 2;
     p.memory.offload.grads = l.offload & 4;
@@ -117,14 +136,33 @@ double stateBytes(const Plan &p, const FrameworkProfile &fw, const ComputeEstima
 /// The outer degrees of a group of layouts (one unit of the search's work).
 struct Task
 {
-    int tp, pp, cp, dp, ep;
+    int tp, pp, cp, dp, ep, etp;
+    int first, last; ///< uneven first / last stage layers (0: even)
 };
 
-bool sameLayout(const Layout &a, const Layout &b)
+/// Uneven first / last stages for `layers` over `pp` stages when they do not split evenly:
+/// the middle stages hold m = floor or ceil(layers / pp) each, the first and last share the
+/// rest (the first the larger half), neither more than m + 1 nor fewer than 1.
+std::vector<std::pair<int, int>> unevenLayouts(int layers, int pp)
 {
-    return a.dp == b.dp && a.tp == b.tp && a.pp == b.pp && a.cp == b.cp && a.ep == b.ep && a.v == b.v &&
-           a.micro_batch == b.micro_batch && a.grad_accum == b.grad_accum && a.sp == b.sp &&
-           a.sharding == b.sharding && a.recompute == b.recompute && a.offload == b.offload;
+    std::vector<std::pair<int, int>> out;
+    if (pp < 2 || layers % pp == 0)
+        return out;
+    if (pp == 2) {
+        out.push_back({layers - layers / 2, layers / 2});
+        return out;
+    }
+    for (const int m : {layers / pp, layers / pp + 1}) {
+        const int rest = layers - m * (pp - 2);
+        if (m < 1 || rest < 2)
+            continue;
+        const int first = rest - rest / 2, last = rest / 2;
+        if (first > m + 1)
+            continue;
+        if (std::find(out.begin(), out.end(), std::pair{first, last}) == out.end())
+            out.push_back({first, last});
+    }
+    return out;
 }
 
 unsigned searchThreads(int requested, size_t work)
@@ -205,6 +243,9 @@ bool quickValidate(const Plan &plan)
     }
     // The layer layout: the same rules as validatePlan (core/layers.h).
     if (stageLayoutError(pa, m.layers, m.mtp_layers))
+        return false;
+    if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > 1 &&
+        plan.memory.recompute_num_layers > stageLayout(pa, m.layers).largestChunk())
         return false;
     if (plan.training.seq_len % pa.cp != 0)
         return false;
@@ -365,80 +406,168 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     const int maxMicro = std::max(1, request.max_micro_batch);
     const int maxV = std::max(1, request.max_virtual_stages);
 
-    // The outer degrees (tp, pp, cp, dp, ep) are the units of work the threads share; a task's
-    // layouts are enumerated in the same order every time, so the outcome does not depend on the
-    // number of threads.
+    const uint32_t axes = request.axes;
+    // Megatron's --recompute-method block: with a Megatron-style framework (its fp32 main_grad
+    // buffer marks it), not PyTorch's checkpoint wrappers.
+    const bool blockRecompute = fw.main_grad_dtype != DType::None;
+    const int heads = mo.heads, kvHeads = mo.kv_heads;
+
+    // The outer degrees (tp, pp and its layer layout, cp, dp, ep, etp) are the units of work the
+    // threads share; a task's layouts are enumerated in the same order every time, so the outcome
+    // does not depend on the number of threads.
     std::vector<Task> tasks;
     for (int tp : tps) {
         for (int pp : divisors(world / tp, mo.layers)) {
-            if (mo.layers % pp != 0 || (request.fixed_pp > 0 && pp != request.fixed_pp))
+            if (request.fixed_pp > 0 && pp != request.fixed_pp)
                 continue;
+            std::vector<std::pair<int, int>> layouts;
+            if (mo.layers % pp == 0)
+                layouts.push_back({0, 0});
+            else if (axes & kSearchUnevenStages)
+                layouts = unevenLayouts(int(mo.layers), pp);
             for (int cpar : divisors(world / tp / pp, seq)) {
                 if (seq % cpar != 0 || (request.fixed_cp > 0 && cpar != request.fixed_cp))
+                    continue;
+                if (cpar > 1 && request.min_tokens_per_cp_rank > 0 && seq / cpar < request.min_tokens_per_cp_rank &&
+                    cpar != request.fixed_cp)
                     continue;
                 const int dp = world / tp / pp / cpar;
                 if (global % dp != 0)
                     continue;
-                if (!mo.moe.enabled()) {
-                    tasks.push_back({tp, pp, cpar, dp, 1});
-                    continue;
-                }
-                const int64_t etp = work.parallel.etp > 0 ? work.parallel.etp : tp;
-                for (int e : divisors(mo.moe.experts, mo.moe.experts)) {
-                    if ((int64_t(dp) * cpar * tp) % (int64_t(e) * etp) == 0)
-                        tasks.push_back({tp, pp, cpar, dp, e});
+                for (const auto &[first, last] : layouts) {
+                    if (!mo.moe.enabled()) {
+                        tasks.push_back({tp, pp, cpar, dp, 1, 0, first, last});
+                        continue;
+                    }
+                    // Expert tensor parallelism: the plan's, or with the axis both tp's and none
+                    // (etp 1, Megatron's common choice for fine-grained experts; needs SP).
+                    std::vector<int> etps = {work.parallel.etp};
+                    if ((axes & kSearchExpertTp) && tp > 1 && work.parallel.etp == 0)
+                        etps.push_back(1);
+                    for (int etpChoice : etps) {
+                        const int64_t etp = etpChoice > 0 ? etpChoice : tp;
+                        for (int e : divisors(mo.moe.experts, mo.moe.experts)) {
+                            if ((int64_t(dp) * cpar * tp) % (int64_t(e) * etp) == 0)
+                                tasks.push_back({tp, pp, cpar, dp, e, etpChoice, first, last});
+                        }
+                    }
                 }
             }
         }
     }
 
+    // Context-parallel algorithms of a cp degree: ring; with the axis Ulysses and the hybrids
+    // whose all-to-all degree divides the heads on each TP rank.
+    auto cpAlgos = [&](int tp, int cpar) {
+        std::vector<std::pair<CpAlgo, int>> out = {{work.parallel.cp_algo, work.parallel.ulysses_degree}};
+        if (cpar == 1)
+            return std::vector<std::pair<CpAlgo, int>>{{CpAlgo::Ring, 0}};
+        if (!(axes & kSearchCpAlgo))
+            return out;
+        out = {{CpAlgo::Ring, 0}};
+        auto headsSplit = [&](int u) { return (heads / tp) % u == 0 && (kvHeads / tp) % u == 0; };
+        if (headsSplit(cpar))
+            out.push_back({CpAlgo::Ulysses, 0});
+        for (int u = 2; u < cpar; ++u) {
+            if (cpar % u == 0 && headsSplit(u))
+                out.push_back({CpAlgo::Hybrid, u});
+        }
+        return out;
+    };
+    // HSDP shard groups: all of dp; with the axis a node's ranks, two and four nodes' (in dp
+    // ranks: the group times tp x cp ranks), when they divide dp.
+    auto dpShards = [&](const Task &t, Sharding sh) {
+        std::vector<int> out = {0};
+        if (sh != Sharding::Full || !(axes & kSearchDpShard))
+            return out;
+        const int node = work.cluster.devices_per_node;
+        for (int nodes : {1, 2, 4}) {
+            const int64_t ranks = int64_t(node) * nodes;
+            if (ranks % (int64_t(t.tp) * t.cp) != 0)
+                continue;
+            const int64_t d = ranks / (int64_t(t.tp) * t.cp);
+            if (d > 1 && d < t.dp && t.dp % d == 0)
+                out.push_back(int(d));
+        }
+        return out;
+    };
+    // Full recompute of every layer, and with the axis Megatron's block method over a quarter,
+    // a half and three quarters of a chunk's layers.
+    auto blockChoices = [&](const Task &t, int v, Recompute rc) {
+        std::vector<int> out = {0};
+        if (rc != Recompute::Full || !(axes & kSearchRecomputeBlock) || !blockRecompute)
+            return out;
+        const int perChunk = int(mo.layers / (int64_t(t.pp) * v));
+        for (int q = 1; q <= 3; ++q) {
+            const int n = perChunk * q / 4;
+            if (n >= 1 && n < perChunk && std::find(out.begin(), out.end(), n) == out.end())
+                out.push_back(n);
+        }
+        return out;
+    };
+
     // Visits every layout of a task; returns false when `visit` does (cancelled).
     auto enumerate = [&](const Task &t, auto &&visit) -> bool {
         const int64_t perReplica = global / t.dp;
+        const bool uneven = t.first > 0;
+        const std::vector<std::pair<CpAlgo, int>> algos = cpAlgos(t.tp, t.cp);
         for (int mb : divisors(perReplica, maxMicro)) {
             // A plan's grad_accum is bounded; so is what the search chooses.
             if (perReplica / mb > kMaxGradAccum)
                 continue;
             const int ga = int(perReplica / mb);
-            for (int v = 1; v <= (t.pp > 1 ? maxV : 1); ++v) {
-                if (mo.layers % (t.pp * v) != 0)
+            for (int v = 1; v <= (t.pp > 1 && !uneven ? maxV : 1); ++v) {
+                if (mo.layers % (t.pp * v) != 0 && !uneven)
                     continue;
                 if (v > 1 && ga % t.pp != 0)
                     continue;
-                for (int shi = 0; shi < 4; ++shi) {
-                    const Sharding sh = Sharding(shi);
-                    if (sh != Sharding::None && t.dp * t.cp == 1)
-                        continue;
-                    for (int spi = 0; spi < 2; ++spi) {
-                        if (spi && (t.tp < 2 || (seq / t.cp) % t.tp != 0))
+                for (const auto &[algo, ulysses] : algos) {
+                    for (int shi = 0; shi < 4; ++shi) {
+                        const Sharding sh = Sharding(shi);
+                        if (sh != Sharding::None && t.dp * t.cp == 1)
                             continue;
-                        for (int rc = 0; rc < 3; ++rc) {
-                            if (!(request.allowed_recompute & (1u << rc)))
-                                continue;
-                            // The offload sets last: the first (none) is the plan the others'
-                            // host memory is measured against.
-                            for (int oi = 0; oi < 4; ++oi) {
-                                const uint8_t off = kOffloadSets[oi];
-                                if (off && (!request.allow_offload ||
-                                            !(request.allowed_offload & (1u << (oi - 1)))))
+                        for (int dps : dpShards(t, sh)) {
+                            for (int spi = 0; spi < 2; ++spi) {
+                                if (spi && (t.tp < 2 || (seq / t.cp) % t.tp != 0))
                                     continue;
-                                if ((off & 2) && sh != Sharding::Full)
-                                    continue;
-                                Layout l;
-                                l.dp = t.dp;
-                                l.tp = t.tp;
-                                l.pp = t.pp;
-                                l.cp = t.cp;
-                                l.ep = t.ep;
-                                l.v = v;
-                                l.micro_batch = mb;
-                                l.grad_accum = ga;
-                                l.sp = spi;
-                                l.sharding = sh;
-                                l.recompute = Recompute(rc);
-                                l.offload = off;
-                                if (!visit(l))
-                                    return false;
+                                for (int rc = 0; rc < 3; ++rc) {
+                                    if (!(request.allowed_recompute & (1u << rc)))
+                                        continue;
+                                    for (int block : blockChoices(t, v, Recompute(rc))) {
+                                        // The offload sets last: the first (none) is the plan
+                                        // the others' host memory is measured against.
+                                        for (int oi = 0; oi < 4; ++oi) {
+                                            const uint8_t off = kOffloadSets[oi];
+                                            if (off && (!request.allow_offload ||
+                                                        !(request.allowed_offload & (1u << (oi - 1)))))
+                                                continue;
+                                            if ((off & 2) && sh != Sharding::Full)
+                                                continue;
+                                            Layout l;
+                                            l.dp = t.dp;
+                                            l.tp = t.tp;
+                                            l.pp = t.pp;
+                                            l.cp = t.cp;
+                                            l.ep = t.ep;
+                                            l.etp = t.etp;
+                                            l.first = t.first;
+                                            l.last = t.last;
+                                            l.v = v;
+                                            l.cp_algo = algo;
+                                            l.ulysses = ulysses;
+                                            l.dp_shard = dps;
+                                            l.micro_batch = mb;
+                                            l.grad_accum = ga;
+                                            l.sp = spi;
+                                            l.sharding = sh;
+                                            l.recompute = Recompute(rc);
+                                            l.block_layers = block;
+                                            l.offload = off;
+                                            if (!visit(l))
+                                                return false;
+                                        }
+                                    }
+                                }
                             }
                         }
                     }
@@ -505,7 +634,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     ++estimatedHere;
                     Layout bare = l;
                     bare.offload = 0;
-                    if (!kept || !sameLayout(keptOf, bare)) {
+                    if (!kept || !(keptOf == bare)) {
                         if (l.offload != 0) {
                             apply(w, bare);
                             kept = estimateMemory(w, catalog);
@@ -653,9 +782,24 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         prefetch(std::move(candidates));
     }
     std::vector<char> onFront(fitting.size(), 0);
+    std::vector<uint32_t> front;
     double best = INFINITY;
     for (uint32_t i : order) {
         if (fitting[i].step.step_s < best && verified(i)) {
+            best = fitting[i].step.step_s;
+            front.push_back(i);
+        }
+    }
+    // The replay adds each one's allocator reserve to what it requires, which can reorder them:
+    // the front is taken again over the replayed figures.
+    std::stable_sort(front.begin(), front.end(), [&](uint32_t a, uint32_t b) {
+        if (fitting[a].required != fitting[b].required)
+            return fitting[a].required < fitting[b].required;
+        return fitting[a].step.step_s < fitting[b].step.step_s;
+    });
+    best = INFINITY;
+    for (uint32_t i : front) {
+        if (fitting[i].step.step_s < best) {
             best = fitting[i].step.step_s;
             onFront[i] = 1;
             out.pareto.push_back(toResult(fitting[i], true));

@@ -12,9 +12,21 @@ namespace shardscope {
 
 class Catalog;
 
+/// Axes the search varies beyond tp, pp, cp, dp, ep, sharding, sp, recompute, offload,
+/// micro-batch and virtual stages (SearchRequest::axes).
+enum SearchAxis : uint32_t {
+    kSearchExpertTp = 1u << 0,       ///< MoE: etp 1 beside tp's (when the plan leaves etp to tp)
+    kSearchCpAlgo = 1u << 1,         ///< cp > 1: ring, Ulysses, the hybrids
+    kSearchDpShard = 1u << 2,        ///< full sharding: HSDP groups of 1, 2, 4 nodes' ranks
+    kSearchRecomputeBlock = 1u << 3, ///< Megatron: full recompute of 1/4, 1/2, 3/4 of a chunk's layers
+    kSearchUnevenStages = 1u << 4,   ///< pp not dividing the layers: uneven first / last stages
+    kSearchAllAxes = 0x1fu,
+};
+
 /// What the layout search varies. The base plan fixes the model, sequence length, precision,
-/// framework and cluster; the search enumerates tp, pp, cp, dp, sharding, sp, recompute,
-/// offload, micro-batch and virtual stages.
+/// framework and cluster; the search enumerates tp, pp (and uneven stages), cp (and its
+/// algorithm), dp (and HSDP groups), ep and etp, sharding, sp, recompute (and Megatron's block
+/// method), offload, micro-batch and virtual stages.
 struct SearchRequest
 {
     Plan base;
@@ -48,6 +60,13 @@ struct SearchRequest
     /// Threads the search runs on (0: one per hardware thread). The outcome is the same for any
     /// number (tst_search checks it).
     int threads = 0;
+    /// SearchAxis bits. Without an axis the plan's own choice holds (its etp, its cp algorithm
+    /// for cp > 1, dp_shard 0, full recompute of every layer, even stages only).
+    uint32_t axes = kSearchAllAxes;
+    /// Context parallelism only while each rank keeps at least this many tokens of a sequence
+    /// (below, its attention chunks are too small to hide the K/V exchange); 0: any cp.
+    /// `fixed_cp` overrides it.
+    int64_t min_tokens_per_cp_rank = 1024;
 };
 
 struct SearchResult

@@ -34,6 +34,7 @@ void BM_SearchLlama3_70b_1024(benchmark::State &state)
     SearchRequest req = targetRequest();
     req.prune = state.range(0) != 0;
     req.threads = int(state.range(1));
+    req.axes = uint32_t(state.range(2));
     const Catalog &cat = Catalog::builtin();
     uint64_t evaluated = 0, fitting = 0, estimated = 0, replayed = 0;
     for (auto _ : state) {
@@ -50,12 +51,53 @@ void BM_SearchLlama3_70b_1024(benchmark::State &state)
     state.counters["replayed"] = double(replayed);
     state.counters["evals/s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
 }
-// Arguments: 1 with the model-state pruning (the default), 0 without; the threads (0: one per
-// hardware thread, the default).
+// Arguments: 1 with the memory bounds' pruning (the default), 0 without; the threads (0: one
+// per hardware thread, the default); the axes beyond the classic ones (SearchAxis bits).
 BENCHMARK(BM_SearchLlama3_70b_1024)
-    ->Args({1, 0})
-    ->Args({1, 1})
-    ->Args({0, 0})
+    ->Args({1, 0, 0})
+    ->Args({1, 1, 0})
+    ->Args({0, 0, 0})
+    ->Args({1, 0, kSearchAllAxes})
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime()
+    ->MinTime(1.0);
+
+// DeepSeek-V3 (61 layers, MLA, 256 routed experts, MTP) at 4K tokens on 2,048 Ascend 910B2 NPUs
+// (256 nodes x 8), global batch 1,024 sequences, megatron profile, every axis: ep and etp, the CP
+// algorithms, HSDP groups, block recompute, uneven first / last stages. Target: at most 1 s.
+void BM_SearchDeepSeekV3_2048(benchmark::State &state)
+{
+    nlohmann::json j = testing::variantBase();
+    j.merge_patch({{"name", "deepseek-v3 4K on 2048 x 910B2"},
+                   {"model", {{"preset", "deepseek-v3"}}},
+                   {"training", {{"seq_len", 4096}}},
+                   {"parallel", {{"dp", 2048}}},
+                   {"framework", "megatron"},
+                   {"cluster", {{"nodes", 256}}}});
+    SearchRequest req;
+    req.base = parsePlan(j, Catalog::builtin());
+    req.global_batch = 1024;
+    req.top = 20;
+    req.axes = uint32_t(state.range(0));
+    req.threads = int(state.range(1));
+    const Catalog &cat = Catalog::builtin();
+    uint64_t evaluated = 0, fitting = 0, estimated = 0;
+    for (auto _ : state) {
+        const SearchOutcome out = searchLayouts(req, cat);
+        benchmark::DoNotOptimize(out.ranked.data());
+        evaluated += out.evaluated;
+        fitting = out.fitting;
+        estimated = out.estimated;
+    }
+    state.counters["layouts"] = double(evaluated) / double(state.iterations());
+    state.counters["fitting"] = double(fitting);
+    state.counters["estimated"] = double(estimated);
+    state.counters["evals/s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
+}
+// Arguments: the axes (SearchAxis bits), the threads (0: one per hardware thread).
+BENCHMARK(BM_SearchDeepSeekV3_2048)
+    ->Args({kSearchAllAxes, 0})
+    ->Args({kSearchAllAxes, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(1.0);
