@@ -112,6 +112,25 @@ void TestCliSearch::searchConstraints()
              0);
     QVERIFY2(out.find("1 x 4 ascend-910b2") != std::string::npos, out.c_str());
     QVERIFY(out.find("Constraints: at most 4 devices") != std::string::npos);
+    // No axis beyond the classic ones: every layout keeps ring CP, full sharding over all of dp,
+    // full recompute of every layer; with them, some layout differs.
+    auto axesUsed = [&](const std::vector<std::string> &extra) {
+        std::vector<std::string> args = {"search", casePath("hcie-ai-fsdp-cp.plan.json"), "--top", "300",
+                                         "--format", "json"};
+        args.insert(args.end(), extra.begin(), extra.end());
+        if (runCli(args, out, err) != 0)
+            return -1;
+        const json j = json::parse(out);
+        int other = 0;
+        for (const json &r : j["ranked"]) {
+            const json &pa = r["parallel"];
+            if (pa.value("cp_algo", std::string("ring")) != "ring" || pa.value("dp_shard", 0) > 0)
+                ++other;
+        }
+        return other;
+    };
+    QCOMPARE(axesUsed({"--axes", "none"}), 0);
+    QVERIFY(axesUsed({"--axes", "cp-algo,hsdp"}) > 0);
 }
 
 void TestCliSearch::compareJson()
@@ -169,6 +188,12 @@ void TestCliSearch::badInput_data()
         << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--top"),
                        QStringLiteral("many")}
         << QStringLiteral("--top must be an integer");
+    QTest::addRow("search --axes unknown")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--axes"), QStringLiteral("etp,tp")}
+        << QStringLiteral("--axes takes all, none or a list of etp");
+    QTest::addRow("search --min-cp-tokens negative")
+        << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--min-cp-tokens=-1")}
+        << QStringLiteral("--min-cp-tokens must be an integer between 0");
     QTest::addRow("search --top 0")
         << QStringList{QStringLiteral("search"), fsdp, QStringLiteral("--top=0")}
         << QStringLiteral("--top must be an integer between 1");

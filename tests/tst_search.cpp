@@ -68,6 +68,7 @@ private slots:
     void pruningKeepsResults();
     void floorIsBelowEstimate();
     void threadsGiveTheSameOutcome();
+    void everyAxisIsSearched();
     void constraintsAreHonoured_data();
     void constraintsAreHonoured();
     void maxDevicesCutsTheCluster();
@@ -367,6 +368,42 @@ void TestSearch::floorIsBelowEstimate()
             ++bounded;
     }
     QVERIFY(bounded > int(plans.size()) / 2);
+}
+
+void TestSearch::everyAxisIsSearched()
+{
+    // DeepSeek-V2-Lite (27 layers, 64 experts) on two nodes under Megatron: each axis adds
+    // layouts of its own, and what the search returns is a valid plan that fits on its own.
+    const Catalog &cat = Catalog::builtin();
+    json j = seedCase("deepseek-v2-lite", 8192, 2, "ascend-910b2");
+    j["framework"] = "megatron";
+    SearchRequest req = request(j, 32, 40);
+    req.max_micro_batch = 2;
+    req.allow_offload = false;
+    req.axes = 0;
+    const SearchOutcome none = searchLayouts(req, cat);
+    QVERIFY(none.evaluated > 0);
+    for (const uint32_t axis : {kSearchExpertTp, kSearchCpAlgo, kSearchDpShard, kSearchRecomputeBlock,
+                                kSearchUnevenStages}) {
+        req.axes = axis;
+        const SearchOutcome one = searchLayouts(req, cat);
+        QVERIFY2(one.evaluated > none.evaluated, qPrintable(QString::number(axis)));
+    }
+    req.axes = kSearchAllAxes;
+    req.top = 400;
+    const SearchOutcome all = searchLayouts(req, cat);
+    bool uneven = false, etp1 = false, block = false;
+    for (const SearchResult &r : all.ranked) {
+        Plan p = r.plan;
+        validatePlan(p, cat); // throws on an invalid layout
+        QVERIFY(estimateMemory(p, cat).fits);
+        uneven = uneven || p.parallel.first_stage_layers > 0;
+        etp1 = etp1 || p.parallel.etp == 1;
+        block = block || p.memory.recompute_method == RecomputeMethod::Block;
+    }
+    QVERIFY(uneven);
+    QVERIFY(etp1);
+    QVERIFY(block);
 }
 
 void TestSearch::threadsGiveTheSameOutcome()

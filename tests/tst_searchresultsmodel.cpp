@@ -8,6 +8,7 @@
 
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
+#include <QCheckBox>
 #include <QTest>
 #include <QUndoStack>
 
@@ -104,6 +105,16 @@ private Q_SLOTS:
         QCOMPARE(panel.request().fixed_tp, 0);
         QCOMPARE(int(panel.request().allowed_recompute), 0b111);
         QCOMPARE(int(panel.request().allowed_offload), 0b111);
+        // Every axis by default; unticking one takes it out of the request.
+        QCOMPARE(panel.request().axes, uint32_t(kSearchAllAxes));
+        const QList<QCheckBox *> boxes = panel.findChildren<QCheckBox *>();
+        QCheckBox *hsdp = nullptr;
+        for (QCheckBox *b : boxes)
+            if (b->text() == QStringLiteral("HSDP"))
+                hsdp = b;
+        QVERIFY(hsdp);
+        hsdp->setChecked(false);
+        QCOMPARE(panel.request().axes, uint32_t(kSearchAllAxes & ~kSearchDpShard));
     }
 
     /// After a search: the Pareto front drawn and loadable; results marked stale once the

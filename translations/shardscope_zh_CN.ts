@@ -2299,11 +2299,13 @@ measured beside predicted.
         <source>Usage: shardscope-cli search PLAN.plan.json [--top N] [--global-batch N | --global-tokens N]
                              [--tp N] [--pp N] [--cp N] [--max-devices N] [--min-headroom GIB]
                              [--recompute LIST] [--offload none|LIST] [--no-offload]
+                             [--axes all|none|LIST] [--min-cp-tokens N]
                              [--format table|json]
 </source>
         <translation>用法：shardscope-cli search PLAN.plan.json [--top N] [--global-batch N | --global-tokens N]
                              [--tp N] [--pp N] [--cp N] [--max-devices N] [--min-headroom GIB]
                              [--recompute LIST] [--offload none|LIST] [--no-offload]
+                             [--axes all|none|LIST] [--min-cp-tokens N]
                              [--format table|json]
 </translation>
     </message>
@@ -4996,6 +4998,54 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Cannot answer for this plan: %1</source>
         <translation>无法为该方案作答：%1</translation>
+    </message>
+    <message>
+        <source>etp</source>
+        <translation>etp</translation>
+    </message>
+    <message>
+        <source>CP algorithm</source>
+        <translation>CP 算法</translation>
+    </message>
+    <message>
+        <source>HSDP</source>
+        <translation>HSDP</translation>
+    </message>
+    <message>
+        <source>block recompute</source>
+        <translation>块重计算</translation>
+    </message>
+    <message>
+        <source>uneven stages</source>
+        <translation>非均匀阶段</translation>
+    </message>
+    <message>
+        <source>MoE: expert tensor parallelism 1 beside tp&apos;s (needs sequence parallelism)</source>
+        <translation>MoE：除与 tp 相同外，再尝试专家张量并行度 1（需要序列并行）</translation>
+    </message>
+    <message>
+        <source>cp &gt; 1: ring, Ulysses and the hybrids (Ulysses inside, ring across)</source>
+        <translation>cp &gt; 1：ring、Ulysses 及混合方式（组内 Ulysses，组间 ring）</translation>
+    </message>
+    <message>
+        <source>Full sharding: HSDP groups of one, two and four nodes&apos; ranks, replicated across</source>
+        <translation>全分片：以一个、两个、四个节点的卡为 HSDP 分片组，组间复制</translation>
+    </message>
+    <message>
+        <source>Megatron: full recompute of a quarter, half and three quarters of each chunk&apos;s layers (--recompute-method block)</source>
+        <translation>Megatron：仅对每个模型块四分之一、一半、四分之三的层做完全重计算（--recompute-method block）</translation>
+    </message>
+    <message>
+        <source>pp not dividing the layers: uneven first and last stages (--decoder-first/last-pipeline-num-layers)</source>
+        <translation>pp 不能整除层数时：首末阶段非均匀（--decoder-first/last-pipeline-num-layers）</translation>
+    </message>
+    <message>
+        <source> (each axis multiplies the layouts searched)</source>
+        <translation>（每个维度都会成倍增加搜索的布局数）</translation>
+    </message>
+    <message>
+        <source>Also vary:</source>
+        <translation>同时搜索：</translation>
     </message>
 </context>
 <context>

@@ -60,6 +60,15 @@ std::string searchKey(const Plan &plan)
     pa.account_for_embedding = pa.account_for_loss = false;
     pa.stage_layers.clear();
     pa.pipeline_layout.clear();
+    // So are the axes beyond (core/search.h SearchAxis) and what follows the sharding.
+    pa.etp = 0;
+    pa.cp_algo = CpAlgo::Ring;
+    pa.ulysses_degree = 0;
+    pa.dp_shard = 0;
+    p.memory.recompute_method = RecomputeMethod::Uniform;
+    p.memory.recompute_num_layers = 1;
+    p.memory.overlap_param_gather = false;
+    p.memory.param_and_grad_buffer_pad = 0;
     p.training.micro_batch = 1;
     p.training.grad_accum = 1;
     p.memory.recompute = Recompute::None;
@@ -123,6 +132,22 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
         m_offloadSet[i]->setChecked(true);
         connect(m_offload, &QCheckBox::toggled, m_offloadSet[i], &QWidget::setEnabled);
     }
+    // The axes beyond the classic ones (core/search.h SearchAxis), each on unless unticked.
+    const QString axisNames[5] = {tr("etp"), tr("CP algorithm"), tr("HSDP"), tr("block recompute"),
+                                  tr("uneven stages")};
+    const QString axisTips[5] = {
+        tr("MoE: expert tensor parallelism 1 beside tp's (needs sequence parallelism)"),
+        tr("cp > 1: ring, Ulysses and the hybrids (Ulysses inside, ring across)"),
+        tr("Full sharding: HSDP groups of one, two and four nodes' ranks, replicated across"),
+        tr("Megatron: full recompute of a quarter, half and three quarters of each chunk's layers "
+           "(--recompute-method block)"),
+        tr("pp not dividing the layers: uneven first and last stages "
+           "(--decoder-first/last-pipeline-num-layers)")};
+    for (int i = 0; i < 5; ++i) {
+        m_axes[i] = new QCheckBox(axisNames[i], this);
+        m_axes[i]->setChecked(true);
+        m_axes[i]->setToolTip(axisTips[i] + tr(" (each axis multiplies the layouts searched)"));
+    }
     m_cancel->setEnabled(false);
     m_load->setEnabled(false);
     m_progress->setRange(0, 1000);
@@ -178,6 +203,11 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
     for (QCheckBox *b : m_offloadSet)
         modes->addWidget(b);
     modes->addStretch(1);
+    auto *axesRow = new QHBoxLayout;
+    axesRow->addWidget(new QLabel(tr("Also vary:"), this));
+    for (QCheckBox *b : m_axes)
+        axesRow->addWidget(b);
+    axesRow->addStretch(1);
     m_fitLabel->setVisible(false);
 
     auto *proxy = new QSortFilterProxyModel(this);
@@ -232,6 +262,7 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
     layout->addLayout(controls);
     layout->addLayout(constraints);
     layout->addLayout(modes);
+    layout->addLayout(axesRow);
     layout->addWidget(m_fitLabel);
     layout->addWidget(m_status);
     layout->addWidget(m_staleLabel);
@@ -363,6 +394,8 @@ void SearchPanel::setRunning(bool running)
         m_recompute[i]->setEnabled(!running);
         m_offloadSet[i]->setEnabled(!running && m_offload->isChecked());
     }
+    for (QCheckBox *b : m_axes)
+        b->setEnabled(!running);
     m_cancel->setEnabled(running);
 }
 
@@ -389,6 +422,11 @@ SearchRequest SearchPanel::request() const
             request.allowed_recompute |= uint8_t(1u << i);
         if (m_offloadSet[i]->isChecked())
             request.allowed_offload |= uint8_t(1u << i);
+    }
+    request.axes = 0;
+    for (int i = 0; i < 5; ++i) {
+        if (m_axes[i]->isChecked())
+            request.axes |= 1u << i;
     }
     return request;
 }

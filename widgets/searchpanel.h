@@ -87,6 +87,7 @@ private:
     QDoubleSpinBox *m_headroom;
     QCheckBox *m_recompute[3];
     QCheckBox *m_offloadSet[3];
+    QCheckBox *m_axes[5]; ///< SearchAxis bits 0..4
     QPushButton *m_run;
     QPushButton *m_cancel;
     QPushButton *m_load;

@@ -35,12 +35,24 @@ std::string layoutText(const Plan &p)
     const Parallel &pa = p.parallel;
     std::ostringstream o;
     o << "dp" << pa.dp << " tp" << pa.tp << " pp" << pa.pp << " cp" << pa.cp;
+    if (pa.cp_algo == CpAlgo::Ulysses)
+        o << "u";
+    else if (pa.cp_algo == CpAlgo::Hybrid)
+        o << "h" << pa.ulysses_degree;
     if (pa.ep > 1)
         o << " ep" << pa.ep;
+    if (pa.etp > 0 && pa.etp != pa.tp)
+        o << " etp" << pa.etp;
     if (pa.pp_schedule == PpSchedule::Interleaved)
         o << " v" << pa.virtual_stages;
-    o << " " << toString(pa.sharding) << (pa.sp ? " sp" : "")
-      << " rc:" << toString(p.memory.recompute);
+    if (pa.first_stage_layers > 0 || pa.last_stage_layers > 0)
+        o << " L" << pa.first_stage_layers << "/" << pa.last_stage_layers;
+    o << " " << toString(pa.sharding);
+    if (pa.dp_shard > 0)
+        o << "/" << pa.dp_shard;
+    o << (pa.sp ? " sp" : "") << " rc:" << toString(p.memory.recompute);
+    if (p.memory.recompute == Recompute::Full && p.memory.recompute_method == RecomputeMethod::Block)
+        o << "/" << p.memory.recompute_num_layers;
     const Offload &off = p.memory.offload;
     if (off.optimizer || off.params || off.grads || off.activations) {
         o << " off:";
@@ -108,6 +120,8 @@ struct Options
     double minHeadroomGiB = 0;
     uint8_t recompute = 0b111;
     uint8_t offloadSets = 0b111;
+    uint32_t axes = kSearchAllAxes;
+    int64_t minCpTokens = 1024;
 };
 
 /// A comma-separated list of names as a bit set (bit i for names[i]); false on an unknown name.
@@ -222,6 +236,26 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
                     << value << "\"\n";
                 return false;
             }
+        } else if (allowSearch && a == "--axes") {
+            if (!need("all, none or a list of etp,cp-algo,hsdp,recompute-block,uneven"))
+                return false;
+            uint8_t bits = 0;
+            if (value == "all") {
+                o.axes = kSearchAllAxes;
+            } else if (value == "none") {
+                o.axes = 0;
+            } else if (nameSet(value, {"etp", "cp-algo", "hsdp", "recompute-block", "uneven"}, bits)) {
+                o.axes = bits;
+            } else {
+                err << "shardscope-cli " << verb
+                    << ": --axes takes all, none or a list of etp, cp-algo, hsdp, recompute-block, "
+                       "uneven, got \""
+                    << value << "\"\n";
+                return false;
+            }
+        } else if (allowSearch && a == "--min-cp-tokens") {
+            if (!need("tokens per CP rank") || !integer("--min-cp-tokens", 0, int64_t(1) << 40, o.minCpTokens))
+                return false;
         } else if (allowSearch && a == "--no-offload") {
             o.offload = false;
         } else if (!a.empty() && a[0] == '-') {
@@ -246,6 +280,8 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
                                            "[--max-devices N] [--min-headroom GIB]\n"
                                            "                             [--recompute LIST] "
                                            "[--offload none|LIST] [--no-offload]\n"
+                                           "                             [--axes all|none|LIST] "
+                                           "[--min-cp-tokens N]\n"
                                            "                             [--format table|json]\n")
                    .toStdString();
         return ExitOk;
@@ -279,6 +315,8 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         req.min_headroom_bytes = o.minHeadroomGiB * kGiB;
         req.allowed_recompute = o.recompute;
         req.allowed_offload = o.offloadSets;
+        req.axes = o.axes;
+        req.min_tokens_per_cp_rank = o.minCpTokens;
         const SearchOutcome res = searchLayouts(req, cat);
         const double rate = res.seconds > 0 ? double(res.evaluated) / res.seconds : 0.0;
         const int64_t global = req.global_batch > 0
@@ -295,8 +333,11 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
                                 {"max_devices", o.maxDevices},
                                 {"min_headroom_gib", o.minHeadroomGiB},
                                 {"recompute", o.recompute},
-                                {"offload", o.offload ? o.offloadSets : 0}};
+                                {"offload", o.offload ? o.offloadSets : 0},
+                                {"axes", o.axes},
+                                {"min_cp_tokens", o.minCpTokens}};
             j["evaluated"] = res.evaluated;
+            j["estimated"] = res.estimated;
             j["fitting"] = res.fitting;
             j["replayed"] = res.replayed;
             j["rejected_by_allocator"] = res.rejected_by_allocator;
@@ -338,8 +379,9 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
             out << "\n";
         }
         out << res.evaluated << " layouts evaluated in " << formatSeconds(res.seconds) << " ("
-            << formatFixed(rate / 1000.0, 0) << "k/s), " << res.fitting
-            << " within the allocated bound; the allocator replayed on " << res.replayed << ", "
+            << formatFixed(rate / 1000.0, 0) << "k/s), " << res.estimated
+            << " estimated (the others break a rule or cannot fit by their memory floor), "
+            << res.fitting << " within the allocated bound; the allocator replayed on " << res.replayed << ", "
             << res.rejected_by_allocator << " of them run out of memory.\n\n";
         if (res.ranked.empty()) {
             out << "No layout fits.\n";
@@ -351,8 +393,11 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         resultRows(out, res.ranked);
         out << "\nPareto front, least memory first (no layout is both smaller and faster):\n";
         resultRows(out, res.pareto);
-        out << "\nLayout: dp/tp/pp/cp degrees, v virtual stages, sharding, sp, recompute, offload "
-               "(O optimizer, P params, G grads, A activations), micro-batch x micro-batches.\n";
+        out << "\nLayout: dp/tp/pp/cp degrees (cp..u Ulysses, cp..hN hybrid with Ulysses degree N), ep "
+               "and etp, v virtual stages, L first/last stage layers (uneven), sharding (/N: HSDP "
+               "shard group), sp, recompute (full/N: Megatron's block method over N layers per "
+               "chunk), offload (O optimizer, P params, G grads, A activations), micro-batch x "
+               "micro-batches.\n";
     } catch (const PlanError &e) {
         err << "shardscope-cli: error: " << located(file, e.what()) << "\n";
         return ExitBadInput;
