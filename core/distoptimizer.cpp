@@ -155,9 +155,11 @@ StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp
     const Parallel &pa = plan.parallel;
     const ParameterCounts pc = countParameters(mo);
     const double tp = pa.tp;
-    const int v = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
+    // The stage's chunks and their layers as the plan lays them out (core/layers.h: even, uneven
+    // first / last stages, listed per stage).
+    const StageLayout layout = stageLayout(pa, int(mo.layers));
+    const int v = std::max(1, layout.chunks);
     const int chunkCount = pa.pp * v;
-    const int perChunk = std::max(1, mo.layers / std::max(1, chunkCount));
     const LayerSpec denseSpec = layerSpec(mo, LayerKind::Dense);
     const LayerSpec moeSpec = mo.moe.enabled() ? layerSpec(mo, LayerKind::Moe) : LayerSpec{};
     StageBuffers out;
@@ -173,7 +175,8 @@ StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp
             if (pc.position > 0)
                 dense.push_back({double(pc.position)});
         }
-        for (int layer = chunk * perChunk; layer < std::min(mo.layers, (chunk + 1) * perChunk); ++layer)
+        const int begin = layout.offset(stage, k), end = begin + layout.chunk(stage, k);
+        for (int layer = begin; layer < std::min<int>(int(mo.layers), end); ++layer)
             appendLayer(mo.moeLayer(layer) ? moeSpec : denseSpec, pa, dense, expert);
         if (lastChunk) {
             dense.push_back({double(pc.final_norm)});

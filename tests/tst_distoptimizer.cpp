@@ -190,6 +190,30 @@ private slots:
         QCOMPARE(megatronStageBuffers(p2, 0, ddp).dense.buckets, 1 + 16 * 2);
     }
 
+    void unevenStagesFollowTheLayout()
+    {
+        // pp 3 with first / last stages of 10 layers: the middle stage holds the other 12. Each
+        // Llama-2-7B layer is 202,383,360 parameters (101,191,680 per rank under tp 2, norms
+        // replicated: 4 x 4096 x 4096 / 2 + 3 x 4096 x 11008 / 2 + 2 x 4096 = 101,195,776);
+        // the embedding and the output layer are 32000 x 4096 / 2 = 65,536,000 each, the final
+        // norm 4,096.
+        json j = llamaPlan(2, 4);
+        j["model"]["vocab"] = 32000;
+        j["model"]["vocab_divisible_by"] = 1;
+        j["parallel"]["dp"] = 1;
+        j["parallel"]["sharding"] = "none";
+        j["parallel"]["pp"] = 3;
+        j["parallel"]["first_stage_layers"] = 10;
+        j["parallel"]["last_stage_layers"] = 10;
+        j["cluster"]["devices_per_node"] = 6;
+        const Plan p = parse(j);
+        MegatronDdp ddp;
+        const double layer = 101195776.0;
+        QCOMPARE(megatronStageBuffers(p, 0, ddp).dense.unpadded, 10 * layer + 65536000.0);
+        QCOMPARE(megatronStageBuffers(p, 1, ddp).dense.unpadded, 12 * layer);
+        QCOMPARE(megatronStageBuffers(p, 2, ddp).dense.unpadded, 10 * layer + 4096.0 + 65536000.0);
+    }
+
     void oddDataParallelPads()
     {
         // dp 3 on a stage whose tensors sum to an odd multiple of 64: Llama-2-7B under tp 2 with
