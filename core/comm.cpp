@@ -52,6 +52,8 @@ std::string_view groupKey(CommGroup g)
         return "ep";
     case CommGroup::ETP:
         return "etp";
+    case CommGroup::ExpertDP:
+        return "edp";
     }
     return "";
 }
@@ -148,6 +150,9 @@ struct StageParams
     double trainedLayer = 0, trainedRoot = 0, trainedTotal = 0;
     /// Share of the trained elements that are adapters (their gradients have the adapter dtype).
     double adapterShare = 0;
+    /// Share of the trained elements that are routed experts: Megatron reduces their gradients
+    /// over the expert data-parallel group, not the dense one.
+    double expertShare = 0;
 };
 
 StageParams stageParams(const Plan &plan)
@@ -166,16 +171,27 @@ StageParams stageParams(const Plan &plan)
                            : 0.0;
     sp.layer = std::max(dense, moe);
     const double first = double(pc.embedding) / t + double(pc.position);
+    // The last stage: final norm, head (or the tied embedding's copy), and the MTP modules with
+    // their routed experts split by ep like any MoE layer (and the embedding copy they share).
+    const RankLayer mtp = mtpModuleOnRank(mo, pa.tp, pa.ep, pa.expertTp());
     const double last =
         double(pc.final_norm) + (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
                                                     : double(pc.lm_head) / t) +
-        double(pc.mtp_module) * mo.mtp_layers / t;
+        (mo.mtp_layers > 0 && pa.pp > 1 && !mo.tied_embeddings ? double(pc.embedding) / t : 0.0) +
+        mtp.total() * mo.mtp_layers;
     sp.root = pa.pp == 1 ? first + last : std::max(first, last);
     const double meanLayer = mo.layers > 0 ? (dense * pc.dense_layers + moe * pc.moe_layers) / mo.layers : 0.0;
     sp.total = meanLayer * mostStageLayers(plan) + sp.root;
     sp.trainedLayer = sp.layer;
     sp.trainedRoot = sp.root;
     sp.trainedTotal = sp.total;
+    if (pc.moe_layers > 0 && sp.total > 0 && mo.layers > 0) {
+        const double experts = rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()).experts;
+        const bool lastHeaviest = pa.pp == 1 || last >= first;
+        sp.expertShare = (experts * pc.moe_layers / double(mo.layers) * mostStageLayers(plan) +
+                          (lastHeaviest ? mtp.experts * mo.mtp_layers : 0.0)) /
+                         sp.total;
+    }
     if (plan.training.method.method != TrainingMethod::Full) {
         const StageElements a = stageElements(plan, 0), b = stageElements(plan, pa.pp - 1);
         sp.trainedLayer = std::max(a.trainedPerLayer, b.trainedPerLayer);
@@ -183,6 +199,7 @@ StageParams stageParams(const Plan &plan)
                                     : std::max(a.trainedEmbedding, b.trainedHead);
         sp.trainedTotal = std::max(a.trained(), b.trained());
         sp.adapterShare = a.trained() > 0 ? (a.adapterDense + a.adapterExpert) / a.trained() : 0.0;
+        sp.expertShare = 0; // adapters and frozen experts: reduced with the rest
     }
     return sp;
 }
@@ -243,7 +260,7 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
         // Adapters' gradients are in the adapter dtype (PEFT: fp32).
         const double gradBytes = baseGradBytes * (1.0 - sp.adapterShare) +
                                  adapterBytes(plan, fw) * sp.adapterShare;
-        const double window = ce.backward_microbatch_s; // the last micro-batch's backward
+        const double backwardWindow = ce.backward_microbatch_s; // the last micro-batch's backward
         // Megatron's --overlap-grad-reduce (memory.overlap_grad_reduce): without it
         // DistributedDataParallel has one bucket (bucket_size None), reduced once backward is
         // done, all of it exposed. --overlap-param-gather: the updated shards are all-gathered
@@ -251,78 +268,109 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
         // hides them) instead of right after the optimizer step.
         const bool overlapGrads = overlapGradReduceOf(plan, fw);
         const bool overlapParams = overlapParamGatherOf(plan, fw);
-        const double forwardWindow = ce.layer_forward_s * L;
+        const double forwardPass = ce.layer_forward_s * L;
+        // DDP and the distributed optimizer: the dense gradients over the data-parallel group,
+        // the routed experts' over the expert data-parallel group (Megatron-Core's
+        // expert_data_parallel_group: world / (ep x etp x pp) ranks, ep x etp apart), each with
+        // its own buffer's buckets (core/distoptimizer.h).
+        const double expertDp = pa.expertDp();
+        const bool expertGroup = sp.expertShare > 0 && pa.sharding != Sharding::Full &&
+                                 std::lround(expertDp) != dpGroup;
+        auto reduceGrads = [&](double share, bool experts) {
+            const CommGroup grpDp = experts ? CommGroup::ExpertDP : CommGroup::DP;
+            const GroupPlacement ge =
+                experts ? placeGroup(int(std::lround(expertDp)), pa.ep * pa.expertTp(), cl, dev.intra_node) : g;
+            const GroupPlacement &gD = experts ? ge : g;
+            const GroupPlacement &gsD = experts ? ge : gs;
+            const GroupPlacement grD = experts ? placeGroup(1, 1, cl, dev.intra_node) : gr;
+            const int shardD = experts ? int(std::lround(expertDp)) : pa.shardGroup();
+            const double trained = sp.trainedTotal * share;
+            // Both buffers' buckets share the backward (and forward) they hide behind.
+            const double window = backwardWindow * share;
+            const double forwardWindow = forwardPass * share;
+            switch (pa.sharding) {
+            case Sharding::None: {
+                // DDP: buckets of ddp_bucket_bytes all-reduced as backward fills them.
+                const double total = trained * gradBytes;
+                const double buckets =
+                    overlapGrads ? std::max(1.0, std::ceil(total / std::max(1.0, fw.ddp_bucket_bytes))) : 1.0;
+                const double S = total / buckets;
+                const double t1 = collectiveTime(CollectiveKind::AllReduce, gD, S, dev);
+                const double exposed = overlapGrads ? std::max(t1, buckets * t1 - window) : t1;
+                emit(CollectiveKind::AllReduce, grpDp, gD, S, buckets, exposed,
+                     CommPhase::Backward,
+                     overlapGrads ? QT_TRANSLATE_NOOP("Collective",
+                                                      "gradient buckets (DDP), overlapped with backward")
+                                  : QT_TRANSLATE_NOOP("Collective",
+                                                      "gradients (DDP) in one bucket after backward, not overlapped"));
+                break;
+            }
+            case Sharding::Optimizer:
+            case Sharding::Grads: {
+                const double bucket =
+                    fw.reduce_bucket_bytes > 0 ? fw.reduce_bucket_bytes : fw.ddp_bucket_bytes;
+                const double gTotal = trained * gradBytes;
+                // Megatron-Core's buckets close at parameter ends once they reach bucket_size
+                // elements (core/distoptimizer.h): the first stage's count, both buffers.
+                double megatronBuckets = 0;
+                if (fw.contiguous_buffers && pa.sharding == Sharding::Optimizer && overlapGrads &&
+                    plan.training.method.method == TrainingMethod::Full) {
+                    MegatronDdp ddp;
+                    ddp.overlapGradReduce = true;
+                    ddp.bucketElements = fw.ddp_bucket_elements;
+                    ddp.padForHighBusbw = fw.pad_buckets_for_high_nccl_busbw;
+                    ddp.padBytes = plan.memory.param_and_grad_buffer_pad;
+                    const StageBuffers b = megatronStageBuffers(plan, 0, ddp);
+                    megatronBuckets = double(experts ? b.expert.buckets : expertGroup ? b.dense.buckets : b.dense.buckets + b.expert.buckets);
+                }
+                const double gBuckets =
+                    !overlapGrads ? 1.0
+                    : megatronBuckets > 0 ? megatronBuckets
+                                          : std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket)));
+                const double gS = gTotal / gBuckets;
+                const double t1 = collectiveTime(CollectiveKind::ReduceScatter, gsD, gS, dev);
+                emit(CollectiveKind::ReduceScatter, grpDp, gsD, gS, gBuckets,
+                     overlapGrads ? std::max(t1, gBuckets * t1 - window) : t1, CommPhase::Backward,
+                     overlapGrads ? QT_TRANSLATE_NOOP("Collective",
+                                                      "gradient buckets (ZeRO-1/2), overlapped with backward")
+                                  : QT_TRANSLATE_NOOP("Collective",
+                                                      "gradients (ZeRO-1/2) in one bucket after backward, "
+                                                      "not overlapped"));
+                emit(CollectiveKind::AllReduce, grpDp, grD, gS / std::max(1, shardD), gBuckets,
+                     -1, CommPhase::Backward,
+                     QT_TRANSLATE_NOOP("Collective", "HSDP: each bucket's shard all-reduced across the replicas"));
+                const double pTotal = trained * bytesOf(pr.params);
+                const double pBuckets =
+                    !overlapGrads ? 1.0
+                    : megatronBuckets > 0 ? megatronBuckets // param_data has grad_data's buckets
+                                          : std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket)));
+                if (overlapParams) {
+                    const double tAg = collectiveTime(CollectiveKind::AllGather, gsD, pTotal / pBuckets, dev);
+                    emit(CollectiveKind::AllGather, grpDp, gsD, pTotal / pBuckets, pBuckets,
+                         std::max(tAg, pBuckets * tAg - forwardWindow), CommPhase::Forward,
+                         QT_TRANSLATE_NOOP("Collective",
+                                           "updated parameter shards, bucket by bucket in the next "
+                                           "forward (overlap-param-gather)"));
+                } else {
+                    emit(CollectiveKind::AllGather, grpDp, gsD, pTotal / pBuckets, pBuckets, -1,
+                         CommPhase::OptimizerStep,
+                         QT_TRANSLATE_NOOP("Collective",
+                                           "updated parameter shards after the optimizer step"));
+                }
+                break;
+            }
+            default:
+                break;
+            }
+        };
         switch (pa.sharding) {
-        case Sharding::None: {
-            // DDP: buckets of ddp_bucket_bytes all-reduced as backward fills them.
-            const double total = sp.trainedTotal * gradBytes;
-            const double buckets =
-                overlapGrads ? std::max(1.0, std::ceil(total / std::max(1.0, fw.ddp_bucket_bytes))) : 1.0;
-            const double S = total / buckets;
-            const double t1 = collectiveTime(CollectiveKind::AllReduce, g, S, dev);
-            const double exposed = overlapGrads ? std::max(t1, buckets * t1 - window) : t1;
-            emit(CollectiveKind::AllReduce, CommGroup::DP, g, S, buckets, exposed,
-                 CommPhase::Backward,
-                 overlapGrads ? QT_TRANSLATE_NOOP("Collective",
-                                                  "gradient buckets (DDP), overlapped with backward")
-                              : QT_TRANSLATE_NOOP("Collective",
-                                                  "gradients (DDP) in one bucket after backward, not overlapped"));
-            break;
-        }
+        case Sharding::None:
         case Sharding::Optimizer:
-        case Sharding::Grads: {
-            const double bucket =
-                fw.reduce_bucket_bytes > 0 ? fw.reduce_bucket_bytes : fw.ddp_bucket_bytes;
-            const double gTotal = sp.trainedTotal * gradBytes;
-            // Megatron-Core's buckets close at parameter ends once they reach bucket_size
-            // elements (core/distoptimizer.h): the first stage's count, both buffers.
-            double megatronBuckets = 0;
-            if (fw.contiguous_buffers && pa.sharding == Sharding::Optimizer && overlapGrads &&
-                plan.training.method.method == TrainingMethod::Full) {
-                MegatronDdp ddp;
-                ddp.overlapGradReduce = true;
-                ddp.bucketElements = fw.ddp_bucket_elements;
-                ddp.padForHighBusbw = fw.pad_buckets_for_high_nccl_busbw;
-                ddp.padBytes = plan.memory.param_and_grad_buffer_pad;
-                const StageBuffers b = megatronStageBuffers(plan, 0, ddp);
-                megatronBuckets = double(b.dense.buckets + b.expert.buckets);
-            }
-            const double gBuckets =
-                !overlapGrads ? 1.0
-                : megatronBuckets > 0 ? megatronBuckets
-                                      : std::max(1.0, std::ceil(gTotal / std::max(1.0, bucket)));
-            const double gS = gTotal / gBuckets;
-            const double t1 = collectiveTime(CollectiveKind::ReduceScatter, gs, gS, dev);
-            emit(CollectiveKind::ReduceScatter, CommGroup::DP, gs, gS, gBuckets,
-                 overlapGrads ? std::max(t1, gBuckets * t1 - window) : t1, CommPhase::Backward,
-                 overlapGrads ? QT_TRANSLATE_NOOP("Collective",
-                                                  "gradient buckets (ZeRO-1/2), overlapped with backward")
-                              : QT_TRANSLATE_NOOP("Collective",
-                                                  "gradients (ZeRO-1/2) in one bucket after backward, "
-                                                  "not overlapped"));
-            emit(CollectiveKind::AllReduce, CommGroup::DP, gr, gS / std::max(1, pa.shardGroup()), gBuckets,
-                 -1, CommPhase::Backward,
-                 QT_TRANSLATE_NOOP("Collective", "HSDP: each bucket's shard all-reduced across the replicas"));
-            const double pTotal = sp.trainedTotal * bytesOf(pr.params);
-            const double pBuckets =
-                !overlapGrads ? 1.0
-                : megatronBuckets > 0 ? megatronBuckets // param_data has grad_data's buckets
-                                      : std::max(1.0, std::ceil(pTotal / std::max(1.0, bucket)));
-            if (overlapParams) {
-                const double tAg = collectiveTime(CollectiveKind::AllGather, gs, pTotal / pBuckets, dev);
-                emit(CollectiveKind::AllGather, CommGroup::DP, gs, pTotal / pBuckets, pBuckets,
-                     std::max(tAg, pBuckets * tAg - forwardWindow), CommPhase::Forward,
-                     QT_TRANSLATE_NOOP("Collective",
-                                       "updated parameter shards, bucket by bucket in the next "
-                                       "forward (overlap-param-gather)"));
-            } else {
-                emit(CollectiveKind::AllGather, CommGroup::DP, gs, pTotal / pBuckets, pBuckets, -1,
-                     CommPhase::OptimizerStep,
-                     QT_TRANSLATE_NOOP("Collective",
-                                       "updated parameter shards after the optimizer step"));
-            }
+        case Sharding::Grads:
+            reduceGrads(expertGroup ? 1.0 - sp.expertShare : 1.0, false);
+            if (expertGroup)
+                reduceGrads(sp.expertShare, true);
             break;
-        }
         case Sharding::Full: {
             // FSDP2 / ZeRO-3: parameters gathered in the compute dtype (mixed-precision policy),
             // gradients reduce-scattered in the gradient dtype, layer by layer.

@@ -27,7 +27,8 @@ enum class CommGroup
     CP,
     PP,
     EP,
-    ETP ///< expert tensor parallel (Megatron's expert_tensor_parallel_size)
+    ETP,     ///< expert tensor parallel (Megatron's expert_tensor_parallel_size)
+    ExpertDP ///< the routed experts' data-parallel group (world / (ep x etp x pp) ranks)
 };
 enum class CommPhase
 {

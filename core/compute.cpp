@@ -409,10 +409,13 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
     const double layerExperts = ml.experts * pc.moe_layers / layersAll;
     const double layerMatmul = (dl.matmul * pc.dense_layers + ml.matmul * pc.moe_layers) / layersAll;
     const double rootFirst = double(pc.embedding) / t + double(pc.position);
+    // MTP modules on the last stage: their routed experts split by ep like any MoE layer, the
+    // embedding copy they share (core/layers.h mtpModuleOnRank, as the memory engine counts).
     const double rootLast =
         double(pc.final_norm) + (mo.tied_embeddings ? (pa.pp > 1 ? double(pc.embedding) / t : 0.0)
                                                     : double(pc.lm_head) / t) +
-        double(pc.mtp_module) * mo.mtp_layers / t;
+        (mo.mtp_layers > 0 && pa.pp > 1 && !mo.tied_embeddings ? double(pc.embedding) / t : 0.0) +
+        mtpModuleOnRank(mo, pa.tp, pa.ep, pa.expertTp()).total() * mo.mtp_layers;
     // The rank holding the most (an uneven layout may put it anywhere): its layers and root.
     double root = pa.pp == 1 ? rootFirst + rootLast : std::max(rootFirst, rootLast);
     int Lrank = pa.pp == 1 ? stageL.front() : (rootLast >= rootFirst ? Llast : Lfirst);

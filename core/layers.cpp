@@ -510,4 +510,19 @@ std::optional<PlanError> stageLayoutError(const Plan &plan)
     return stageLayoutError(plan.parallel, plan.model.layers, plan.model.mtp_layers);
 }
 
+RankLayer mtpModuleOnRank(const ModelShape &m, int tp, int ep, int etp)
+{
+    if (m.mtp_layers <= 0 || m.layers <= 0)
+        return {};
+    RankLayer r = rankLayer(m, layerKind(m, m.layers - 1), tp, ep, etp);
+    const double h = double(m.hidden);
+    const double t = std::max(1, tp);
+    const double projection = 2.0 * h * h / t + (m.linear_bias ? h / t : 0.0);
+    r.attention += projection; // dense, beside the layer's own
+    r.matmul += 2.0 * h * h / t;
+    const double norm = m.norm == NormKind::LayerNorm ? 2.0 * h : h;
+    r.norms += 3.0 * norm; // enorm, hnorm, the module's final norm
+    return r;
+}
+
 } // namespace shardscope

@@ -77,6 +77,11 @@ struct RankLayer
 };
 
 RankLayer rankLayer(const ModelShape &m, LayerKind kind, int tp, int ep, int etp);
+/// One multi-token-prediction module on a rank of the last stage (DeepSeek-V3; Megatron's MTP
+/// block): enorm and hnorm, the 2h -> h projection (column-parallel), a layer of the last
+/// layer's kind split like it (its routed experts by ep and etp) and its final norm. Zero
+/// without MTP.
+RankLayer mtpModuleOnRank(const ModelShape &m, int tp, int ep, int etp);
 RankLayer rankLayer(const LayerSpec &spec, int tp, int ep, int etp);
 
 /// How the decoder layers are spread over the pipeline: the layers of every model chunk

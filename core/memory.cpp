@@ -453,14 +453,11 @@ Quantities computeQuantities(const Context &x, int stage)
             if (x.pp > 1 && !mo.tied_embeddings)
                 root += double(x.pc.embedding) / t;
             // Each module: enorm, hnorm, the 2h -> h projection (column-parallel), a layer of
-            // the last layer's kind and its final norm.
-            const bool lastMoe = mo.moeLayer(mo.layers - 1);
-            const RankLayer &kindOf = lastMoe ? ml : dl;
-            const double h = double(mo.hidden);
-            const double proj = 2.0 * h * h / t + (mo.linear_bias ? h / t : 0.0);
-            mtpDense = mo.mtp_layers * (kindOf.dense() + proj + 3.0 * double(x.pc.final_norm));
-            mtpExperts = mo.mtp_layers * kindOf.experts;
-            mtpMatmul = mo.mtp_layers * (kindOf.matmul + 2.0 * h * h / t);
+            // the last layer's kind and its final norm (core/layers.h).
+            const RankLayer module = mtpModuleOnRank(mo, x.tp, x.plan.parallel.ep, x.plan.parallel.expertTp());
+            mtpDense = mo.mtp_layers * module.dense();
+            mtpExperts = mo.mtp_layers * module.experts;
+            mtpMatmul = mo.mtp_layers * module.matmul;
         }
     }
     const double layersDense = dl.dense() * mix.dense + ml.dense() * mix.moe;

@@ -283,14 +283,19 @@ void TestComm::inventories_data()
     // The dp x cp group is 8 x 8 = 64 ranks; stage parameters per rank: experts 8 / 8 = 1 per
     // layer (3 x 4096 x 14336 = 176,160,768) + attention 4 x 4096^2 / ... (GQA: 2 x 4096^2 +
     // 2 x 4096 x 1024 = 41,943,040) + norms 8192 + router 32,768 = 218,144,768 per layer x 32 =
-    // 6,980,632,576 + root 262,148,096 = 7,242,780,672 x 2 B = 14,485,561,344 B in 553 buckets
-    // (ceil(552.6)) of 26,194,505.1 B.
+    // 6,980,632,576 + root 262,148,096 = 7,242,780,672 x 2 B = 14,485,561,344 B. The experts'
+    // gradients go over the expert data-parallel group, world / (ep x etp x pp) = 64 / 8 = 8
+    // ranks: 176,160,768 x 32 x 2 B = 11,274,289,152 B in 431 buckets (ceil(430.1) of 25 MiB) of
+    // 26,158,443.5 B; the dense rest, (41,943,040 + 8192 + 32,768) x 32 + 262,148,096 =
+    // 1,605,636,096 x 2 B = 3,211,272,192 B, over dp x cp in 123 buckets (ceil(122.5)) of
+    // 26,107,904 B.
     QTest::addRow("mixtral cp8 ep8")
         << QByteArray(casePlan("mixtral-8x7b", 32768, {{"cp", 8}, {"dp", 8}, {"ep", 8}}, "none", 1,
                                "ascend-910b2", 8)
                           .dump()
                           .c_str())
-        << QStringLiteral("all_reduce dpx64 S=26194505 n=553; send_recv cpx8 S=16777216 n=224; "
+        << QStringLiteral("all_reduce dpx64 S=26107904 n=123; all_reduce edpx8 S=26158444 n=431; "
+                          "send_recv cpx8 S=16777216 n=224; "
                           "send_recv cpx8 S=16777216 n=448; all_to_all epx8 S=67108864 n=64; "
                           "all_to_all epx8 S=67108864 n=64");
 

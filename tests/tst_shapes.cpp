@@ -54,6 +54,16 @@ private slots:
         QCOMPARE(d.attention, (4 * h * h + 3 * h) / 4 + h);
         QCOMPARE(d.denseFfn, (8 * h * h + 4 * h) / 4 + h);
         QCOMPARE(d.norms, 4 * h);
+        // DeepSeek-V3's MTP module on a rank under tp 1, ep 64: a MoE layer with 256 / 64 = 4
+        // routed experts (232,996,864 + 4 x 44,040,192 = 409,157,632), the 2h -> h projection
+        // (2 x 7168^2 = 102,760,448) and three norms (21,504): 511,939,584; its experts are 4
+        // of the 256, not all of them.
+        const RankLayer mtp = mtpModuleOnRank(m, 1, 64, 1);
+        QCOMPARE(mtp.total(), 511939584.0);
+        QCOMPARE(mtp.experts, 4.0 * 44040192);
+        ModelShape noMtp = m;
+        noMtp.mtp_layers = 0;
+        QCOMPARE(mtpModuleOnRank(noMtp, 1, 64, 1).total(), 0.0);
     }
 
     // What attention saves per token: GQA under flash (q, k, v, output, log-sum-exp), Qwen3's
