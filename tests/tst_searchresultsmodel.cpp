@@ -2,6 +2,7 @@
 #include "widgets/searchjob.h"
 #include "widgets/searchpanel.h"
 #include "widgets/searchresultsmodel.h"
+#include "widgets/layouttext.h"
 
 #include "core/catalog.h"
 #include "core/units.h"
@@ -27,6 +28,28 @@ private:
     }
 
 private Q_SLOTS:
+    /// The layout text names what the search's axes chose.
+    void layoutTextShowsTheAxes()
+    {
+        Plan p;
+        p.parallel.dp = 16;
+        p.parallel.tp = 2;
+        p.parallel.sp = true;
+        p.parallel.pp = 16;
+        p.parallel.first_stage_layers = 3;
+        p.parallel.last_stage_layers = 2;
+        p.parallel.cp = 4;
+        p.parallel.cp_algo = CpAlgo::Hybrid;
+        p.parallel.ulysses_degree = 2;
+        p.parallel.sharding = Sharding::Full;
+        p.parallel.dp_shard = 4;
+        QCOMPARE(layoutText(p), QStringLiteral("TP2+SP x PP16(3/2) x CP4-hybrid(2x2) x HSDP16(4x4)"));
+        p.parallel.cp_algo = CpAlgo::Ulysses;
+        p.parallel.dp_shard = 0;
+        p.parallel.first_stage_layers = p.parallel.last_stage_layers = 0;
+        QCOMPARE(layoutText(p), QStringLiteral("TP2+SP x PP16 x CP4-Ulysses x FSDP16"));
+    }
+
     void modelIsConsistent()
     {
         SearchResultsModel model;

@@ -5158,6 +5158,10 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <source>Exposed comm.</source>
         <translation>暴露通信</translation>
     </message>
+    <message>
+        <source>full, first %1 layers of a chunk</source>
+        <translation>full，每个模型块的前 %1 层</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::ShapeFields</name>
