@@ -30,6 +30,16 @@ json seedCase(const std::string &preset, int64_t seq, int nodes, const std::stri
     return j;
 }
 
+bool acceptedByValidatePlan(Plan p, const Catalog &cat)
+{
+    try {
+        validatePlan(p, cat);
+        return true;
+    } catch (const PlanError &) {
+        return false;
+    }
+}
+
 SearchRequest request(const json &j, int64_t globalBatch, int top)
 {
     SearchRequest r;
@@ -115,12 +125,7 @@ void TestSearch::quickValidateAgreesWithValidatePlan()
                                         p.parallel.sp = sp;
                                         p.memory.offload.params = offp;
                                         p.parallel.sharding = Sharding(sh);
-                                        bool accepted = true;
-                                        try {
-                                            validatePlan(p, cat);
-                                        } catch (const PlanError &) {
-                                            accepted = false;
-                                        }
+                                        const bool accepted = acceptedByValidatePlan(p, cat);
                                         QCOMPARE(quickValidate(p), accepted);
                                         ++checked;
                                         valid += accepted;
@@ -181,12 +186,7 @@ void TestSearch::quickValidateAgreesOnLayerLayouts()
                 p.parallel.virtual_stages = v;
                 p.parallel.pp_schedule = v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
                 p.parallel.pipeline_layout = layout;
-                bool accepted = true;
-                try {
-                    validatePlan(p, cat);
-                } catch (const PlanError &) {
-                    accepted = false;
-                }
+                const bool accepted = acceptedByValidatePlan(p, cat);
                 QCOMPARE(quickValidate(p), accepted);
                 ++checked;
                 valid += accepted;
