@@ -95,6 +95,17 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
         json phases = json::object();
         for (int p = 0; p < kPhaseCount; ++p)
             phases[std::string(phaseKey(Phase(p)))] = r.phases[size_t(p)].total();
+        json commGroups = json::array();
+        for (const CommGroupBuffer &g : r.reserve.groups) {
+            json cg = {{"group", g.group}, {"bytes", g.bytes}};
+            if (g.mb > 0) { // HCCL: the group's buffer size and where it comes from
+                cg["buffer_mb"] = g.mb;
+                cg["source"] = g.source == CommGroupBuffer::Source::Explicit   ? "hccl_group_buffer"
+                               : g.source == CommGroupBuffer::Source::Adaptive ? "hccl_buffer_adaptive"
+                                                                               : "hccl_buffsize";
+            }
+            commGroups.push_back(cg);
+        }
         ranks.push_back({{"rank", r.rank},
                          {"stage", r.stage},
                          {"ranks", r.count},
@@ -116,7 +127,8 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
                           {{"context", r.reserve.context},
                            {"communicator_buffers", r.reserve.comm_buffers},
                            {"communicators", r.reserve.communicators},
-                           {"allocator", r.reserve.allocator}}}});
+                           {"allocator", r.reserve.allocator}}},
+                         {"comm_groups", commGroups}});
     }
     j["ranks"] = ranks;
     json comm = json::array();

@@ -22,6 +22,7 @@
 #include "moe.h"
 #include "distoptimizer.h"
 #include "framework.h"
+#include "hpz.h"
 #include "optimizers.h"
 #include "allocator.h"
 #include "timeline.h"
@@ -209,6 +210,7 @@ struct Quantities
     double matmulParams = 0; ///< weights autocast casts (all but norms and the embedding)
     double headMatmulParams = 0; ///< the LM head's share of matmulParams
     // model states
+    double hpzSecondary = 0; ///< DeepSpeed ZeRO++ hpZ's secondary partitions (in params)
     double params = 0, computeCopies = 0, grads = 0, gradsPerLayer = 0, gradsHead = 0,
            gradsEmbedding = 0;
     double master = 0, states = 0, optTemp = 0;
@@ -594,6 +596,14 @@ Quantities computeQuantities(const Context &x, int stage)
     if (x.plan.precision.reuse_fp32_param && !off.params) {
         const double reusable = partial ? se.trainedDense + se.trainedExpert : total;
         qn.params = std::max(0.0, qn.params - reusable * 2.0 / (optSharded ? x.shard : 1.0));
+    }
+
+    // --- DeepSpeed ZeRO++ hpZ: the secondary partition of every parameter (core/hpz.h), made
+    // as the first forward releases each layer and dropped after the optimizer step: held
+    // through the step's peaks, counted with the parameters.
+    if (!off.params) {
+        qn.hpzSecondary = hpzSecondaryBytes(x.plan, total, x.bParams);
+        qn.params += qn.hpzSecondary;
     }
 
     // --- optimizers with their own state structure (core/optimizers.cpp) ---------------------
@@ -1110,36 +1120,53 @@ RankEval evaluate(const StepShape &s)
     return e;
 }
 
-int communicatorsFor(const Context &x, int stage)
+/// The communicators a rank of `stage` belongs to, by MindSpeed's process-group names (one
+/// entry per communicator; core/hcclbuffers.h sizes their buffers).
+std::vector<std::string> communicatorGroups(const Context &x, int stage)
 {
-    int n = 0;
+    std::vector<std::string> g;
     if (double(x.dp) * x.cp > 1)
-        ++n; // data-parallel gradient / parameter collectives
+        g.push_back(x.cp > 1 ? "dp_cp" : "dp"); // data-parallel gradient / parameter collectives
     if (x.plan.parallel.replicas() > 1 && x.shard > 1)
-        ++n; // HSDP: the shard group and the replica group apart
+        g.push_back("dp_replicate"); // HSDP: the shard group and the replica group apart
     if (x.tp > 1)
-        ++n;
+        g.push_back("tp");
     const Parallel &pa = x.plan.parallel;
+    const bool hybrid = pa.ringDegree() > 1 && pa.ulyssesDegree() > 1;
     if (pa.ringDegree() > 1)
-        ++n; // ring exchange
+        g.push_back(hybrid ? "cp_ring" : "cp"); // ring exchange
     if (pa.ulyssesDegree() > 1)
-        ++n; // Ulysses all-to-all (the hybrid has both groups)
+        g.push_back(hybrid ? "cp_ulysses" : "cp"); // Ulysses all-to-all (the hybrid has both groups)
     if (x.ep > 1)
-        ++n; // all-to-all
+        g.push_back("exp"); // all-to-all
     if (x.plan.model.moe.enabled()) {
         if (x.etp > 1 && x.etp != x.tp)
-            ++n; // the expert tensor-parallel group
+            g.push_back("ep_tp"); // the expert tensor-parallel group
         if (x.expertShard > 1 && x.expertShard != x.shard)
-            ++n; // the experts' data-parallel group (their gradients' reduction)
+            g.push_back("dp_modulo_exp"); // the experts' data-parallel group (their gradients' reduction)
     }
-    if (x.pp > 1)
-        n += (stage == 0 || stage == x.pp - 1) ? 1 : 2; // send/recv with each neighbour
+    if (x.pp > 1) { // send/recv with each neighbour
+        g.push_back("pp");
+        if (stage != 0 && stage != x.pp - 1)
+            g.push_back("pp");
+    }
     // Megatron's embedding group: the first and last stage keep the shared embedding (tied or
     // used by MTP) in sync.
     if (x.pp > 1 && (stage == 0 || stage == x.pp - 1) &&
         (x.plan.model.tied_embeddings || x.plan.model.mtp_layers > 0))
-        ++n;
-    return n;
+        g.push_back("embd");
+    return g;
+}
+
+RuntimeReserve commReserve(const Context &x, int stage)
+{
+    RuntimeReserve r;
+    r.context = x.dev.context_reserve_bytes;
+    r.groups = commGroupBuffers(x.plan, x.dev, communicatorGroups(x, stage));
+    r.communicators = int(r.groups.size());
+    for (const CommGroupBuffer &c : r.groups)
+        r.comm_buffers += c.bytes;
+    return r;
 }
 
 /// Whether stages 1 .. pp-2 hold the same layers (count and kinds): only their warm-up differs.
@@ -1229,9 +1256,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
         }
         rm.peak_bytes = peak;
         rm.host_paged_bytes = q.pagedHost;
-        rm.reserve.context = dev.context_reserve_bytes;
-        rm.reserve.communicators = communicatorsFor(x, stage);
-        rm.reserve.comm_buffers = dev.comm_buffer_bytes_per_group * rm.reserve.communicators;
+        rm.reserve = commReserve(x, stage);
         maxReserve = std::max(maxReserve, rm.reserve.total());
         if (peak + rm.reserve.total() > dev.hbm_bytes)
             fits = false;
@@ -1297,7 +1322,8 @@ double memoryFloorBytes(const Plan &plan, const Catalog &catalog)
     if (!fw.grads_set_to_none)
         live += q.grads;
     live += plan.memory.offload.activations ? q.actLayer : q.actTotal;
-    return live + dev.context_reserve_bytes + dev.comm_buffer_bytes_per_group * communicatorsFor(x, 0);
+    const RuntimeReserve reserve = commReserve(x, 0);
+    return live + reserve.context + reserve.comm_buffers;
 }
 
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly)
@@ -1608,6 +1634,14 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                                                 "(embedding and head shared with the model). "),
                               {num(mo.mtp_layers), elemsText(double(x.pc.mtp_module))});
     }
+    if (q.hpzSecondary > 0)
+        P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "ZeRO++ hpZ: a secondary copy of the parameters, %1 "
+                                            "params / %2 (zero_hpz_partition_size) x %3 B = %4, "
+                                            "included; made as the first forward releases each "
+                                            "layer, dropped after the optimizer step. "),
+                          {elemsText(q.denseParams + q.expertParams), num(pa.zero_hpz_partition_size),
+                           num(x.bParams), gib(q.hpzSecondary)});
     if (pr.reuse_fp32_param)
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "reuse-fp32-param: the bf16 parameters live in the fp32 "

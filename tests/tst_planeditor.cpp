@@ -192,6 +192,44 @@ private Q_SLOTS:
         QCOMPARE(child<QDoubleSpinBox>("gcThreshold")->value(), 0.0);
     }
 
+    // HCCL buffers per group (910B): HCCL_BUFFSIZE, MindSpeed's per-group string and the
+    // adaptive sizing, each undoable; the group options need framework megatron.
+    void hcclGroupBuffers()
+    {
+        QSpinBox *size = child<QSpinBox>("hcclBufferMb");
+        QLineEdit *groups = child<QLineEdit>("hcclGroupBuffer");
+        QCheckBox *adaptive = child<QCheckBox>("hcclBufferAdaptive");
+        QVERIFY(size->isEnabled());
+        QVERIFY(!adaptive->isEnabled()); // pytorch: MindSpeed's options do not apply
+        const double before = m_doc->estimate().memory.ranks.front().reserve.comm_buffers;
+        QVERIFY(before > 0);
+        size->setValue(100); // every communicator 2 x 100 MiB instead of the profile's 2 x 200
+        QCOMPARE(m_doc->plan().memory.hccl_buffer_mb, 100);
+        QCOMPARE(m_doc->estimate().memory.ranks.front().reserve.comm_buffers, before / 2);
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().memory.hccl_buffer_mb, 0);
+        QCOMPARE(m_doc->estimate().memory.ranks.front().reserve.comm_buffers, before);
+        QComboBox *framework = child<QComboBox>("framework");
+        framework->setCurrentIndex(framework->findData(QStringLiteral("megatron")));
+        QVERIFY(adaptive->isEnabled());
+        QVERIFY(groups->isEnabled());
+        groups->setText(QStringLiteral("dp: 300; tp:50"));
+        QMetaObject::invokeMethod(groups, "editingFinished");
+        QCOMPARE(m_doc->plan().memory.hccl_group_buffer, (std::map<std::string, int>{{"dp", 300}, {"tp", 50}}));
+        QCOMPARE(groups->text(), QStringLiteral("dp:300;tp:50"));
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan().memory.hccl_group_buffer.empty());
+        QVERIFY(groups->text().isEmpty());
+        groups->setText(QStringLiteral("tensor:300")); // refused: not a MindSpeed group
+        QMetaObject::invokeMethod(groups, "editingFinished");
+        QVERIFY(m_doc->plan().memory.hccl_group_buffer.empty());
+        adaptive->setChecked(true);
+        QVERIFY(m_doc->plan().memory.hccl_buffer_adaptive);
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().memory.hccl_buffer_adaptive);
+        QVERIFY(!adaptive->isChecked());
+    }
+
     // Megatron's overlap options and the vocabulary padding: shown as the profile sets them,
     // undoable; the param gather needs the distributed optimizer and brings the grad reduce.
     void megatronBufferOptions()
