@@ -90,6 +90,8 @@ inline const std::vector<PlanVariant> &planVariants()
              "sharding": "optimizer"}, "model": {"tied_embeddings": true}, "training": {"grad_accum": 4},
              "memory": {"hccl_buffer_mb": 150, "hccl_group_buffer": {"dp": 300, "embd": 20}, "hccl_buffer_adaptive": true}})"},
         {"deepspeed-zero3", R"({"framework": "deepspeed", "parallel": {"sharding": "full"}})"},
+        {"deepspeed-zero3-hpz", R"({"framework": "deepspeed", "parallel": {"dp": 8, "sharding": "full",
+             "zero_hpz_partition_size": 4}, "training": {"grad_accum": 2}})"},
         {"lora", R"({"training": {"method": "lora", "lora": {"rank": 16, "targets": "all_linear"}}})"},
         {"lora-fsdp-save-head", R"({"parallel": {"sharding": "full"}, "training": {"method": "lora",
              "lora": {"modules_to_save": ["head"], "dropout": 0.05}}})"},
