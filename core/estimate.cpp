@@ -32,12 +32,18 @@ Estimate estimate(const Plan &plan, const Catalog &catalog)
 
 double activationOffloadBytesPerMicrobatch(const Plan &plan, const Catalog &catalog)
 {
-    if (!plan.memory.offload.activations)
+    if (!plan.memory.offload.activations && !plan.memory.swap_attention)
         return 0.0;
     // What the first stage would keep for one micro-batch without offloading.
     Plan kept = plan;
     kept.memory.offload.activations = false;
-    return activationBytesPerMicrobatch(kept, estimateMemory(kept, catalog));
+    kept.memory.swap_attention = false;
+    const double all = activationBytesPerMicrobatch(kept, estimateMemory(kept, catalog));
+    if (plan.memory.offload.activations)
+        return all;
+    // Swap-attention (core/swapattention.h): the swapped share, down after each layer's forward
+    // and up before its backward.
+    return std::max(0.0, all - activationBytesPerMicrobatch(plan, estimateMemory(plan, catalog)));
 }
 
 double activationBytesPerMicrobatch(const Plan &plan, const MemoryEstimate &me)

@@ -23,6 +23,7 @@
 #include "distoptimizer.h"
 #include "framework.h"
 #include "hpz.h"
+#include "swapattention.h"
 #include "optimizers.h"
 #include "allocator.h"
 #include "timeline.h"
@@ -211,6 +212,7 @@ struct Quantities
     double headMatmulParams = 0; ///< the LM head's share of matmulParams
     // model states
     double hpzSecondary = 0; ///< DeepSpeed ZeRO++ hpZ's secondary partitions (in params)
+    double swapLayer = 0;    ///< swap-attention: a layer's saved bytes on the host between passes
     double params = 0, computeCopies = 0, grads = 0, gradsPerLayer = 0, gradsHead = 0,
            gradsEmbedding = 0;
     double master = 0, states = 0, optTemp = 0;
@@ -275,7 +277,7 @@ double adapterSavedPerToken(const Context &x, double in, double out)
 
 /// Saved activation bytes of one decoder layer of `kind` for one micro-batch.
 double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer, double *attentionScores,
-                            const LayerTraining &lt = fullyTrained())
+                            const LayerTraining &lt = fullyTrained(), double *attentionSide = nullptr)
 {
     const auto &mo = x.plan.model;
     const auto &pa = x.plan.parallel;
@@ -326,6 +328,9 @@ double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer,
     const double ffnInputAdapters = adaptedGroup({{kTargetGate, f}, {kTargetUp, f}}, lt.ffn, h);
     const double scores = att.scores;
     perToken += adaptedGroup({{kTargetO, h}}, true, q); // the attention output is saved anyway
+    // What swap-attention's modules (input norm, attention, post-attention norm) save.
+    // (everything so far but the FFN's input, which the MLP saves).
+    double side = perToken - (lt.ffn ? (casts ? 2.0 : 1.0) * c * hSp : 0.0);
     // Hidden dropout after attention and after the FFN: a one-byte mask each.
     if (x.dropout.hidden > 0)
         perToken += 2.0 * hSp;
@@ -361,10 +366,14 @@ double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer,
     perToken += ffn;
     // MindSpeed's norm recompute: the norms' outputs (the attention's and the FFN's input) are
     // recomputed from the norms' saved inputs rather than kept.
-    if (x.plan.memory.recompute_norm && !casts)
+    if (x.plan.memory.recompute_norm && !casts) {
         perToken -= (lt.attention ? att.inputs : 0.0) + (lt.ffn ? c * hSp : 0.0);
+        side -= lt.attention ? att.inputs : 0.0;
+    }
 
     const Recompute rc = x.plan.memory.recompute;
+    if (attentionSide)
+        *attentionSide = (side + (rc == Recompute::None ? scores : 0.0)) * x.tokens;
     if (attentionScores)
         *attentionScores = scores * x.tokens;
     if (forFullLayer || rc == Recompute::None)
@@ -667,14 +676,16 @@ Quantities computeQuantities(const Context &x, int stage)
 
     // --- activations ------------------------------------------------------------------------
     double scores = 0;
+    double swapSide = 0; // mean per layer of what swap-attention's modules save
     if (!partial) {
         // Dense and MoE layers: the stage's mean saved per layer, its largest for the
         // recompute working set.
-        double sum = 0, sc = 0, sumFull = 0;
+        double sum = 0, sc = 0, sumFull = 0, side = 0;
         for (const auto &[kind, n] : {std::pair{LayerKind::Dense, mix.dense}, std::pair{LayerKind::Moe, mix.moe}}) {
             if (n == 0)
                 continue;
-            sum += n * layerActivationBytes(x, kind, false, &sc);
+            sum += n * layerActivationBytes(x, kind, false, &sc, fullyTrained(), &side);
+            swapSide += n * side;
             scores = std::max(scores, sc);
             const double full = layerActivationBytes(x, kind, true, nullptr);
             sumFull += n * full;
@@ -682,28 +693,31 @@ Quantities computeQuantities(const Context &x, int stage)
         }
         qn.actLayer = sum / std::max(1, mix.total());
         qn.actLayerMeanFull = sumFull / std::max(1, mix.total());
+        swapSide /= std::max(1, mix.total());
     } else {
         // Layers differ under freezing: the stage's mean, and its largest for the recompute
         // working set.
         double sum = 0, sumFull = 0;
         // Neighbouring layers are mostly alike: each distinct kind is evaluated once.
         LayerTraining previous;
-        double saved = 0, full = 0, sc = 0;
+        double saved = 0, full = 0, sc = 0, side = 0;
         bool have = false;
         for (const LayerTraining &lt : layerTraining(x, stage)) {
             if (!have || !(lt == previous)) {
-                saved = layerActivationBytes(x, lt.kind, false, &sc, lt);
+                saved = layerActivationBytes(x, lt.kind, false, &sc, lt, &side);
                 full = layerActivationBytes(x, lt.kind, true, nullptr, lt);
                 previous = lt;
                 have = true;
             }
             sum += saved;
+            swapSide += side;
             sumFull += full;
             scores = std::max(scores, sc);
             qn.actLayerFull = std::max(qn.actLayerFull, full);
         }
         qn.actLayer = sum / std::max(1, L);
         qn.actLayerMeanFull = sumFull / std::max(1, L);
+        swapSide /= std::max(1, L);
     }
     if (x.plan.memory.recompute == Recompute::Full) {
         // Megatron's --recompute-method: `block` recomputes the first n layers of each model
@@ -768,7 +782,11 @@ Quantities computeQuantities(const Context &x, int stage)
     } else {
         qn.inflight = std::min(x.pp - stage, x.m);
     }
-    qn.actTotal = qn.actLayer * L * qn.inflight;
+    // MindSpeed's swap-attention (core/swapattention.h): the attention side of every layer on
+    // the host between its forward and backward; on the device only the current layer's.
+    const SwapAttentionSplit swap = swapAttentionSplit(x.plan, qn.actLayer, swapSide);
+    qn.swapLayer = swap.swapped;
+    qn.actTotal = swap.kept * L * qn.inflight + swap.swapped;
     if (off.activations)
         qn.actTotal = std::min(qn.actTotal, 2.0 * qn.actLayer); // current + prefetched layer
 
@@ -989,6 +1007,12 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     }
     s.bwdWork = std::max(0.0, q.bwdTransient - s.recomputeSet);
     s.fwdWork = q.fwdTransient;
+    // Swap-attention: the swapped share of a layer is on the device only while the layer runs
+    // its forward (freed once its copies reach the host) and its backward (copied back as it
+    // starts), counted with that pass's working memory.
+    s.actLayer -= q.swapLayer;
+    s.fwdWork += q.swapLayer;
+    s.bwdWork += q.swapLayer;
     s.actFinal = q.actFinal;
     s.normOutput = q.actFinalForwardOnly;
     s.offloadActivations = x.plan.memory.offload.activations;
@@ -1273,7 +1297,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
     bool paged = false;
     for (const RankMemory &r : out.ranks)
         paged = paged || r.host_paged_bytes > 0;
-    const bool offloads = off.optimizer || off.params || off.grads || off.activations;
+    const bool offloads = off.optimizer || off.params || off.grads || off.activations || plan.memory.swap_attention;
     if (offloads || paged) {
         const double capacity = plan.cluster.host_memory_bytes > 0 ? plan.cluster.host_memory_bytes
                                                                    : dev.host_memory_bytes;
@@ -1284,6 +1308,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
             } else {
                 Plan kept = plan;
                 kept.memory.offload = Offload{};
+                kept.memory.swap_attention = false;
                 out.host = estimateHostMemory(plan, out.ranks, estimateMemoryImpl(kept, catalog, nullptr).ranks, capacity);
             }
         } else {
@@ -1940,6 +1965,13 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     if (plan.memory.offload.activations)
         A.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", " Activations offloaded to host; two layers stay on device."));
+    if (q.swapLayer > 0)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            " MindSpeed swap-attention: %1 per layer (what the input norm, "
+                                            "attention and post-attention norm save) waits on the host "
+                                            "between the layer's forward and its backward; on the device "
+                                            "only the running layer's, counted as working memory."),
+                          {gib(q.swapLayer)});
     if (partial)
         A.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation",

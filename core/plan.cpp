@@ -615,6 +615,7 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         mo.param_and_grad_buffer_pad = int(r.integer("param_and_grad_buffer_pad", 0, 1048576, 0));
         // HCCL buffers per group (core/hcclbuffers.h): HCCL_BUFFSIZE and MindSpeed's
         // --hccl-group-buffer / --hccl-group-buffer-adaptive / --hccl-ep-group-buffer-adaptive-factor.
+        mo.swap_attention = r.boolean("swap_attention", false);
         mo.hccl_buffer_mb = int(r.integer("hccl_buffer_mb", 0, 65536, 0));
         if (const json *g = r.get("hccl_group_buffer")) {
             ObjectReader gr(*g, "memory.hccl_group_buffer", &plan.warnings);
@@ -750,6 +751,17 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
         throw PlanError("memory.overlap_param_gather",
                         "needs parallel.sharding \"optimizer\" or \"grads\" (the distributed "
                         "optimizer's all-gather of updated shards)");
+    // MindSpeed's swap-attention (core/swapattention.h).
+    if (plan.memory.swap_attention) {
+        const std::string f = "memory.swap_attention";
+        if (plan.framework != "megatron")
+            throw PlanError(f, "is MindSpeed's --swap-attention: it needs framework \"megatron\"");
+        if (plan.memory.recompute == Recompute::Full)
+            throw PlanError(f, "with recompute \"full\" is not modelled (MindSpeed then swaps the "
+                               "recompute_num_layers layers and recomputes their MLP)");
+        if (plan.memory.offload.activations)
+            throw PlanError(f, "and memory.offload.activations both move the saved activations: choose one");
+    }
     if (plan.memory.hcclOptionsSet()) {
         const MemoryOptions &mo = plan.memory;
         const char *setField = mo.hccl_buffer_mb > 0          ? "memory.hccl_buffer_mb"
@@ -1137,6 +1149,8 @@ nlohmann::json planToJson(const Plan &p)
         j["memory"]["overlap_param_gather"] = *p.memory.overlap_param_gather;
     if (p.memory.param_and_grad_buffer_pad > 0)
         j["memory"]["param_and_grad_buffer_pad"] = p.memory.param_and_grad_buffer_pad;
+    if (p.memory.swap_attention)
+        j["memory"]["swap_attention"] = true;
     if (p.memory.hccl_buffer_mb > 0)
         j["memory"]["hccl_buffer_mb"] = p.memory.hccl_buffer_mb;
     if (!p.memory.hccl_group_buffer.empty())

@@ -176,6 +176,10 @@ struct MemoryOptions
     /// --hccl-group-buffer-adaptive (`memory.hccl_buffer_adaptive`) and
     /// --hccl-ep-group-buffer-adaptive-factor (`memory.hccl_ep_group_buffer_adaptive_factor`;
     /// 0: unset, the ep group then 200 MB).
+    /// MindSpeed's --swap-attention (`memory.swap_attention`, core/swapattention.h): what the
+    /// input norm, attention and post-attention norm save goes to the host between a layer's
+    /// forward and its backward.
+    bool swap_attention = false;
     int hccl_buffer_mb = 0;
     std::map<std::string, int> hccl_group_buffer;
     bool hccl_buffer_adaptive = false;

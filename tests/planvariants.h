@@ -89,6 +89,8 @@ inline const std::vector<PlanVariant> &planVariants()
         {"megatron-hccl-group-buffer", R"({"framework": "megatron", "parallel": {"dp": 2, "tp": 2, "pp": 2, "sp": true,
              "sharding": "optimizer"}, "model": {"tied_embeddings": true}, "training": {"grad_accum": 4},
              "memory": {"hccl_buffer_mb": 150, "hccl_group_buffer": {"dp": 300, "embd": 20}, "hccl_buffer_adaptive": true}})"},
+        {"megatron-swap-attention", R"({"framework": "megatron", "parallel": {"dp": 4, "pp": 2},
+             "training": {"grad_accum": 4}, "memory": {"recompute": "selective", "swap_attention": true}})"},
         {"deepspeed-zero3", R"({"framework": "deepspeed", "parallel": {"sharding": "full"}})"},
         {"deepspeed-zero3-hpz", R"({"framework": "deepspeed", "parallel": {"dp": 8, "sharding": "full",
              "zero_hpz_partition_size": 4}, "training": {"grad_accum": 2}})"},

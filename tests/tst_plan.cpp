@@ -245,6 +245,11 @@ private slots:
             "memory.param_and_grad_buffer_pad", "sharding");
         row("buffer pad negative", R"({"memory": {"param_and_grad_buffer_pad": -1}})",
             "memory.param_and_grad_buffer_pad", "between");
+        row("swap attention without megatron", R"({"memory": {"swap_attention": true, "recompute": "selective"}})",
+            "memory.swap_attention", "megatron");
+        row("swap attention not bool", R"({"memory": {"swap_attention": "on"}})", "memory.swap_attention", "true or false");
+        row("swap attention under full recompute", R"({"framework": "megatron", "memory": {"swap_attention": true}})",
+            "memory.swap_attention", "full");
         // HCCL buffers per group (core/hcclbuffers.h; the base plan is on 910B, pytorch).
         row("hccl group buffer without megatron", R"({"memory": {"hccl_group_buffer": {"tp": 300}}})",
             "memory.hccl_group_buffer", "megatron");

@@ -223,6 +223,19 @@ private Q_SLOTS:
         groups->setText(QStringLiteral("tensor:300")); // refused: not a MindSpeed group
         QMetaObject::invokeMethod(groups, "editingFinished");
         QVERIFY(m_doc->plan().memory.hccl_group_buffer.empty());
+        // MindSpeed's swap-attention (megatron): less saved on the device, undoable.
+        QCheckBox *swap = child<QCheckBox>("swapAttention");
+        QVERIFY(swap->isEnabled());
+        QComboBox *recompute = child<QComboBox>("recompute"); // the case checkpoints every layer:
+        recompute->setCurrentIndex(recompute->findData(int(Recompute::Selective))); // not with swap
+        QVERIFY(m_doc->plan().memory.recompute == Recompute::Selective);
+        const double activations = m_doc->estimate().memory.ranks.front().phases[size_t(Phase::Forward)][Component::Activations];
+        swap->setChecked(true);
+        QVERIFY(m_doc->plan().memory.swap_attention);
+        QVERIFY(m_doc->estimate().memory.ranks.front().phases[size_t(Phase::Forward)][Component::Activations] < activations);
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().memory.swap_attention);
+        QVERIFY(!swap->isChecked());
         adaptive->setChecked(true);
         QVERIFY(m_doc->plan().memory.hccl_buffer_adaptive);
         m_doc->undoStack()->undo();

@@ -1099,6 +1099,10 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <source>ZeRO++ hpZ: a secondary copy of the parameters, %1 params / %2 (zero_hpz_partition_size) x %3 B = %4, included; made as the first forward releases each layer, dropped after the optimizer step. </source>
         <translation>ZeRO++ hpZ：参数的二级副本，%1 个参数 / %2（zero_hpz_partition_size）x %3 B = %4，已计入；在第一次前向释放各层时创建，在优化器步之后丢弃。</translation>
     </message>
+    <message>
+        <source> MindSpeed swap-attention: %1 per layer (what the input norm, attention and post-attention norm save) waits on the host between the layer&apos;s forward and its backward; on the device only the running layer&apos;s, counted as working memory.</source>
+        <translation> MindSpeed swap-attention：每层 %1（输入 norm、注意力与注意力后 norm 保存的张量）在该层前向与反向之间存放在主机上；设备上只有正在运行的那一层的这部分，计入工作内存。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -4634,6 +4638,18 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>DeepSpeed ZeRO++ hpZ: ZeRO-3 keeps a second copy of the parameters sharded within groups of this many ranks (a node), so that later all-gathers stay in the group</source>
         <translation>DeepSpeed ZeRO++ hpZ：ZeRO-3 另保留一份参数副本，在这么多个 rank（一个节点）组成的组内分片，使后续的 all-gather 留在组内</translation>
+    </message>
+    <message>
+        <source>Swap attention activations to host (MindSpeed)</source>
+        <translation>将注意力激活值换出到主机（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --swap-attention: what the input norm, attention and post-attention norm save goes to the host after each layer&apos;s forward and comes back as its backward starts</source>
+        <translation>MindSpeed 的 --swap-attention：输入 norm、注意力与注意力后 norm 保存的张量在每层前向之后换出到主机，在该层反向开始时换回</translation>
+    </message>
+    <message>
+        <source>Change swap-attention</source>
+        <translation>修改 swap-attention</translation>
     </message>
 </context>
 <context>

@@ -1054,6 +1054,17 @@ void PlanEditor::buildUi()
         edit(tr("Change buffer pad"), EditId::Memory, [&](Plan &p) { p.memory.param_and_grad_buffer_pad = b; });
     });
 
+    // MindSpeed's swap-attention (core/swapattention.h).
+    m_swapAttention = new QCheckBox(tr("Swap attention activations to host (MindSpeed)"), content);
+    m_swapAttention->setObjectName(QStringLiteral("swapAttention"));
+    m_swapAttention->setToolTip(tr("MindSpeed's --swap-attention: what the input norm, attention and "
+                                   "post-attention norm save goes to the host after each layer's "
+                                   "forward and comes back as its backward starts"));
+    memory->addRow(m_swapAttention);
+    connect(m_swapAttention, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change swap-attention"), EditId::Memory, [&](Plan &p) { p.memory.swap_attention = on; });
+    });
+
     // HCCL buffers per communication group (core/hcclbuffers.h): HCCL_BUFFSIZE and MindSpeed's
     // --hccl-group-buffer / --hccl-group-buffer-adaptive; HCCL devices only.
     m_hcclBuffer = spin(content, 0, 65536);
@@ -1441,6 +1452,8 @@ void PlanEditor::refresh()
         const bool hccl = dev && isHcclDevice(*dev);
         setValue(m_hcclBuffer, p.memory.hccl_buffer_mb);
         setChecked(m_hcclAdaptive, p.memory.hccl_buffer_adaptive);
+        setChecked(m_swapAttention, p.memory.swap_attention);
+        m_swapAttention->setEnabled(p.framework == "megatron" || p.memory.swap_attention);
         const QString groups = QString::fromStdString(formatHcclGroupBuffer(p.memory.hccl_group_buffer));
         if (m_hcclGroupBuffer->text() != groups)
             m_hcclGroupBuffer->setText(groups);

@@ -114,6 +114,7 @@ private:
     QSpinBox *m_hcclBuffer = nullptr;         ///< memory.hccl_buffer_mb
     QLineEdit *m_hcclGroupBuffer = nullptr;   ///< memory.hccl_group_buffer
     QCheckBox *m_hcclAdaptive = nullptr;      ///< memory.hccl_buffer_adaptive
+    QCheckBox *m_swapAttention = nullptr;     ///< memory.swap_attention
     QSpinBox *m_maxSplit = nullptr;           ///< memory.allocator.max_split_size_mb
     QDoubleSpinBox *m_gcThreshold = nullptr;  ///< memory.allocator.garbage_collection_threshold
     QComboBox *m_framework = nullptr, *m_device = nullptr;
