@@ -192,10 +192,8 @@ Text explainCommGroups(const Plan &plan, const DeviceProfile &dev,
                        const std::vector<CommGroupBuffer> &groups)
 {
     Text t;
-    if (groups.empty()) {
-        t.add(QT_TRANSLATE_NOOP("MemoryExplanation", "No communicator: no collective buffers."));
-        return t;
-    }
+    if (groups.empty())
+        return t; // no communicator: nothing to explain
     double total = 0;
     for (const CommGroupBuffer &g : groups)
         total += g.bytes;

@@ -63,7 +63,8 @@ int adaptiveHcclBufferMb(const Plan &plan, const std::string &group);
 std::vector<CommGroupBuffer> commGroupBuffers(const Plan &plan, const DeviceProfile &dev,
                                               const std::vector<std::string> &groups);
 
-/// The formula of the collective buffers (per group) and its assumptions, as phrases.
+/// The formula of the collective buffers (per group) and its assumptions, as phrases; empty
+/// for a rank without communicators.
 Text explainCommGroups(const Plan &plan, const DeviceProfile &dev,
                        const std::vector<CommGroupBuffer> &groups);
 

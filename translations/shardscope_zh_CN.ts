@@ -1076,10 +1076,6 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <translation>此阶段承载 %2 个解码层中的 %1 个（非均匀划分：%3）。</translation>
     </message>
     <message>
-        <source>No communicator: no collective buffers.</source>
-        <translation>没有通信域：没有集合通信缓冲区。</translation>
-    </message>
-    <message>
         <source>%1 communicators x %2 (the device profile&apos;s per-communicator buffers) = %3</source>
         <translation>%1 个通信域 x %2（设备配置中每个通信域的缓冲区）= %3</translation>
     </message>
