@@ -243,6 +243,29 @@ private Q_SLOTS:
         QVERIFY(!adaptive->isChecked());
     }
 
+    // DeepSpeed ZeRO++ hpZ: offered for ZeRO-3 under deepspeed, the divisors of dp, undoable.
+    void zeroHpzGroup()
+    {
+        QComboBox *hpz = child<QComboBox>("zeroHpzPartitionSize");
+        QComboBox *framework = child<QComboBox>("framework");
+        framework->setCurrentIndex(framework->findData(QStringLiteral("deepspeed")));
+        QComboBox *sharding = child<QComboBox>("sharding");
+        const int four = hpz->findData(4);
+        QVERIFY(four > 0);
+        QVERIFY(!itemEnabled(hpz, four)); // sharding none: refused with the reason
+        sharding->setCurrentIndex(indexOfData(sharding, int(Sharding::Full)));
+        QVERIFY(m_doc->plan().parallel.sharding == Sharding::Full);
+        QVERIFY(itemEnabled(hpz, hpz->findData(4)));
+        QCOMPARE(hpz->findData(3), -1); // not a divisor of dp 8
+        const double params = m_doc->estimate().memory.ranks.front().phases[size_t(Phase::Backward)][Component::Parameters];
+        hpz->setCurrentIndex(hpz->findData(4));
+        QCOMPARE(m_doc->plan().parallel.zero_hpz_partition_size, 4);
+        QVERIFY(m_doc->estimate().memory.ranks.front().phases[size_t(Phase::Backward)][Component::Parameters] > params);
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().parallel.zero_hpz_partition_size, 0);
+        QCOMPARE(hpz->currentData().toInt(), 0);
+    }
+
     // Megatron's overlap options and the vocabulary padding: shown as the profile sets them,
     // undoable; the param gather needs the distributed optimizer and brings the grad reduce.
     void megatronBufferOptions()
