@@ -12,6 +12,7 @@
 #include "device.h"
 #include "distoptimizer.h"
 #include "framework.h"
+#include "hpz.h"
 #include "model.h"
 #include "text.h"
 
@@ -378,24 +379,38 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
             const double rsS = sp.trainedLayer * bytesOf(pr.grads);
             const double tAg = collectiveTime(CollectiveKind::AllGather, gs, agS, dev);
             const double tRs = collectiveTime(CollectiveKind::ReduceScatter, gs, rsS, dev);
+            // DeepSpeed ZeRO++ hpZ (core/hpz.h): once the first forward has made the secondary
+            // partitions, the gathers run within the hpZ group (a node's ranks).
+            const int hpz = hpzGroup(plan);
+            const GroupPlacement gh = hpz > 0 ? placeGroup(hpz, pa.tp, cl, dev.intra_node) : gs;
+            const double tAgH = hpz > 0 ? collectiveTime(CollectiveKind::AllGather, gh, agS, dev) : tAg;
+            const double mH = hpzForwardGathers(plan, int(m)); // forwards gathering within hpZ
             // Forward: layer i+1 is gathered while layer i computes; the first is waited for.
             layerWise = true;
-            const double fwdExposed = m * (tAg + (L - 1) * std::max(0.0, tAg - ce.layer_forward_s));
-            emit(CollectiveKind::AllGather, CommGroup::DP, gs, agS, m * L, fwdExposed,
+            auto forwardExposed = [&](double t) { return t + (L - 1) * std::max(0.0, t - ce.layer_forward_s); };
+            emit(CollectiveKind::AllGather, CommGroup::DP, gs, agS, (m - mH) * L, (m - mH) * forwardExposed(tAg),
                  CommPhase::Forward,
                  QT_TRANSLATE_NOOP("Collective",
                                    "layer parameters, forward (prefetched one layer ahead)"));
+            emit(CollectiveKind::AllGather, CommGroup::DP, gh, agS, mH * L, mH * forwardExposed(tAgH),
+                 CommPhase::Forward,
+                 QT_TRANSLATE_NOOP("Collective",
+                                   "ZeRO++ hpZ: layer parameters of the later micro-batches' forwards, "
+                                   "gathered from the secondary partitions within the hpZ group"));
             const double bwdWin = ce.layer_backward_s + ce.layer_recompute_s;
-            const double bwdComm = (pa.reshard_after_forward ? tAg : 0.0) + tRs;
+            const double bwdComm = (pa.reshard_after_forward ? tAgH : 0.0) + tRs;
             const double bwdExposed = m * (L * std::max(0.0, bwdComm - bwdWin) + tRs);
             const double share =
-                bwdComm > 0 ? (pa.reshard_after_forward ? tAg : 0.0) / bwdComm : 0.0;
+                bwdComm > 0 ? (pa.reshard_after_forward ? tAgH : 0.0) / bwdComm : 0.0;
             if (pa.reshard_after_forward)
-                emit(CollectiveKind::AllGather, CommGroup::DP, gs, agS, m * L, bwdExposed * share,
+                emit(CollectiveKind::AllGather, CommGroup::DP, gh, agS, m * L, bwdExposed * share,
                      CommPhase::Backward,
-                     QT_TRANSLATE_NOOP(
-                         "Collective",
-                         "layer parameters again in backward (reshard_after_forward)"));
+                     hpz > 0 ? QT_TRANSLATE_NOOP("Collective",
+                                                 "ZeRO++ hpZ: layer parameters again in backward, "
+                                                 "from the secondary partitions within the hpZ group")
+                             : QT_TRANSLATE_NOOP(
+                                   "Collective",
+                                   "layer parameters again in backward (reshard_after_forward)"));
             emit(CollectiveKind::ReduceScatter, CommGroup::DP, gs, rsS, m * L,
                  bwdExposed * (1 - share), CommPhase::Backward,
                  QT_TRANSLATE_NOOP("Collective",

@@ -561,7 +561,7 @@ double offloadBytesPerStep(const Plan &plan, const ComputeEstimate &ce,
         bytes += 2.0 * m * ce.sharded_params * p;
     if (off.grads)
         bytes += m * ce.sharded_grads * g;
-    if (off.activations)
+    if (off.activations || plan.memory.swap_attention) // MindSpeed's swap-attention too
         bytes += 2.0 * m * activationBytesPerMicrobatch;
     return bytes;
 }

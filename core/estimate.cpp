@@ -32,12 +32,18 @@ Estimate estimate(const Plan &plan, const Catalog &catalog)
 
 double activationOffloadBytesPerMicrobatch(const Plan &plan, const Catalog &catalog)
 {
-    if (!plan.memory.offload.activations)
+    if (!plan.memory.offload.activations && !plan.memory.swap_attention)
         return 0.0;
     // What the first stage would keep for one micro-batch without offloading.
     Plan kept = plan;
     kept.memory.offload.activations = false;
-    return activationBytesPerMicrobatch(kept, estimateMemory(kept, catalog));
+    kept.memory.swap_attention = false;
+    const double all = activationBytesPerMicrobatch(kept, estimateMemory(kept, catalog));
+    if (plan.memory.offload.activations)
+        return all;
+    // Swap-attention (core/swapattention.h): the swapped share, down after each layer's forward
+    // and up before its backward.
+    return std::max(0.0, all - activationBytesPerMicrobatch(plan, estimateMemory(plan, catalog)));
 }
 
 double activationBytesPerMicrobatch(const Plan &plan, const MemoryEstimate &me)
@@ -95,6 +101,17 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
         json phases = json::object();
         for (int p = 0; p < kPhaseCount; ++p)
             phases[std::string(phaseKey(Phase(p)))] = r.phases[size_t(p)].total();
+        json commGroups = json::array();
+        for (const CommGroupBuffer &g : r.reserve.groups) {
+            json cg = {{"group", g.group}, {"bytes", g.bytes}};
+            if (g.mb > 0) { // HCCL: the group's buffer size and where it comes from
+                cg["buffer_mb"] = g.mb;
+                cg["source"] = g.source == CommGroupBuffer::Source::Explicit   ? "hccl_group_buffer"
+                               : g.source == CommGroupBuffer::Source::Adaptive ? "hccl_buffer_adaptive"
+                                                                               : "hccl_buffsize";
+            }
+            commGroups.push_back(cg);
+        }
         ranks.push_back({{"rank", r.rank},
                          {"stage", r.stage},
                          {"ranks", r.count},
@@ -116,7 +133,8 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
                           {{"context", r.reserve.context},
                            {"communicator_buffers", r.reserve.comm_buffers},
                            {"communicators", r.reserve.communicators},
-                           {"allocator", r.reserve.allocator}}}});
+                           {"allocator", r.reserve.allocator}}},
+                         {"comm_groups", commGroups}});
     }
     j["ranks"] = ranks;
     json comm = json::array();

@@ -35,7 +35,9 @@ HostMemory estimateHostMemory(const Plan &plan, const std::vector<RankMemory> &o
             h.pinned += step[Component::Parameters];
         if (off.grads)
             h.pinned += step[Component::Gradients];
-        if (off.activations) {
+        // Offloaded activations, or swap-attention's pinned host copies (SwapTensor.tensor_cpu)
+        // of every layer in flight: what the device no longer keeps at the forward peak.
+        if (off.activations || plan.memory.swap_attention) {
             const Phase f = Phase::Forward;
             h.pinned += std::max(0.0, kept[s].phases[size_t(f)][Component::Activations] -
                                           offloaded[s].phases[size_t(f)][Component::Activations]);

@@ -22,6 +22,8 @@
 #include "moe.h"
 #include "distoptimizer.h"
 #include "framework.h"
+#include "hpz.h"
+#include "swapattention.h"
 #include "optimizers.h"
 #include "allocator.h"
 #include "timeline.h"
@@ -209,6 +211,8 @@ struct Quantities
     double matmulParams = 0; ///< weights autocast casts (all but norms and the embedding)
     double headMatmulParams = 0; ///< the LM head's share of matmulParams
     // model states
+    double hpzSecondary = 0; ///< DeepSpeed ZeRO++ hpZ's secondary partitions (in params)
+    double swapLayer = 0;    ///< swap-attention: a layer's saved bytes on the host between passes
     double params = 0, computeCopies = 0, grads = 0, gradsPerLayer = 0, gradsHead = 0,
            gradsEmbedding = 0;
     double master = 0, states = 0, optTemp = 0;
@@ -273,7 +277,7 @@ double adapterSavedPerToken(const Context &x, double in, double out)
 
 /// Saved activation bytes of one decoder layer of `kind` for one micro-batch.
 double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer, double *attentionScores,
-                            const LayerTraining &lt = fullyTrained())
+                            const LayerTraining &lt = fullyTrained(), double *attentionSide = nullptr)
 {
     const auto &mo = x.plan.model;
     const auto &pa = x.plan.parallel;
@@ -324,6 +328,9 @@ double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer,
     const double ffnInputAdapters = adaptedGroup({{kTargetGate, f}, {kTargetUp, f}}, lt.ffn, h);
     const double scores = att.scores;
     perToken += adaptedGroup({{kTargetO, h}}, true, q); // the attention output is saved anyway
+    // What swap-attention's modules (input norm, attention, post-attention norm) save.
+    // (everything so far but the FFN's input, which the MLP saves).
+    double side = perToken - (lt.ffn ? (casts ? 2.0 : 1.0) * c * hSp : 0.0);
     // Hidden dropout after attention and after the FFN: a one-byte mask each.
     if (x.dropout.hidden > 0)
         perToken += 2.0 * hSp;
@@ -359,10 +366,14 @@ double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer,
     perToken += ffn;
     // MindSpeed's norm recompute: the norms' outputs (the attention's and the FFN's input) are
     // recomputed from the norms' saved inputs rather than kept.
-    if (x.plan.memory.recompute_norm && !casts)
+    if (x.plan.memory.recompute_norm && !casts) {
         perToken -= (lt.attention ? att.inputs : 0.0) + (lt.ffn ? c * hSp : 0.0);
+        side -= lt.attention ? att.inputs : 0.0;
+    }
 
     const Recompute rc = x.plan.memory.recompute;
+    if (attentionSide)
+        *attentionSide = (side + (rc == Recompute::None ? scores : 0.0)) * x.tokens;
     if (attentionScores)
         *attentionScores = scores * x.tokens;
     if (forFullLayer || rc == Recompute::None)
@@ -593,6 +604,14 @@ Quantities computeQuantities(const Context &x, int stage)
         qn.params = std::max(0.0, qn.params - reusable * 2.0 / (optSharded ? x.shard : 1.0));
     }
 
+    // --- DeepSpeed ZeRO++ hpZ: the secondary partition of every parameter (core/hpz.h), made
+    // as the first forward releases each layer and dropped after the optimizer step: held
+    // through the step's peaks, counted with the parameters.
+    if (!off.params) {
+        qn.hpzSecondary = hpzSecondaryBytes(x.plan, total, x.bParams);
+        qn.params += qn.hpzSecondary;
+    }
+
     // --- optimizers with their own state structure (core/optimizers.cpp) ---------------------
     if (structuredOptimizer(x.plan.precision) && !off.optimizer) {
         const StageElements tensors = partial ? se : stageElements(x.plan, stage);
@@ -654,14 +673,16 @@ Quantities computeQuantities(const Context &x, int stage)
 
     // --- activations ------------------------------------------------------------------------
     double scores = 0;
+    double swapSide = 0; // mean per layer of what swap-attention's modules save
     if (!partial) {
         // Dense and MoE layers: the stage's mean saved per layer, its largest for the
         // recompute working set.
-        double sum = 0, sc = 0, sumFull = 0;
+        double sum = 0, sc = 0, sumFull = 0, side = 0;
         for (const auto &[kind, n] : {std::pair{LayerKind::Dense, mix.dense}, std::pair{LayerKind::Moe, mix.moe}}) {
             if (n == 0)
                 continue;
-            sum += n * layerActivationBytes(x, kind, false, &sc);
+            sum += n * layerActivationBytes(x, kind, false, &sc, fullyTrained(), &side);
+            swapSide += n * side;
             scores = std::max(scores, sc);
             const double full = layerActivationBytes(x, kind, true, nullptr);
             sumFull += n * full;
@@ -669,28 +690,31 @@ Quantities computeQuantities(const Context &x, int stage)
         }
         qn.actLayer = sum / std::max(1, mix.total());
         qn.actLayerMeanFull = sumFull / std::max(1, mix.total());
+        swapSide /= std::max(1, mix.total());
     } else {
         // Layers differ under freezing: the stage's mean, and its largest for the recompute
         // working set.
         double sum = 0, sumFull = 0;
         // Neighbouring layers are mostly alike: each distinct kind is evaluated once.
         LayerTraining previous;
-        double saved = 0, full = 0, sc = 0;
+        double saved = 0, full = 0, sc = 0, side = 0;
         bool have = false;
         for (const LayerTraining &lt : layerTraining(x, stage)) {
             if (!have || !(lt == previous)) {
-                saved = layerActivationBytes(x, lt.kind, false, &sc, lt);
+                saved = layerActivationBytes(x, lt.kind, false, &sc, lt, &side);
                 full = layerActivationBytes(x, lt.kind, true, nullptr, lt);
                 previous = lt;
                 have = true;
             }
             sum += saved;
+            swapSide += side;
             sumFull += full;
             scores = std::max(scores, sc);
             qn.actLayerFull = std::max(qn.actLayerFull, full);
         }
         qn.actLayer = sum / std::max(1, L);
         qn.actLayerMeanFull = sumFull / std::max(1, L);
+        swapSide /= std::max(1, L);
     }
     if (x.plan.memory.recompute == Recompute::Full) {
         // Megatron's --recompute-method: `block` recomputes the first n layers of each model
@@ -755,7 +779,11 @@ Quantities computeQuantities(const Context &x, int stage)
     } else {
         qn.inflight = std::min(x.pp - stage, x.m);
     }
-    qn.actTotal = qn.actLayer * L * qn.inflight;
+    // MindSpeed's swap-attention (core/swapattention.h): the attention side of every layer on
+    // the host between its forward and backward; on the device only the current layer's.
+    const SwapAttentionSplit swap = swapAttentionSplit(x.plan, qn.actLayer, swapSide);
+    qn.swapLayer = swap.swapped;
+    qn.actTotal = swap.kept * L * qn.inflight + swap.swapped;
     if (off.activations)
         qn.actTotal = std::min(qn.actTotal, 2.0 * qn.actLayer); // current + prefetched layer
 
@@ -976,6 +1004,12 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     }
     s.bwdWork = std::max(0.0, q.bwdTransient - s.recomputeSet);
     s.fwdWork = q.fwdTransient;
+    // Swap-attention: the swapped share of a layer is on the device only while the layer runs
+    // its forward (freed once its copies reach the host) and its backward (copied back as it
+    // starts), counted with that pass's working memory.
+    s.actLayer -= q.swapLayer;
+    s.fwdWork += q.swapLayer;
+    s.bwdWork += q.swapLayer;
     s.actFinal = q.actFinal;
     s.normOutput = q.actFinalForwardOnly;
     s.offloadActivations = x.plan.memory.offload.activations;
@@ -1107,36 +1141,53 @@ RankEval evaluate(const StepShape &s)
     return e;
 }
 
-int communicatorsFor(const Context &x, int stage)
+/// The communicators a rank of `stage` belongs to, by MindSpeed's process-group names (one
+/// entry per communicator; core/hcclbuffers.h sizes their buffers).
+std::vector<std::string> communicatorGroups(const Context &x, int stage)
 {
-    int n = 0;
+    std::vector<std::string> g;
     if (double(x.dp) * x.cp > 1)
-        ++n; // data-parallel gradient / parameter collectives
+        g.push_back(x.cp > 1 ? "dp_cp" : "dp"); // data-parallel gradient / parameter collectives
     if (x.plan.parallel.replicas() > 1 && x.shard > 1)
-        ++n; // HSDP: the shard group and the replica group apart
+        g.push_back("dp_replicate"); // HSDP: the shard group and the replica group apart
     if (x.tp > 1)
-        ++n;
+        g.push_back("tp");
     const Parallel &pa = x.plan.parallel;
+    const bool hybrid = pa.ringDegree() > 1 && pa.ulyssesDegree() > 1;
     if (pa.ringDegree() > 1)
-        ++n; // ring exchange
+        g.push_back(hybrid ? "cp_ring" : "cp"); // ring exchange
     if (pa.ulyssesDegree() > 1)
-        ++n; // Ulysses all-to-all (the hybrid has both groups)
+        g.push_back(hybrid ? "cp_ulysses" : "cp"); // Ulysses all-to-all (the hybrid has both groups)
     if (x.ep > 1)
-        ++n; // all-to-all
+        g.push_back("exp"); // all-to-all
     if (x.plan.model.moe.enabled()) {
         if (x.etp > 1 && x.etp != x.tp)
-            ++n; // the expert tensor-parallel group
+            g.push_back("ep_tp"); // the expert tensor-parallel group
         if (x.expertShard > 1 && x.expertShard != x.shard)
-            ++n; // the experts' data-parallel group (their gradients' reduction)
+            g.push_back("dp_modulo_exp"); // the experts' data-parallel group (their gradients' reduction)
     }
-    if (x.pp > 1)
-        n += (stage == 0 || stage == x.pp - 1) ? 1 : 2; // send/recv with each neighbour
+    if (x.pp > 1) { // send/recv with each neighbour
+        g.push_back("pp");
+        if (stage != 0 && stage != x.pp - 1)
+            g.push_back("pp");
+    }
     // Megatron's embedding group: the first and last stage keep the shared embedding (tied or
     // used by MTP) in sync.
     if (x.pp > 1 && (stage == 0 || stage == x.pp - 1) &&
         (x.plan.model.tied_embeddings || x.plan.model.mtp_layers > 0))
-        ++n;
-    return n;
+        g.push_back("embd");
+    return g;
+}
+
+RuntimeReserve commReserve(const Context &x, int stage)
+{
+    RuntimeReserve r;
+    r.context = x.dev.context_reserve_bytes;
+    r.groups = commGroupBuffers(x.plan, x.dev, communicatorGroups(x, stage));
+    r.communicators = int(r.groups.size());
+    for (const CommGroupBuffer &c : r.groups)
+        r.comm_buffers += c.bytes;
+    return r;
 }
 
 /// Whether stages 1 .. pp-2 hold the same layers (count and kinds): only their warm-up differs.
@@ -1226,9 +1277,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
         }
         rm.peak_bytes = peak;
         rm.host_paged_bytes = q.pagedHost;
-        rm.reserve.context = dev.context_reserve_bytes;
-        rm.reserve.communicators = communicatorsFor(x, stage);
-        rm.reserve.comm_buffers = dev.comm_buffer_bytes_per_group * rm.reserve.communicators;
+        rm.reserve = commReserve(x, stage);
         maxReserve = std::max(maxReserve, rm.reserve.total());
         if (peak + rm.reserve.total() > dev.hbm_bytes)
             fits = false;
@@ -1245,7 +1294,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
     bool paged = false;
     for (const RankMemory &r : out.ranks)
         paged = paged || r.host_paged_bytes > 0;
-    const bool offloads = off.optimizer || off.params || off.grads || off.activations;
+    const bool offloads = off.optimizer || off.params || off.grads || off.activations || plan.memory.swap_attention;
     if (offloads || paged) {
         const double capacity = plan.cluster.host_memory_bytes > 0 ? plan.cluster.host_memory_bytes
                                                                    : dev.host_memory_bytes;
@@ -1256,6 +1305,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
             } else {
                 Plan kept = plan;
                 kept.memory.offload = Offload{};
+                kept.memory.swap_attention = false;
                 out.host = estimateHostMemory(plan, out.ranks, estimateMemoryImpl(kept, catalog, nullptr).ranks, capacity);
             }
         } else {
@@ -1294,7 +1344,8 @@ double memoryFloorBytes(const Plan &plan, const Catalog &catalog)
     if (!fw.grads_set_to_none)
         live += q.grads;
     live += plan.memory.offload.activations ? q.actLayer : q.actTotal;
-    return live + dev.context_reserve_bytes + dev.comm_buffer_bytes_per_group * communicatorsFor(x, 0);
+    const RuntimeReserve reserve = commReserve(x, 0);
+    return live + reserve.context + reserve.comm_buffers;
 }
 
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly)
@@ -1605,6 +1656,14 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                                                 "(embedding and head shared with the model). "),
                               {num(mo.mtp_layers), elemsText(double(x.pc.mtp_module))});
     }
+    if (q.hpzSecondary > 0)
+        P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "ZeRO++ hpZ: a secondary copy of the parameters, %1 "
+                                            "params / %2 (zero_hpz_partition_size) x %3 B = %4, "
+                                            "included; made as the first forward releases each "
+                                            "layer, dropped after the optimizer step. "),
+                          {elemsText(q.denseParams + q.expertParams), num(pa.zero_hpz_partition_size),
+                           num(x.bParams), gib(q.hpzSecondary)});
     if (pr.reuse_fp32_param)
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "reuse-fp32-param: the bf16 parameters live in the fp32 "
@@ -1903,6 +1962,13 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     if (plan.memory.offload.activations)
         A.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", " Activations offloaded to host; two layers stay on device."));
+    if (q.swapLayer > 0)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            " MindSpeed swap-attention: %1 per layer (what the input norm, "
+                                            "attention and post-attention norm save) waits on the host "
+                                            "between the layer's forward and its backward; on the device "
+                                            "only the running layer's, counted as working memory."),
+                          {gib(q.swapLayer)});
     if (partial)
         A.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation",

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "hcclbuffers.h"
 #include "hostmemory.h"
 #include "plan.h"
 #include "text.h"
@@ -56,8 +57,10 @@ struct Breakdown
 struct RuntimeReserve
 {
     double context = 0;        ///< driver / runtime context and workspaces
-    double comm_buffers = 0;   ///< collective library buffers (per communicator)
+    double comm_buffers = 0;   ///< collective library buffers (all communicators)
     int communicators = 0;
+    /// Each communicator and its buffers (core/hcclbuffers.h; per group on HCCL devices).
+    std::vector<CommGroupBuffer> groups;
     double allocator = 0;      ///< reserved beyond the allocated peak (the replay's; 0 before)
     double total() const { return context + comm_buffers + allocator; }
 };

@@ -3,6 +3,7 @@
 #include "catalog.h"
 #include "errors.h"
 #include "files.h"
+#include "hcclbuffers.h"
 #include "jsoninput.h"
 #include "layers.h"
 
@@ -537,6 +538,7 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         pa.ep = int(r.integer("ep", 1, 1024, 1));
         pa.etp = r.has("etp") ? int(r.integer("etp", 1, 1024, std::nullopt)) : 0;
         pa.dp_shard = r.has("dp_shard") ? int(r.integer("dp_shard", 1, 1 << 20, std::nullopt)) : 0;
+        pa.zero_hpz_partition_size = int(r.integer("zero_hpz_partition_size", 0, 1 << 20, 0));
         pa.sp = r.boolean("sp", false);
         pa.sharding = r.choice<Sharding>(
             "sharding", {Sharding::None, Sharding::Optimizer, Sharding::Grads, Sharding::Full},
@@ -611,6 +613,24 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         if (r.has("overlap_param_gather"))
             mo.overlap_param_gather = r.boolean("overlap_param_gather", std::nullopt);
         mo.param_and_grad_buffer_pad = int(r.integer("param_and_grad_buffer_pad", 0, 1048576, 0));
+        // HCCL buffers per group (core/hcclbuffers.h): HCCL_BUFFSIZE and MindSpeed's
+        // --hccl-group-buffer / --hccl-group-buffer-adaptive / --hccl-ep-group-buffer-adaptive-factor.
+        mo.swap_attention = r.boolean("swap_attention", false);
+        mo.hccl_buffer_mb = int(r.integer("hccl_buffer_mb", 0, 65536, 0));
+        if (const json *g = r.get("hccl_group_buffer")) {
+            ObjectReader gr(*g, "memory.hccl_group_buffer", &plan.warnings);
+            const std::vector<std::string> &keys = hcclGroupBufferKeys();
+            for (auto it = g->begin(); it != g->end(); ++it) {
+                if (std::find(keys.begin(), keys.end(), it.key()) == keys.end())
+                    throw PlanError("memory.hccl_group_buffer." + it.key(),
+                                    "is not a group MindSpeed's --hccl-group-buffer accepts "
+                                    "(dp, dp_cp, tp, pp, cp, cp_ulysses, cp_ring, exp, embd, ...)");
+                mo.hccl_group_buffer[it.key()] = int(gr.integer(it.key(), 1, 65536, std::nullopt));
+            }
+        }
+        mo.hccl_buffer_adaptive = r.boolean("hccl_buffer_adaptive", false);
+        mo.hccl_ep_group_buffer_adaptive_factor =
+            r.number("hccl_ep_group_buffer_adaptive_factor", 0, 1000, 0.0);
         if (const json *a = r.get("allocator")) {
             ObjectReader ar(*a, "memory.allocator", &plan.warnings);
             AllocatorConfig &ac = mo.allocator;
@@ -731,6 +751,34 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
         throw PlanError("memory.overlap_param_gather",
                         "needs parallel.sharding \"optimizer\" or \"grads\" (the distributed "
                         "optimizer's all-gather of updated shards)");
+    // MindSpeed's swap-attention (core/swapattention.h).
+    if (plan.memory.swap_attention) {
+        const std::string f = "memory.swap_attention";
+        if (plan.framework != "megatron")
+            throw PlanError(f, "is MindSpeed's --swap-attention: it needs framework \"megatron\"");
+        if (plan.memory.recompute == Recompute::Full)
+            throw PlanError(f, "with recompute \"full\" is not modelled (MindSpeed then swaps the "
+                               "recompute_num_layers layers and recomputes their MLP)");
+        if (plan.memory.offload.activations)
+            throw PlanError(f, "and memory.offload.activations both move the saved activations: choose one");
+    }
+    if (plan.memory.hcclOptionsSet()) {
+        const MemoryOptions &mo = plan.memory;
+        const char *setField = mo.hccl_buffer_mb > 0          ? "memory.hccl_buffer_mb"
+                               : !mo.hccl_group_buffer.empty() ? "memory.hccl_group_buffer"
+                               : mo.hccl_buffer_adaptive       ? "memory.hccl_buffer_adaptive"
+                                                               : "memory.hccl_ep_group_buffer_adaptive_factor";
+        if (const DeviceProfile *dev = catalog.device(plan.cluster.device); dev && !isHcclDevice(*dev))
+            throw PlanError(setField, "sizes HCCL's buffers: it needs a device with HCCL (vendor huawei), not \"" +
+                                          plan.cluster.device + "\"");
+        if (mo.hccl_ep_group_buffer_adaptive_factor > 0 && !mo.hccl_buffer_adaptive)
+            throw PlanError("memory.hccl_ep_group_buffer_adaptive_factor",
+                            "needs memory.hccl_buffer_adaptive true (MindSpeed's "
+                            "--hccl-ep-group-buffer-adaptive-factor sizes the adaptive ep buffer)");
+        if ((!mo.hccl_group_buffer.empty() || mo.hccl_buffer_adaptive) && plan.framework != "megatron")
+            throw PlanError(!mo.hccl_group_buffer.empty() ? "memory.hccl_group_buffer" : "memory.hccl_buffer_adaptive",
+                            "is MindSpeed's per-group HCCL buffer option: it needs framework \"megatron\"");
+    }
     if (plan.memory.param_and_grad_buffer_pad > 0 && plan.framework != "megatron")
         throw PlanError("memory.param_and_grad_buffer_pad",
                         "is MindSpeed's --param-and-grad-buffer-pad: it needs framework \"megatron\"");
@@ -792,6 +840,25 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     if (m.position_embedding == PositionEmbedding::Learned && plan.training.seq_len > m.max_positions)
         throw PlanError("training.seq_len", "exceeds model.max_positions (" + s(m.max_positions) +
                                                 "): a learned position table has no row beyond it");
+    // DeepSpeed ZeRO++ hpZ (core/hpz.h): stage3's secondary partition over groups of
+    // zero_hpz_partition_size ranks (groups._create_zero_param_parallel_group asserts it divides
+    // the world).
+    if (pa.zero_hpz_partition_size > 1) {
+        const std::string f = "parallel.zero_hpz_partition_size";
+        if (plan.framework != "deepspeed")
+            throw PlanError(f, "is DeepSpeed ZeRO++'s hpZ: it needs framework \"deepspeed\"");
+        if (pa.sharding != Sharding::Full)
+            throw PlanError(f, "partitions ZeRO-3's parameters: it needs parallel.sharding \"full\"");
+        if (!pa.reshard_after_forward)
+            throw PlanError(f, "keeps a secondary copy of released parameters: it needs "
+                               "parallel.reshard_after_forward true");
+        if (pa.dp_shard > 0)
+            throw PlanError(f, "is not combined with parallel.dp_shard (hpZ keeps the primary shard over all of dp)");
+        if (plan.memory.offload.params)
+            throw PlanError(f, "with memory.offload.params is not modelled (the secondary copy would be on the host)");
+        if (pa.zero_hpz_partition_size > pa.dp || pa.dp % pa.zero_hpz_partition_size != 0)
+            throw PlanError(f, "must divide parallel.dp (" + s(pa.dp) + "), got " + s(pa.zero_hpz_partition_size));
+    }
     if (pa.dp_shard > 0) {
         if (pa.sharding == Sharding::None)
             throw PlanError("parallel.dp_shard", "shards the states within groups: needs parallel.sharding "
@@ -1052,6 +1119,8 @@ nlohmann::json planToJson(const Plan &p)
         j["parallel"]["pipeline_layout"] = p.parallel.pipeline_layout;
     if (p.parallel.dp_shard > 0)
         j["parallel"]["dp_shard"] = p.parallel.dp_shard;
+    if (p.parallel.zero_hpz_partition_size > 0)
+        j["parallel"]["zero_hpz_partition_size"] = p.parallel.zero_hpz_partition_size;
     if (p.parallel.cp_algo != CpAlgo::Ring)
         j["parallel"]["cp_algo"] = toString(p.parallel.cp_algo);
     if (p.parallel.cp_algo == CpAlgo::Hybrid)
@@ -1080,6 +1149,16 @@ nlohmann::json planToJson(const Plan &p)
         j["memory"]["overlap_param_gather"] = *p.memory.overlap_param_gather;
     if (p.memory.param_and_grad_buffer_pad > 0)
         j["memory"]["param_and_grad_buffer_pad"] = p.memory.param_and_grad_buffer_pad;
+    if (p.memory.swap_attention)
+        j["memory"]["swap_attention"] = true;
+    if (p.memory.hccl_buffer_mb > 0)
+        j["memory"]["hccl_buffer_mb"] = p.memory.hccl_buffer_mb;
+    if (!p.memory.hccl_group_buffer.empty())
+        j["memory"]["hccl_group_buffer"] = p.memory.hccl_group_buffer;
+    if (p.memory.hccl_buffer_adaptive)
+        j["memory"]["hccl_buffer_adaptive"] = true;
+    if (p.memory.hccl_ep_group_buffer_adaptive_factor > 0)
+        j["memory"]["hccl_ep_group_buffer_adaptive_factor"] = p.memory.hccl_ep_group_buffer_adaptive_factor;
     if (p.memory.loss == LossHead::Chunked)
         j["memory"]["loss_chunks"] = p.memory.loss_chunks;
     if (!(p.memory.allocator == AllocatorConfig{})) {

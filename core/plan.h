@@ -6,6 +6,7 @@
 #include "model.h"
 
 #include <algorithm>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -82,6 +83,10 @@ struct Parallel
     int dp_shard = 0;
     bool sp = false;
     Sharding sharding = Sharding::None;
+    /// DeepSpeed ZeRO++ hpZ (`parallel.zero_hpz_partition_size`, core/hpz.h): ZeRO-3 keeps a
+    /// secondary copy of the parameters sharded over groups of this many data-parallel ranks
+    /// (a node's), so that later all-gathers stay in the group; 0 or 1: off.
+    int zero_hpz_partition_size = 0;
     bool reshard_after_forward = true;
     PpSchedule pp_schedule = PpSchedule::OneFOneB;
     int virtual_stages = 1;
@@ -165,6 +170,26 @@ struct MemoryOptions
     /// Ascend): the distributed optimizer's bucket ends padded so that every shard starts on
     /// that many bytes; 0: off.
     int param_and_grad_buffer_pad = 0;
+    /// HCCL buffers per communication group (core/hcclbuffers.h; HCCL devices only):
+    /// HCCL_BUFFSIZE in MB (`memory.hccl_buffer_mb`; 0: the device profile's), MindSpeed's
+    /// --hccl-group-buffer as a map group -> MB (`memory.hccl_group_buffer`), its
+    /// --hccl-group-buffer-adaptive (`memory.hccl_buffer_adaptive`) and
+    /// --hccl-ep-group-buffer-adaptive-factor (`memory.hccl_ep_group_buffer_adaptive_factor`;
+    /// 0: unset, the ep group then 200 MB).
+    /// MindSpeed's --swap-attention (`memory.swap_attention`, core/swapattention.h): what the
+    /// input norm, attention and post-attention norm save goes to the host between a layer's
+    /// forward and its backward.
+    bool swap_attention = false;
+    int hccl_buffer_mb = 0;
+    std::map<std::string, int> hccl_group_buffer;
+    bool hccl_buffer_adaptive = false;
+    double hccl_ep_group_buffer_adaptive_factor = 0;
+    /// Whether any of the per-group HCCL options is set.
+    bool hcclOptionsSet() const
+    {
+        return hccl_buffer_mb > 0 || !hccl_group_buffer.empty() || hccl_buffer_adaptive ||
+               hccl_ep_group_buffer_adaptive_factor > 0;
+    }
 };
 
 struct Cluster

@@ -269,6 +269,16 @@ bool quickValidate(const Plan &plan)
         return false;
     if (double(plan.training.seq_len) * plan.training.micro_batch > 1.0e9)
         return false;
+    // DeepSpeed ZeRO++ hpZ (validatePlan): ZeRO-3 over dp, the group a divisor of dp.
+    if (const int hpz = pa.zero_hpz_partition_size; hpz > 1) {
+        if (plan.framework != "deepspeed" || pa.sharding != Sharding::Full || !pa.reshard_after_forward ||
+            pa.dp_shard > 0 || plan.memory.offload.params || hpz > pa.dp || pa.dp % hpz != 0)
+            return false;
+    }
+    // MindSpeed's ep factor sizes the adaptive ep buffer (validatePlan; the device and framework
+    // rules of the HCCL options do not depend on the layout).
+    if (plan.memory.hccl_ep_group_buffer_adaptive_factor > 0 && !plan.memory.hccl_buffer_adaptive)
+        return false;
     return true;
 }
 

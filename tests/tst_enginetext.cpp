@@ -32,6 +32,10 @@ const std::vector<ComponentExplanation> &allExplanations()
             const Plan plan = testing::variantPlan(v);
             const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
             for (const RankMemory &r : m.ranks) {
+                // The runtime reserve's collective buffers (core/hcclbuffers.h), on the plan's
+                // device and as an NCCL device would hold them.
+                for (const char *device : {plan.cluster.device.c_str(), "h100-80g"})
+                    out.push_back({explainCommGroups(plan, *Catalog::builtin().device(device), r.reserve.groups), {}});
                 for (int p = 0; p < kPhaseCount; ++p) {
                     for (const ComponentExplanation &e :
                          explainMemory(plan, Catalog::builtin(), r, Phase(p)))

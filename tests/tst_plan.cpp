@@ -245,6 +245,29 @@ private slots:
             "memory.param_and_grad_buffer_pad", "sharding");
         row("buffer pad negative", R"({"memory": {"param_and_grad_buffer_pad": -1}})",
             "memory.param_and_grad_buffer_pad", "between");
+        row("swap attention without megatron", R"({"memory": {"swap_attention": true, "recompute": "selective"}})",
+            "memory.swap_attention", "megatron");
+        row("swap attention not bool", R"({"memory": {"swap_attention": "on"}})", "memory.swap_attention", "true or false");
+        row("swap attention under full recompute", R"({"framework": "megatron", "memory": {"swap_attention": true}})",
+            "memory.swap_attention", "full");
+        // HCCL buffers per group (core/hcclbuffers.h; the base plan is on 910B, pytorch).
+        row("hccl group buffer without megatron", R"({"memory": {"hccl_group_buffer": {"tp": 300}}})",
+            "memory.hccl_group_buffer", "megatron");
+        row("hccl adaptive without megatron", R"({"memory": {"hccl_buffer_adaptive": true}})",
+            "memory.hccl_buffer_adaptive", "megatron");
+        row("hccl group unknown", R"({"framework": "megatron", "memory": {"hccl_group_buffer": {"tensor": 300}}})",
+            "memory.hccl_group_buffer.tensor", "accepts");
+        row("hccl group zero", R"({"framework": "megatron", "memory": {"hccl_group_buffer": {"tp": 0}}})",
+            "memory.hccl_group_buffer.tp", "between");
+        row("hccl group not object", R"({"framework": "megatron", "memory": {"hccl_group_buffer": "tp:300"}})",
+            "memory.hccl_group_buffer", "object");
+        row("hccl buffer negative", R"({"memory": {"hccl_buffer_mb": -1}})", "memory.hccl_buffer_mb", "between");
+        row("hccl buffer on nvidia", R"({"memory": {"hccl_buffer_mb": 100}, "cluster": {"device": "h100-80g"}})",
+            "memory.hccl_buffer_mb", "huawei");
+        row("hccl adaptive not bool", R"({"framework": "megatron", "memory": {"hccl_buffer_adaptive": 1}})",
+            "memory.hccl_buffer_adaptive", "true or false");
+        row("hccl ep factor without adaptive", R"({"framework": "megatron", "memory": {"hccl_ep_group_buffer_adaptive_factor": 1.5}})",
+            "memory.hccl_ep_group_buffer_adaptive_factor", "hccl_buffer_adaptive");
         row("vocab divisor negative", R"({"model": {"vocab_divisible_by": -128}})", "model.vocab_divisible_by", "between");
         row("vocab divisor string", R"({"model": {"vocab_divisible_by": "128"}})", "model.vocab_divisible_by", "integer");
         row("overlap grad reduce string", R"({"memory": {"overlap_grad_reduce": "yes"}})", "memory.overlap_grad_reduce", "true or false");

@@ -192,6 +192,80 @@ private Q_SLOTS:
         QCOMPARE(child<QDoubleSpinBox>("gcThreshold")->value(), 0.0);
     }
 
+    // HCCL buffers per group (910B): HCCL_BUFFSIZE, MindSpeed's per-group string and the
+    // adaptive sizing, each undoable; the group options need framework megatron.
+    void hcclGroupBuffers()
+    {
+        QSpinBox *size = child<QSpinBox>("hcclBufferMb");
+        QLineEdit *groups = child<QLineEdit>("hcclGroupBuffer");
+        QCheckBox *adaptive = child<QCheckBox>("hcclBufferAdaptive");
+        QVERIFY(size->isEnabled());
+        QVERIFY(!adaptive->isEnabled()); // pytorch: MindSpeed's options do not apply
+        const double before = m_doc->estimate().memory.ranks.front().reserve.comm_buffers;
+        QVERIFY(before > 0);
+        size->setValue(100); // every communicator 2 x 100 MiB instead of the profile's 2 x 200
+        QCOMPARE(m_doc->plan().memory.hccl_buffer_mb, 100);
+        QCOMPARE(m_doc->estimate().memory.ranks.front().reserve.comm_buffers, before / 2);
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().memory.hccl_buffer_mb, 0);
+        QCOMPARE(m_doc->estimate().memory.ranks.front().reserve.comm_buffers, before);
+        QComboBox *framework = child<QComboBox>("framework");
+        framework->setCurrentIndex(framework->findData(QStringLiteral("megatron")));
+        QVERIFY(adaptive->isEnabled());
+        QVERIFY(groups->isEnabled());
+        groups->setText(QStringLiteral("dp: 300; tp:50"));
+        QMetaObject::invokeMethod(groups, "editingFinished");
+        QCOMPARE(m_doc->plan().memory.hccl_group_buffer, (std::map<std::string, int>{{"dp", 300}, {"tp", 50}}));
+        QCOMPARE(groups->text(), QStringLiteral("dp:300;tp:50"));
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan().memory.hccl_group_buffer.empty());
+        QVERIFY(groups->text().isEmpty());
+        groups->setText(QStringLiteral("tensor:300")); // refused: not a MindSpeed group
+        QMetaObject::invokeMethod(groups, "editingFinished");
+        QVERIFY(m_doc->plan().memory.hccl_group_buffer.empty());
+        // MindSpeed's swap-attention (megatron): less saved on the device, undoable.
+        QCheckBox *swap = child<QCheckBox>("swapAttention");
+        QVERIFY(swap->isEnabled());
+        QComboBox *recompute = child<QComboBox>("recompute"); // the case checkpoints every layer:
+        recompute->setCurrentIndex(recompute->findData(int(Recompute::Selective))); // not with swap
+        QVERIFY(m_doc->plan().memory.recompute == Recompute::Selective);
+        const double activations = m_doc->estimate().memory.ranks.front().phases[size_t(Phase::Forward)][Component::Activations];
+        swap->setChecked(true);
+        QVERIFY(m_doc->plan().memory.swap_attention);
+        QVERIFY(m_doc->estimate().memory.ranks.front().phases[size_t(Phase::Forward)][Component::Activations] < activations);
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().memory.swap_attention);
+        QVERIFY(!swap->isChecked());
+        adaptive->setChecked(true);
+        QVERIFY(m_doc->plan().memory.hccl_buffer_adaptive);
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().memory.hccl_buffer_adaptive);
+        QVERIFY(!adaptive->isChecked());
+    }
+
+    // DeepSpeed ZeRO++ hpZ: offered for ZeRO-3 under deepspeed, the divisors of dp, undoable.
+    void zeroHpzGroup()
+    {
+        QComboBox *hpz = child<QComboBox>("zeroHpzPartitionSize");
+        QComboBox *framework = child<QComboBox>("framework");
+        framework->setCurrentIndex(framework->findData(QStringLiteral("deepspeed")));
+        QComboBox *sharding = child<QComboBox>("sharding");
+        const int four = hpz->findData(4);
+        QVERIFY(four > 0);
+        QVERIFY(!itemEnabled(hpz, four)); // sharding none: refused with the reason
+        sharding->setCurrentIndex(indexOfData(sharding, int(Sharding::Full)));
+        QVERIFY(m_doc->plan().parallel.sharding == Sharding::Full);
+        QVERIFY(itemEnabled(hpz, hpz->findData(4)));
+        QCOMPARE(hpz->findData(3), -1); // not a divisor of dp 8
+        const double params = m_doc->estimate().memory.ranks.front().phases[size_t(Phase::Backward)][Component::Parameters];
+        hpz->setCurrentIndex(hpz->findData(4));
+        QCOMPARE(m_doc->plan().parallel.zero_hpz_partition_size, 4);
+        QVERIFY(m_doc->estimate().memory.ranks.front().phases[size_t(Phase::Backward)][Component::Parameters] > params);
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().parallel.zero_hpz_partition_size, 0);
+        QCOMPARE(hpz->currentData().toInt(), 0);
+    }
+
     // Megatron's overlap options and the vocabulary padding: shown as the profile sets them,
     // undoable; the param gather needs the distributed optimizer and brings the grad reduce.
     void megatronBufferOptions()

@@ -70,6 +70,7 @@ class TestSearch : public QObject
 private slots:
     void quickValidateAgreesWithValidatePlan();
     void quickValidateAgreesOnLayerLayouts();
+    void quickValidateAgreesOnHpzAndHccl();
     void resultsFitAndRankByTime_data();
     void resultsFitAndRankByTime();
     void paretoFrontNotDominated();
@@ -192,6 +193,47 @@ void TestSearch::quickValidateAgreesOnLayerLayouts()
                 valid += accepted;
             }
     qInfo("%d layer layouts compared, %d valid", checked, valid);
+    QVERIFY(valid > 0 && valid < checked);
+}
+
+// DeepSpeed ZeRO++ hpZ against the sharding, dp, resharding, HSDP and parameter offload; the
+// MindSpeed HCCL ep factor against the adaptive switch.
+void TestSearch::quickValidateAgreesOnHpzAndHccl()
+{
+    const Catalog &cat = Catalog::builtin();
+    int checked = 0, valid = 0;
+    Plan p = parsePlan(seedCase("llama2-7b", 4096, 2, "ascend-910b2"), cat);
+    for (const char *fw : {"deepspeed", "megatron"})
+        for (int hpz : {0, 1, 2, 3, 4, 8, 16})
+            for (int dp : {1, 2, 4, 8, 16})
+                for (int sh = 0; sh < 4; ++sh)
+                    for (int reshard = 0; reshard < 2; ++reshard)
+                        for (int dpShard : {0, 2})
+                            for (int offp = 0; offp < 2; ++offp)
+                                for (int factor = 0; factor < 2; ++factor)
+                                    for (int adaptive = 0; adaptive < 2; ++adaptive) {
+                                        p.framework = fw;
+                                        p.parallel.zero_hpz_partition_size = hpz;
+                                        p.parallel.dp = dp;
+                                        p.parallel.tp = 16 / dp;
+                                        p.parallel.pp = 1;
+                                        p.parallel.sharding = Sharding(sh);
+                                        p.parallel.reshard_after_forward = reshard;
+                                        p.parallel.dp_shard = dpShard;
+                                        p.memory.offload.params = offp;
+                                        p.memory.hccl_ep_group_buffer_adaptive_factor = factor ? 1.5 : 0.0;
+                                        p.memory.hccl_buffer_adaptive = adaptive && std::string(fw) == "megatron";
+                                        bool accepted = true;
+                                        try {
+                                            validatePlan(p, cat);
+                                        } catch (const PlanError &) {
+                                            accepted = false;
+                                        }
+                                        QCOMPARE(quickValidate(p), accepted);
+                                        ++checked;
+                                        valid += accepted;
+                                    }
+    qInfo("%d hpZ / HCCL layouts compared, %d valid", checked, valid);
     QVERIFY(valid > 0 && valid < checked);
 }
 

@@ -151,6 +151,14 @@
         <source>updated parameter shards, bucket by bucket in the next forward (overlap-param-gather)</source>
         <translation>更新过的参数分片，在下一次前向中逐桶收集（overlap-param-gather）</translation>
     </message>
+    <message>
+        <source>ZeRO++ hpZ: layer parameters of the later micro-batches&apos; forwards, gathered from the secondary partitions within the hpZ group</source>
+        <translation>ZeRO++ hpZ：后续微批前向的层参数，从 hpZ 组内的二级分片聚合</translation>
+    </message>
+    <message>
+        <source>ZeRO++ hpZ: layer parameters again in backward, from the secondary partitions within the hpZ group</source>
+        <translation>ZeRO++ hpZ：反向中再次聚合的层参数，取自 hpZ 组内的二级分片</translation>
+    </message>
 </context>
 <context>
     <name>ComponentStyle</name>
@@ -1066,6 +1074,30 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>This stage holds %1 of the %2 decoder layers (uneven layout: %3). </source>
         <translation>此阶段承载 %2 个解码层中的 %1 个（非均匀划分：%3）。</translation>
+    </message>
+    <message>
+        <source>%1 communicators x %2 (the device profile&apos;s per-communicator buffers) = %3</source>
+        <translation>%1 个通信域 x %2（设备配置中每个通信域的缓冲区）= %3</translation>
+    </message>
+    <message>
+        <source>; NCCL: MindSpeed&apos;s per-group HCCL buffers do not apply.</source>
+        <translation>；NCCL：MindSpeed 的按通信组 HCCL 缓冲区设置不适用。</translation>
+    </message>
+    <message>
+        <source>HCCL buffers per communication group: %1 = %2</source>
+        <translation>各通信组的 HCCL 缓冲区：%1 = %2</translation>
+    </message>
+    <message>
+        <source>; each communicator holds an input and an output buffer of its group&apos;s size (HCCL_BUFFSIZE %1 unless MindSpeed&apos;s --hccl-group-buffer or --hccl-group-buffer-adaptive sets it).</source>
+        <translation>；每个通信域持有一个输入缓冲区和一个输出缓冲区，大小为该组的缓冲区大小（除非 MindSpeed 的 --hccl-group-buffer 或 --hccl-group-buffer-adaptive 另行设置，否则为 HCCL_BUFFSIZE %1）。</translation>
+    </message>
+    <message>
+        <source>ZeRO++ hpZ: a secondary copy of the parameters, %1 params / %2 (zero_hpz_partition_size) x %3 B = %4, included; made as the first forward releases each layer, dropped after the optimizer step. </source>
+        <translation>ZeRO++ hpZ：参数的二级副本，%1 个参数 / %2（zero_hpz_partition_size）x %3 B = %4，已计入；在第一次前向释放各层时创建，在优化器步之后丢弃。</translation>
+    </message>
+    <message>
+        <source> MindSpeed swap-attention: %1 per layer (what the input norm, attention and post-attention norm save) waits on the host between the layer&apos;s forward and its backward; on the device only the running layer&apos;s, counted as working memory.</source>
+        <translation> MindSpeed swap-attention：每层 %1（输入 norm、注意力与注意力后 norm 保存的张量）在该层前向与反向之间存放在主机上；设备上只有正在运行的那一层的这部分，计入工作内存。</translation>
     </message>
 </context>
 <context>
@@ -4544,6 +4576,78 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Megatron-Core&apos;s --account-for-embedding/loss-in-pipeline-split: counted as one layer in the split, the first (last) stage builds one decoder layer fewer</source>
         <translation>Megatron-Core 的 --account-for-embedding/loss-in-pipeline-split：在划分中计为一层，首（末）阶段少构建一个解码层</translation>
+    </message>
+    <message>
+        <source>ZeRO++ hpZ group</source>
+        <translation>ZeRO++ hpZ 组</translation>
+    </message>
+    <message>
+        <source> MB</source>
+        <translation> MB</translation>
+    </message>
+    <message>
+        <source>profile</source>
+        <translation>设备配置</translation>
+    </message>
+    <message>
+        <source>HCCL_BUFFSIZE: every communicator holds an input and an output buffer of this size (200 MB by default)</source>
+        <translation>HCCL_BUFFSIZE：每个通信域持有此大小的一个输入缓冲区和一个输出缓冲区（默认 200 MB）</translation>
+    </message>
+    <message>
+        <source>HCCL buffer size</source>
+        <translation>HCCL 缓冲区大小</translation>
+    </message>
+    <message>
+        <source>Change HCCL buffer size</source>
+        <translation>修改 HCCL 缓冲区大小</translation>
+    </message>
+    <message>
+        <source>none, such as dp:200;tp:300</source>
+        <translation>无，例如 dp:200;tp:300</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --hccl-group-buffer: the HCCL buffer size of named groups in MB (dp, dp_cp, tp, pp, cp, cp_ulysses, cp_ring, exp, embd, ...)</source>
+        <translation>MindSpeed 的 --hccl-group-buffer：指定通信组的 HCCL 缓冲区大小，单位 MB（dp、dp_cp、tp、pp、cp、cp_ulysses、cp_ring、exp、embd 等）</translation>
+    </message>
+    <message>
+        <source>HCCL buffer per group</source>
+        <translation>各通信组的 HCCL 缓冲区</translation>
+    </message>
+    <message>
+        <source>HCCL buffer per group: %1</source>
+        <translation>各通信组的 HCCL 缓冲区：%1</translation>
+    </message>
+    <message>
+        <source>Set HCCL buffer per group</source>
+        <translation>设置各通信组的 HCCL 缓冲区</translation>
+    </message>
+    <message>
+        <source>Size the HCCL buffers from each group&apos;s largest message</source>
+        <translation>按各通信组的最大消息确定 HCCL 缓冲区大小</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --hccl-group-buffer-adaptive: the tp, pp, cp and ep groups&apos; buffers sized from the largest message they carry</source>
+        <translation>MindSpeed 的 --hccl-group-buffer-adaptive：tp、pp、cp 与 ep 组的缓冲区按其承载的最大消息确定</translation>
+    </message>
+    <message>
+        <source>Change adaptive HCCL buffers</source>
+        <translation>修改自适应 HCCL 缓冲区</translation>
+    </message>
+    <message>
+        <source>DeepSpeed ZeRO++ hpZ: ZeRO-3 keeps a second copy of the parameters sharded within groups of this many ranks (a node), so that later all-gathers stay in the group</source>
+        <translation>DeepSpeed ZeRO++ hpZ：ZeRO-3 另保留一份参数副本，在这么多个 rank（一个节点）组成的组内分片，使后续的 all-gather 留在组内</translation>
+    </message>
+    <message>
+        <source>Swap attention activations to host (MindSpeed)</source>
+        <translation>将注意力激活值换出到主机（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --swap-attention: what the input norm, attention and post-attention norm save goes to the host after each layer&apos;s forward and comes back as its backward starts</source>
+        <translation>MindSpeed 的 --swap-attention：输入 norm、注意力与注意力后 norm 保存的张量在每层前向之后换出到主机，在该层反向开始时换回</translation>
+    </message>
+    <message>
+        <source>Change swap-attention</source>
+        <translation>修改 swap-attention</translation>
     </message>
 </context>
 <context>

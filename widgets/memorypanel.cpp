@@ -224,6 +224,9 @@ QString MemoryPanel::segmentTooltip(int bar, int segment) const
                     .arg(qs(formatGiB(rank.reserve.context)), qs(formatGiB(rank.reserve.comm_buffers)))
                     .arg(rank.reserve.communicators)
                     .arg(qs(formatGiB(rank.reserve.allocator)));
+        if (const DeviceProfile *dev = m_document->catalog().device(m_document->plan().cluster.device))
+            text += QStringLiteral("<br>") +
+                    translated(explainCommGroups(m_document->plan(), *dev, rank.reserve.groups)).toHtmlEscaped();
         return text;
     }
     const MemoryExplanation ex =

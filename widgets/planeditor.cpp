@@ -6,6 +6,7 @@
 
 #include "core/adapters.h"
 #include "core/catalog.h"
+#include "core/hcclbuffers.h"
 #include "core/framework.h"
 #include "core/layers.h"
 #include "core/model.h"
@@ -87,6 +88,10 @@ void rebalanceDp(Plan &p)
     const int world = p.cluster.world();
     if (rest > 0 && world % rest == 0)
         p.parallel.dp = world / rest;
+    // ZeRO++ hpZ's group divides dp: one that no longer does is dropped.
+    const int hpz = p.parallel.zero_hpz_partition_size;
+    if (hpz > 1 && (hpz > p.parallel.dp || p.parallel.dp % hpz != 0))
+        p.parallel.zero_hpz_partition_size = 0;
 }
 
 // An edited shape is no longer its preset.
@@ -915,6 +920,8 @@ void PlanEditor::buildUi()
            [](Plan &p, int v) { p.parallel.etp = v; });
     degree(m_dpShard, "dpShard", tr("Shard group (HSDP)"), QStringLiteral("dp_shard"),
            [](Plan &p, int v) { p.parallel.dp_shard = v; });
+    degree(m_hpz, "zeroHpzPartitionSize", tr("ZeRO++ hpZ group"), QStringLiteral("zero_hpz_partition_size"),
+           [](Plan &p, int v) { p.parallel.zero_hpz_partition_size = v; });
 
     m_sharding = new QComboBox(content);
     m_sharding->setObjectName(QStringLiteral("sharding"));
@@ -1045,6 +1052,60 @@ void PlanEditor::buildUi()
     memory->addRow(tr("Buffer pad (MindSpeed)"), m_bufferPad);
     connect(m_bufferPad, &QSpinBox::valueChanged, this, [this](int b) {
         edit(tr("Change buffer pad"), EditId::Memory, [&](Plan &p) { p.memory.param_and_grad_buffer_pad = b; });
+    });
+
+    // MindSpeed's swap-attention (core/swapattention.h).
+    m_swapAttention = new QCheckBox(tr("Swap attention activations to host (MindSpeed)"), content);
+    m_swapAttention->setObjectName(QStringLiteral("swapAttention"));
+    m_swapAttention->setToolTip(tr("MindSpeed's --swap-attention: what the input norm, attention and "
+                                   "post-attention norm save goes to the host after each layer's "
+                                   "forward and comes back as its backward starts"));
+    memory->addRow(m_swapAttention);
+    connect(m_swapAttention, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change swap-attention"), EditId::Memory, [&](Plan &p) { p.memory.swap_attention = on; });
+    });
+
+    // HCCL buffers per communication group (core/hcclbuffers.h): HCCL_BUFFSIZE and MindSpeed's
+    // --hccl-group-buffer / --hccl-group-buffer-adaptive; HCCL devices only.
+    m_hcclBuffer = spin(content, 0, 65536);
+    m_hcclBuffer->setObjectName(QStringLiteral("hcclBufferMb"));
+    m_hcclBuffer->setSingleStep(50);
+    m_hcclBuffer->setSuffix(tr(" MB"));
+    m_hcclBuffer->setSpecialValueText(tr("profile"));
+    m_hcclBuffer->setToolTip(tr("HCCL_BUFFSIZE: every communicator holds an input and an output "
+                                "buffer of this size (200 MB by default)"));
+    memory->addRow(tr("HCCL buffer size"), m_hcclBuffer);
+    connect(m_hcclBuffer, &QSpinBox::valueChanged, this, [this](int mb) {
+        edit(tr("Change HCCL buffer size"), EditId::Memory, [&](Plan &p) { p.memory.hccl_buffer_mb = mb; });
+    });
+    m_hcclGroupBuffer = new QLineEdit(content);
+    m_hcclGroupBuffer->setObjectName(QStringLiteral("hcclGroupBuffer"));
+    m_hcclGroupBuffer->setPlaceholderText(tr("none, such as dp:200;tp:300"));
+    m_hcclGroupBuffer->setToolTip(tr("MindSpeed's --hccl-group-buffer: the HCCL buffer size of named "
+                                     "groups in MB (dp, dp_cp, tp, pp, cp, cp_ulysses, cp_ring, exp, embd, ...)"));
+    memory->addRow(tr("HCCL buffer per group"), m_hcclGroupBuffer);
+    connect(m_hcclGroupBuffer, &QLineEdit::editingFinished, this, [this] {
+        std::map<std::string, int> groups;
+        std::string error;
+        if (!parseHcclGroupBuffer(m_hcclGroupBuffer->text().toStdString(), groups, &error)) {
+            showRefusal(tr("HCCL buffer per group: %1").arg(QString::fromStdString(error)));
+            return;
+        }
+        if (groups == m_document->plan().memory.hccl_group_buffer)
+            return;
+        edit(tr("Set HCCL buffer per group"), EditId::Memory, [&](Plan &p) { p.memory.hccl_group_buffer = groups; });
+    });
+    m_hcclAdaptive = new QCheckBox(tr("Size the HCCL buffers from each group's largest message"), content);
+    m_hcclAdaptive->setObjectName(QStringLiteral("hcclBufferAdaptive"));
+    m_hcclAdaptive->setToolTip(tr("MindSpeed's --hccl-group-buffer-adaptive: the tp, pp, cp and ep groups' "
+                                  "buffers sized from the largest message they carry"));
+    memory->addRow(m_hcclAdaptive);
+    connect(m_hcclAdaptive, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change adaptive HCCL buffers"), EditId::Memory, [&](Plan &p) {
+            p.memory.hccl_buffer_adaptive = on;
+            if (!on)
+                p.memory.hccl_ep_group_buffer_adaptive_factor = 0; // the factor needs it
+        });
     });
 
     // The caching allocator's settings (PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF): the
@@ -1386,6 +1447,20 @@ void PlanEditor::refresh()
     setValue(m_vocabDivisor, p.model.vocab_divisible_by);
     setValue(m_bufferPad, p.memory.param_and_grad_buffer_pad);
     m_bufferPad->setEnabled(p.framework == "megatron" && p.parallel.sharding == Sharding::Optimizer);
+    {
+        const DeviceProfile *dev = m_document->catalog().device(p.cluster.device);
+        const bool hccl = dev && isHcclDevice(*dev);
+        setValue(m_hcclBuffer, p.memory.hccl_buffer_mb);
+        setChecked(m_hcclAdaptive, p.memory.hccl_buffer_adaptive);
+        setChecked(m_swapAttention, p.memory.swap_attention);
+        m_swapAttention->setEnabled(p.framework == "megatron" || p.memory.swap_attention);
+        const QString groups = QString::fromStdString(formatHcclGroupBuffer(p.memory.hccl_group_buffer));
+        if (m_hcclGroupBuffer->text() != groups)
+            m_hcclGroupBuffer->setText(groups);
+        m_hcclBuffer->setEnabled(hccl || p.memory.hccl_buffer_mb > 0);
+        m_hcclGroupBuffer->setEnabled((hccl && p.framework == "megatron") || !p.memory.hccl_group_buffer.empty());
+        m_hcclAdaptive->setEnabled((hccl && p.framework == "megatron") || p.memory.hccl_buffer_adaptive);
+    }
     setValue(m_maxSplit, int(p.memory.allocator.max_split_size_mb));
     if (m_gcThreshold->value() != p.memory.allocator.garbage_collection_threshold) {
         const QSignalBlocker block(m_gcThreshold);
@@ -1504,6 +1579,21 @@ void PlanEditor::refreshDegrees()
                         tr("Shard the states within groups of this many data-parallel ranks and "
                            "replicate them across the groups (HSDP, hierarchical ZeRO)"));
         m_dpShard->setItemText(0, tr("all of dp"));
+    }
+    {
+        // DeepSpeed ZeRO++ hpZ: a secondary copy of the ZeRO-3 parameters sharded within groups
+        // of this many data-parallel ranks (core/hpz.h).
+        QList<int> values{0};
+        for (int v = 2; v <= p.parallel.dp; ++v)
+            if (p.parallel.dp % v == 0)
+                values.append(v);
+        fillChoiceCombo(m_hpz, QStringLiteral("zero_hpz_partition_size"), values,
+                        [](Plan &c, int v) { c.parallel.zero_hpz_partition_size = v; },
+                        p.parallel.zero_hpz_partition_size,
+                        tr("DeepSpeed ZeRO++ hpZ: ZeRO-3 keeps a second copy of the parameters sharded "
+                           "within groups of this many ranks (a node), so that later all-gathers stay "
+                           "in the group"));
+        m_hpz->setItemText(0, tr("off"));
     }
 
     // Virtual stages: the counts v for which the layer layout splits into v chunks per stage

@@ -93,6 +93,7 @@ private:
               *m_dtOptimizer = nullptr, *m_dtCompute = nullptr, *m_optimizer = nullptr;
     QComboBox *m_tp = nullptr, *m_pp = nullptr, *m_cp = nullptr, *m_ep = nullptr, *m_etp = nullptr;
     QComboBox *m_cpAlgo = nullptr, *m_ulyssesDegree = nullptr, *m_dpShard = nullptr;
+    QComboBox *m_hpz = nullptr; ///< parallel.zero_hpz_partition_size
     QComboBox *m_recomputeMethod = nullptr;
     QSpinBox *m_recomputeLayers = nullptr;
     QCheckBox *m_recomputeActivation = nullptr, *m_recomputeNorm = nullptr;
@@ -110,6 +111,10 @@ private:
     QCheckBox *m_overlapParams = nullptr;     ///< memory.overlap_param_gather
     QSpinBox *m_vocabDivisor = nullptr;       ///< model.vocab_divisible_by (0: the profile's)
     QSpinBox *m_bufferPad = nullptr;          ///< memory.param_and_grad_buffer_pad
+    QSpinBox *m_hcclBuffer = nullptr;         ///< memory.hccl_buffer_mb
+    QLineEdit *m_hcclGroupBuffer = nullptr;   ///< memory.hccl_group_buffer
+    QCheckBox *m_hcclAdaptive = nullptr;      ///< memory.hccl_buffer_adaptive
+    QCheckBox *m_swapAttention = nullptr;     ///< memory.swap_attention
     QSpinBox *m_maxSplit = nullptr;           ///< memory.allocator.max_split_size_mb
     QDoubleSpinBox *m_gcThreshold = nullptr;  ///< memory.allocator.garbage_collection_threshold
     QComboBox *m_framework = nullptr, *m_device = nullptr;

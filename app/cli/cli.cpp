@@ -309,6 +309,14 @@ std::string estimateTable(const Plan &plan)
         o << "  " << pad("runtime reserve", 26) << gibgb(r.reserve.total()) << "  (context "
           << formatGiB(r.reserve.context) << ", " << r.reserve.communicators << " communicator(s) "
           << formatGiB(r.reserve.comm_buffers) << ", allocator " << formatGiB(r.reserve.allocator) << ")\n";
+        // The per-group HCCL buffers when MindSpeed's options size them (JSON: comm_groups always).
+        if (!r.reserve.groups.empty() && plan.memory.hcclOptionsSet()) {
+            o << "  " << pad("communication groups", 26);
+            for (size_t i = 0; i < r.reserve.groups.size(); ++i)
+                o << (i ? ", " : "") << r.reserve.groups[i].group << " " << formatBytes(r.reserve.groups[i].bytes);
+            o << "\n";
+            o << "    " << explainCommGroups(plan, dev, r.reserve.groups).english() << "\n";
+        }
         o << "  " << pad("reserved (allocator)", 26) << gibgb(r.reserved_bytes)
           << "  (the caching allocator replayed on a device with room; first step peak allocated "
           << formatGiB(r.first_step_peak_bytes) << ")\n";
