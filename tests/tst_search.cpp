@@ -46,6 +46,10 @@ SearchRequest request(const json &j, int64_t globalBatch, int top)
     r.base = parsePlan(j, Catalog::builtin());
     r.global_batch = globalBatch;
     r.top = top;
+    // The classic axes: the further ones multiply the layouts (everyAxisIsSearched,
+    // pruningKeepsResults and threadsGiveTheSameOutcome turn them on), and the sanitizer stage
+    // runs every search here.
+    r.axes = 0;
     return r;
 }
 
@@ -362,6 +366,7 @@ void TestSearch::pruningKeepsResults()
     // Skipping layouts whose model states exceed HBM must not change what is found.
     const Catalog &cat = Catalog::builtin();
     SearchRequest req = request(seedCase("llama2-70b", 4096, 2, "ascend-910b2"), 16, 200);
+    req.axes = kSearchAllAxes;
     const SearchOutcome pruned = searchLayouts(req, cat);
     req.prune = false;
     const SearchOutcome full = searchLayouts(req, cat);
@@ -390,6 +395,7 @@ void TestSearch::floorIsBelowEstimate()
     for (const testing::PlanVariant &v : testing::planVariants())
         plans.push_back(testing::variantPlan(v));
     SearchRequest req = request(seedCase("llama2-13b", 16384, 2, "ascend-910b2"), 32, 400);
+    req.axes = kSearchAllAxes;
     for (const SearchResult &r : searchLayouts(req, cat).ranked)
         plans.push_back(r.plan);
     QVERIFY(plans.size() > 300);
@@ -452,6 +458,7 @@ void TestSearch::threadsGiveTheSameOutcome()
 {
     const Catalog &cat = Catalog::builtin();
     SearchRequest req = request(seedCase("llama2-70b", 4096, 2, "ascend-910b2"), 16, 60);
+    req.axes = kSearchAllAxes;
     req.threads = 1;
     const SearchOutcome one = searchLayouts(req, cat);
     for (int threads : {2, 3}) {
