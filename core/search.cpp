@@ -172,25 +172,21 @@ unsigned searchThreads(int requested, size_t work)
     return unsigned(std::max<size_t>(1, std::min<size_t>({size_t(n), size_t(64), std::max<size_t>(work, 1)})));
 }
 
-/// fn(k) for k in [0, n) on up to `threads` threads (the caller's among them); fn must be safe
-/// to run side by side for different k. The first exception is rethrown.
-void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)> &fn)
+/// fn(k, thread) for k in [0, n) on up to `threads` threads, `thread` in [0, threads) naming the
+/// one that runs it (0: the caller's); fn must be safe to run side by side for different k and
+/// threads. Work is taken in turn; the first exception stops what is left and is rethrown.
+void parallelFor(size_t n, unsigned threads, const std::function<void(size_t, unsigned)> &fn)
 {
     if (n == 0)
         return;
-    threads = unsigned(std::min<size_t>(threads, n));
-    if (threads <= 1) {
-        for (size_t k = 0; k < n; ++k)
-            fn(k);
-        return;
-    }
+    threads = unsigned(std::max<size_t>(1, std::min<size_t>(threads, n)));
     std::atomic<size_t> next{0};
     std::exception_ptr failure;
     std::mutex m;
-    auto run = [&]() {
+    auto run = [&](unsigned thread) {
         try {
             for (size_t k = next++; k < n; k = next++)
-                fn(k);
+                fn(k, thread);
         } catch (...) {
             next = n;
             const std::lock_guard<std::mutex> lock(m);
@@ -200,8 +196,8 @@ void parallelFor(size_t n, unsigned threads, const std::function<void(size_t)> &
     };
     std::vector<std::thread> pool;
     for (unsigned i = 1; i < threads; ++i)
-        pool.emplace_back(run);
-    run();
+        pool.emplace_back(run, i);
+    run(0);
     for (std::thread &t : pool)
         t.join();
     if (failure)
@@ -468,28 +464,27 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
 
     // Context-parallel algorithms of a cp degree: ring; with the axis Ulysses and the hybrids
     // whose all-to-all degree divides the heads on each TP rank.
-    auto cpAlgos = [&](int tp, int cpar) {
-        std::vector<std::pair<CpAlgo, int>> out = {{work.parallel.cp_algo, work.parallel.ulysses_degree}};
+    auto cpAlgos = [&](int tp, int cpar) -> std::vector<std::pair<CpAlgo, int>> {
         if (cpar == 1)
-            return std::vector<std::pair<CpAlgo, int>>{{CpAlgo::Ring, 0}};
+            return {{CpAlgo::Ring, 0}};
         if (!(axes & kSearchCpAlgo))
-            return out;
-        out = {{CpAlgo::Ring, 0}};
+            return {{work.parallel.cp_algo, work.parallel.ulysses_degree}};
+        std::vector<std::pair<CpAlgo, int>> choices = {{CpAlgo::Ring, 0}};
         auto headsSplit = [&](int u) { return (heads / tp) % u == 0 && (kvHeads / tp) % u == 0; };
         if (headsSplit(cpar))
-            out.push_back({CpAlgo::Ulysses, 0});
+            choices.push_back({CpAlgo::Ulysses, 0});
         for (int u = 2; u < cpar; ++u) {
             if (cpar % u == 0 && headsSplit(u))
-                out.push_back({CpAlgo::Hybrid, u});
+                choices.push_back({CpAlgo::Hybrid, u});
         }
-        return out;
+        return choices;
     };
     // HSDP shard groups: all of dp; with the axis a node's ranks, two and four nodes' (in dp
     // ranks: the group times tp x cp ranks), when they divide dp.
     auto dpShards = [&](const Task &t, Sharding sh) {
-        std::vector<int> out = {0};
+        std::vector<int> choices = {0};
         if (sh != Sharding::Full || !(axes & kSearchDpShard))
-            return out;
+            return choices;
         const int node = work.cluster.devices_per_node;
         for (int nodes : {1, 2, 4}) {
             const int64_t ranks = int64_t(node) * nodes;
@@ -497,23 +492,23 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 continue;
             const int64_t d = ranks / (int64_t(t.tp) * t.cp);
             if (d > 1 && d < t.dp && t.dp % d == 0)
-                out.push_back(int(d));
+                choices.push_back(int(d));
         }
-        return out;
+        return choices;
     };
     // Full recompute of every layer, and with the axis Megatron's block method over a quarter,
     // a half and three quarters of a chunk's layers.
     auto blockChoices = [&](const Task &t, int v, Recompute rc) {
-        std::vector<int> out = {0};
+        std::vector<int> choices = {0};
         if (rc != Recompute::Full || !(axes & kSearchRecomputeBlock) || !blockRecompute)
-            return out;
+            return choices;
         const int perChunk = int(mo.layers / (int64_t(t.pp) * v));
         for (int q = 1; q <= 3; ++q) {
             const int n = perChunk * q / 4;
-            if (n >= 1 && n < perChunk && std::find(out.begin(), out.end(), n) == out.end())
-                out.push_back(n);
+            if (n >= 1 && n < perChunk && std::find(choices.begin(), choices.end(), n) == choices.end())
+                choices.push_back(n);
         }
-        return out;
+        return choices;
     };
 
     // Visits every layout of a task; returns false when `visit` does (cancelled).
@@ -596,105 +591,90 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
 
     const unsigned threads = searchThreads(request.threads, tasks.size());
     std::vector<std::vector<Scored>> perTask(tasks.size());
-    std::atomic<size_t> nextTask{0};
     std::atomic<uint64_t> evaluated{0};
-    std::atomic<uint64_t> estimated{0};
     std::atomic<bool> stopped{false};
-    std::exception_ptr failure;
-    std::mutex failureMutex;
-
-    // One thread's share: tasks taken in turn, each layout checked, costed and kept when it fits.
-    // The calling thread (`reports`) also reports progress.
-    auto worker = [&](bool reports) {
-        try {
-            Plan w = work;
-            uint64_t pending = 0; // evaluated, not yet added to `evaluated`
-            uint64_t seen = 0;
-            uint64_t estimatedHere = 0;
-            std::optional<MemoryEstimate> kept; // the current layout without offload
-            Layout keptOf;
-            for (size_t ti = nextTask++; ti < tasks.size() && !stopped; ti = nextTask++) {
-                std::vector<Scored> &fitting = perTask[ti];
-                kept.reset();
-                const bool finished = enumerate(tasks[ti], [&](const Layout &l) {
-                    if ((seen++ & 1023u) == 0) {
-                        const uint64_t done = evaluated += pending;
-                        pending = 0;
-                        if (stopped || (cancel && cancel->load(std::memory_order_relaxed))) {
-                            stopped = true;
-                            return false;
-                        }
-                        if (reports && progress)
-                            progress(done, total);
-                    }
-                    ++pending;
-                    apply(w, l);
-                    if (!quickValidate(w))
-                        return true;
-                    const ComputeEstimate ce = estimateCompute(w, cprof);
-                    // Model states of the heaviest stage plus the context reserve bound the
-                    // memory engine's optimizer-step peak plus reserve from below: beyond HBM the
-                    // layout cannot fit.
-                    // So does the first stage's floor (its persistent bytes and one micro-batch's
-                    // saved activations, with its reserve).
-                    if (request.prune &&
-                        (stateBytes(w, fw, ce) + dev.context_reserve_bytes > dev.hbm_bytes ||
-                         memoryFloorBytes(w, catalog) + request.min_headroom_bytes > dev.hbm_bytes))
-                        return true;
-                    ++estimatedHere;
-                    Layout bare = l;
-                    bare.offload = 0;
-                    if (!kept || !(keptOf == bare)) {
-                        if (l.offload != 0) {
-                            apply(w, bare);
-                            kept = estimateMemory(w, catalog);
-                            apply(w, l);
-                        } else {
-                            kept = estimateMemory(w, catalog);
-                        }
-                        keptOf = bare;
-                    }
-                    const MemoryEstimate me = l.offload != 0 ? estimateMemory(w, catalog, *kept) : *kept;
-                    if (!me.fits)
-                        return true;
-                    double required = 0;
-                    for (const RankMemory &r : me.ranks)
-                        required = std::max(required, r.peak_bytes + r.reserve.total());
-                    if (required + request.min_headroom_bytes > dev.hbm_bytes)
-                        return true;
-                    const double exposed = exposedCommunication(w, dev, fw, ce);
-                    // Activations offloaded alone: what one micro-batch would keep on the device.
-                    const double actBytes = l.offload == 8 ? activationBytesPerMicrobatch(w, *kept) : 0.0;
-                    Scored s;
-                    s.layout = l;
-                    s.required = required;
-                    s.peak = me.peak_bytes;
-                    s.step = assembleStep(w, cprof, ce, exposed, offloadBytesPerStep(w, ce, actBytes));
-                    fitting.push_back(s);
-                    return true;
-                });
-                if (!finished)
-                    break;
-            }
-            evaluated += pending;
-            estimated += estimatedHere;
-        } catch (...) {
-            stopped = true;
-            const std::lock_guard<std::mutex> lock(failureMutex);
-            if (!failure)
-                failure = std::current_exception();
-        }
-    };
+    // What each thread keeps between layouts: its working plan, its counts, and the estimate of
+    // the current layout without offload (its offload variants' host memory is measured against
+    // it).
+    struct Worker
     {
-        std::vector<std::thread> pool;
-        for (unsigned i = 1; i < threads; ++i)
-            pool.emplace_back(worker, false);
-        worker(true);
-        for (std::thread &t : pool)
-            t.join();
+        Plan w;
+        uint64_t pending = 0; ///< evaluated, not yet added to `evaluated`
+        uint64_t seen = 0;
+        uint64_t estimated = 0;
+        std::optional<MemoryEstimate> kept;
+        Layout keptOf;
+    };
+    std::vector<Worker> workers(threads);
+    for (Worker &wk : workers)
+        wk.w = work;
+
+    // One task: each layout checked, costed and kept when it fits. The calling thread (0) also
+    // reports progress.
+    parallelFor(tasks.size(), threads, [&](size_t ti, unsigned thread) {
+        if (stopped)
+            return;
+        Worker &wk = workers[thread];
+        Plan &w = wk.w;
+        std::vector<Scored> &fitting = perTask[ti];
+        wk.kept.reset();
+        enumerate(tasks[ti], [&](const Layout &l) {
+            if ((wk.seen++ & 1023u) == 0) {
+                const uint64_t done = evaluated += wk.pending;
+                wk.pending = 0;
+                if (stopped || (cancel && cancel->load(std::memory_order_relaxed))) {
+                    stopped = true;
+                    return false;
+                }
+                if (thread == 0 && progress)
+                    progress(done, total);
+            }
+            ++wk.pending;
+            apply(w, l);
+            if (!quickValidate(w))
+                return true;
+            const ComputeEstimate ce = estimateCompute(w, cprof);
+            // Two lower bounds of the memory engine's peak plus reserve: the heaviest stage's
+            // model states with the context reserve, and the first stage's floor (its persistent
+            // bytes and in-flight activations, with its reserve). Beyond HBM the layout cannot fit.
+            if (request.prune &&
+                (stateBytes(w, fw, ce) + dev.context_reserve_bytes > dev.hbm_bytes ||
+                 memoryFloorBytes(w, catalog) + request.min_headroom_bytes > dev.hbm_bytes))
+                return true;
+            ++wk.estimated;
+            Layout bare = l;
+            bare.offload = 0;
+            if (!wk.kept || !(wk.keptOf == bare)) {
+                apply(w, bare);
+                wk.kept = estimateMemory(w, catalog);
+                wk.keptOf = bare;
+                apply(w, l);
+            }
+            const MemoryEstimate me = l.offload != 0 ? estimateMemory(w, catalog, *wk.kept) : *wk.kept;
+            if (!me.fits)
+                return true;
+            double required = 0;
+            for (const RankMemory &r : me.ranks)
+                required = std::max(required, r.peak_bytes + r.reserve.total());
+            if (required + request.min_headroom_bytes > dev.hbm_bytes)
+                return true;
+            const double exposed = exposedCommunication(w, dev, fw, ce);
+            // Activations offloaded alone: what one micro-batch would keep on the device.
+            const double actBytes = l.offload == 8 ? activationBytesPerMicrobatch(w, *wk.kept) : 0.0;
+            Scored sc;
+            sc.layout = l;
+            sc.required = required;
+            sc.peak = me.peak_bytes;
+            sc.step = assembleStep(w, cprof, ce, exposed, offloadBytesPerStep(w, ce, actBytes));
+            fitting.push_back(sc);
+            return true;
+        });
+    });
+    uint64_t estimated = 0;
+    for (const Worker &wk : workers) {
+        evaluated += wk.pending;
+        estimated += wk.estimated;
     }
-    if (failure)
-        std::rethrow_exception(failure);
     out.evaluated = evaluated;
     out.estimated = estimated;
     out.cancelled = stopped.load() && out.evaluated < total;
@@ -759,7 +739,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     auto prefetch = [&](std::vector<uint32_t> which) {
         which.erase(std::remove_if(which.begin(), which.end(), [&](uint32_t i) { return replayed[i] >= 0; }),
                     which.end());
-        parallelFor(which.size(), threads, [&](size_t k) { replayOne(which[k]); });
+        parallelFor(which.size(), threads, [&](size_t k, unsigned) { replayOne(which[k]); });
     };
     std::vector<char> counted(fitting.size(), 0);
     auto verified = [&](uint32_t i) {
