@@ -1652,9 +1652,12 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                               {num(double(mo.max_positions))});
         if (rank.has_head && mo.mtp_layers > 0)
             P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
-                                                "%1 MTP module(s) on this stage, %2 params each "
-                                                "(embedding and head shared with the model). "),
-                              {num(mo.mtp_layers), elemsText(double(x.pc.mtp_module))});
+                                                "%1 MTP module(s) on this stage, %2 params each on "
+                                                "this rank (routed experts split by ep; embedding "
+                                                "and head shared with the model). "),
+                              {num(mo.mtp_layers),
+                               elemsText(mtpModuleOnRank(mo, x.tp, x.plan.parallel.ep, x.plan.parallel.expertTp())
+                                             .total())});
     }
     if (q.hpzSecondary > 0)
         P.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",

@@ -936,8 +936,8 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
         <translation>可学习位置表（%1 行）位于本阶段，在 TP 间复制。</translation>
     </message>
     <message>
-        <source>%1 MTP module(s) on this stage, %2 params each (embedding and head shared with the model). </source>
-        <translation>本阶段有 %1 个 MTP 模块，每个 %2 个参数（嵌入与输出头与主模型共享）。</translation>
+        <source>%1 MTP module(s) on this stage, %2 params each on this rank (routed experts split by ep; embedding and head shared with the model). </source>
+        <translation>本阶段有 %1 个 MTP 模块，每个在本卡上 %2 个参数（路由专家按 ep 切分；嵌入与输出头与主模型共享）。</translation>
     </message>
     <message>
         <source> + final norm, head input and %1 MTP module(s) %2</source>
