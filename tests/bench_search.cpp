@@ -13,28 +13,26 @@ using namespace shardscope;
 
 namespace {
 
-SearchRequest targetRequest()
+/// A search of `preset` at `seq` tokens on `nodes` x 8 910B2 NPUs under the megatron profile.
+SearchRequest caseRequest(const char *name, const char *preset, int64_t seq, int nodes, int64_t globalBatch)
 {
     nlohmann::json j = testing::variantBase();
-    j.merge_patch({{"name", "llama3-70b 32K on 1024 x 910B2"},
-                   {"model", {{"preset", "llama3-70b"}}},
-                   {"training", {{"seq_len", 32768}}},
-                   {"parallel", {{"dp", 1024}}},
+    j.merge_patch({{"name", name},
+                   {"model", {{"preset", preset}}},
+                   {"training", {{"seq_len", seq}}},
+                   {"parallel", {{"dp", 8 * nodes}}},
                    {"framework", "megatron"},
-                   {"cluster", {{"nodes", 128}}}});
+                   {"cluster", {{"nodes", nodes}}}});
     SearchRequest r;
     r.base = parsePlan(j, Catalog::builtin());
-    r.global_batch = 512;
+    r.global_batch = globalBatch;
     r.top = 20;
     return r;
 }
 
-void BM_SearchLlama3_70b_1024(benchmark::State &state)
+/// Runs the search and reports layouts, estimated, fitting, replayed and evaluations per second.
+void timeSearch(benchmark::State &state, const SearchRequest &req)
 {
-    SearchRequest req = targetRequest();
-    req.prune = state.range(0) != 0;
-    req.threads = int(state.range(1));
-    req.axes = uint32_t(state.range(2));
     const Catalog &cat = Catalog::builtin();
     uint64_t evaluated = 0, fitting = 0, estimated = 0, replayed = 0;
     for (auto _ : state) {
@@ -50,6 +48,15 @@ void BM_SearchLlama3_70b_1024(benchmark::State &state)
     state.counters["estimated"] = double(estimated);
     state.counters["replayed"] = double(replayed);
     state.counters["evals/s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
+}
+
+void BM_SearchLlama3_70b_1024(benchmark::State &state)
+{
+    SearchRequest req = caseRequest("llama3-70b 32K on 1024 x 910B2", "llama3-70b", 32768, 128, 512);
+    req.prune = state.range(0) != 0;
+    req.threads = int(state.range(1));
+    req.axes = uint32_t(state.range(2));
+    timeSearch(state, req);
 }
 // Arguments: 1 with the memory bounds' pruning (the default), 0 without; the threads (0: one
 // per hardware thread, the default); the axes beyond the classic ones (SearchAxis bits).
@@ -67,32 +74,10 @@ BENCHMARK(BM_SearchLlama3_70b_1024)
 // algorithms, HSDP groups, block recompute, uneven first / last stages. Target: at most 1 s.
 void BM_SearchDeepSeekV3_2048(benchmark::State &state)
 {
-    nlohmann::json j = testing::variantBase();
-    j.merge_patch({{"name", "deepseek-v3 4K on 2048 x 910B2"},
-                   {"model", {{"preset", "deepseek-v3"}}},
-                   {"training", {{"seq_len", 4096}}},
-                   {"parallel", {{"dp", 2048}}},
-                   {"framework", "megatron"},
-                   {"cluster", {{"nodes", 256}}}});
-    SearchRequest req;
-    req.base = parsePlan(j, Catalog::builtin());
-    req.global_batch = 1024;
-    req.top = 20;
+    SearchRequest req = caseRequest("deepseek-v3 4K on 2048 x 910B2", "deepseek-v3", 4096, 256, 1024);
     req.axes = uint32_t(state.range(0));
     req.threads = int(state.range(1));
-    const Catalog &cat = Catalog::builtin();
-    uint64_t evaluated = 0, fitting = 0, estimated = 0;
-    for (auto _ : state) {
-        const SearchOutcome out = searchLayouts(req, cat);
-        benchmark::DoNotOptimize(out.ranked.data());
-        evaluated += out.evaluated;
-        fitting = out.fitting;
-        estimated = out.estimated;
-    }
-    state.counters["layouts"] = double(evaluated) / double(state.iterations());
-    state.counters["fitting"] = double(fitting);
-    state.counters["estimated"] = double(estimated);
-    state.counters["evals/s"] = benchmark::Counter(double(evaluated), benchmark::Counter::kIsRate);
+    timeSearch(state, req);
 }
 // Arguments: the axes (SearchAxis bits), the threads (0: one per hardware thread).
 BENCHMARK(BM_SearchDeepSeekV3_2048)
