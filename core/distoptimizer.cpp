@@ -152,16 +152,21 @@ void appendLayer(const LayerSpec &s, const Parallel &pa, std::vector<BufferTenso
 StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp &ddp)
 {
     const ModelShape &mo = plan.model;
-    const Parallel &pa = plan.parallel;
-    const ParameterCounts pc = countParameters(mo);
-    const double tp = pa.tp;
     // The stage's chunks and their layers as the plan lays them out (core/layers.h: even, uneven
     // first / last stages, listed per stage).
-    const StageLayout layout = stageLayout(pa, int(mo.layers));
+    return megatronStageBuffers(plan, stage, ddp, countParameters(mo), stageLayout(plan.parallel, int(mo.layers)),
+                                layerSpec(mo, LayerKind::Dense),
+                                mo.moe.enabled() ? layerSpec(mo, LayerKind::Moe) : LayerSpec{});
+}
+
+StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp &ddp, const ParameterCounts &pc,
+                                  const StageLayout &layout, const LayerSpec &denseSpec, const LayerSpec &moeSpec)
+{
+    const ModelShape &mo = plan.model;
+    const Parallel &pa = plan.parallel;
+    const double tp = pa.tp;
     const int v = std::max(1, layout.chunks);
     const int chunkCount = pa.pp * v;
-    const LayerSpec denseSpec = layerSpec(mo, LayerKind::Dense);
-    const LayerSpec moeSpec = mo.moe.enabled() ? layerSpec(mo, LayerKind::Moe) : LayerSpec{};
     StageBuffers out;
     out.chunks = v;
     const int dp = pa.shardGroup();

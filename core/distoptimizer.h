@@ -72,6 +72,9 @@ BufferLayout layoutBuffer(const std::vector<BufferTensor> &tensors, const Buffer
 namespace shardscope {
 
 struct Plan;
+struct ParameterCounts;
+struct StageLayout;
+struct LayerSpec;
 
 /// Megatron-Core's DDP options a plan trains with.
 struct MegatronDdp
@@ -93,5 +96,11 @@ struct StageBuffers
 };
 
 StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp &ddp);
+
+/// The same, from what a caller has already derived of the plan: its parameter counts, stage
+/// layout and one layer of each kind (core/model.h, core/layers.h); `moeSpec` is read only for
+/// MoE models.
+StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp &ddp, const ParameterCounts &pc,
+                                  const StageLayout &layout, const LayerSpec &denseSpec, const LayerSpec &moeSpec);
 
 } // namespace shardscope

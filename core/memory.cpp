@@ -583,7 +583,7 @@ Quantities computeQuantities(const Context &x, int stage)
         ddp.padForHighBusbw = x.fw.pad_buckets_for_high_nccl_busbw;
         ddp.padBytes = x.plan.memory.param_and_grad_buffer_pad;
         qn.buffers = true;
-        qn.buffer = megatronStageBuffers(x.plan, stage, ddp);
+        qn.buffer = megatronStageBuffers(x.plan, stage, ddp, x.pc, x.layout, x.denseSpec, x.moeSpec);
         const BufferLayout &d = qn.buffer.dense, &e = qn.buffer.expert;
         qn.bufferPadding = (d.padded - d.unpadded) + (e.padded - e.unpadded);
         qn.shardExcess = std::max(0.0, d.shardElements - d.unpadded / x.shard) +
@@ -1205,11 +1205,37 @@ bool middleStagesAlike(const Context &x)
 
 namespace {
 
-MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, const MemoryEstimate *withoutOffload)
+/// memoryFloorBytes of the plan of `x`, from its first stage's quantities `q0`.
+double floorOf(const Context &x, const Quantities &q0)
+{
+    if (x.plan.training.method.method != TrainingMethod::Full)
+        return 0.0;
+    // The first stage once the last forward before its first backward has run its last layer
+    // (the timeline's forwardBody): everything persistent, the reduce bucket the step allocates
+    // first, and what the micro-batches in flight saved (one layer's when activations go to the
+    // host).
+    double live = q0.params + q0.master + q0.states + q0.ddpBuckets + q0.p2p + q0.reduceBucket;
+    if (!x.fw.grads_set_to_none)
+        live += q0.grads;
+    live += x.plan.memory.offload.activations ? q0.actLayer : q0.actTotal;
+    const RuntimeReserve reserve = commReserve(x, 0);
+    return live + reserve.context + reserve.comm_buffers;
+}
+
+/// The estimate; with `floorLimit`, nothing but `*aboveFloor` = true when the plan's memory
+/// floor exceeds it (the floor shares the estimate's context and first-stage quantities).
+MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, const MemoryEstimate *withoutOffload,
+                                  double floorLimit = INFINITY, bool *aboveFloor = nullptr)
 {
     const DeviceProfile &dev = *catalog.device(plan.cluster.device);
     const FrameworkProfile &fw = *catalog.framework(plan.framework);
     const Context x(plan, dev, fw);
+    const Quantities q0 = computeQuantities(x, 0);
+    if (aboveFloor) {
+        *aboveFloor = floorOf(x, q0) > floorLimit;
+        if (*aboveFloor)
+            return {};
+    }
 
     MemoryEstimate out;
     out.hbm_bytes = dev.hbm_bytes;
@@ -1234,12 +1260,31 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
          (x.v > 1 && schedule == PpSchedule::Interleaved && units - warmStage1 > int64_t(x.v - 1) * x.pp + 1)) &&
         middleStagesAlike(x);
     RankEval upper, lower; // stages 1 and pp - 2, the largest and the smallest warm-up
+    Quantities qUpper, qLower;
     if (affineMiddle) {
-        upper = evaluate(stepShape(x, computeQuantities(x, 1), 1));
-        lower = evaluate(stepShape(x, computeQuantities(x, x.pp - 2), x.pp - 2));
+        qUpper = computeQuantities(x, 1);
+        upper = evaluate(stepShape(x, qUpper, 1));
+        qLower = computeQuantities(x, x.pp - 2);
+        lower = evaluate(stepShape(x, qLower, x.pp - 2));
     }
+    // Stages between hold stage 1's layers; only optimizers with their own state structure
+    // (paged host states) need their quantities again.
+    const bool structured = structuredOptimizer(plan.precision);
+    Quantities qStage;
     for (int stage = 0; stage < x.pp; ++stage) {
-        const Quantities q = computeQuantities(x, stage);
+        const bool between = affineMiddle && stage > 1 && stage < x.pp - 2;
+        const Quantities *qp = &qStage;
+        if (stage == 0)
+            qp = &q0;
+        else if (affineMiddle && stage == 1)
+            qp = &qUpper;
+        else if (affineMiddle && stage == x.pp - 2)
+            qp = &qLower;
+        else if (!between || structured)
+            qStage = computeQuantities(x, stage);
+        else
+            qp = &qUpper; // the same layers: what the estimate reads of them is stage 1's
+        const Quantities &q = *qp;
         RankEval e;
         if (affineMiddle && stage >= 1 && stage <= x.pp - 2) {
             if (stage == 1) {
@@ -1332,20 +1377,17 @@ double memoryFloorBytes(const Plan &plan, const Catalog &catalog)
 {
     if (plan.training.method.method != TrainingMethod::Full)
         return 0.0;
-    const DeviceProfile &dev = *catalog.device(plan.cluster.device);
-    const FrameworkProfile &fw = *catalog.framework(plan.framework);
-    const Context x(plan, dev, fw);
-    // The first stage once the last forward before its first backward has run its last layer
-    // (the timeline's forwardBody): everything persistent, the reduce bucket the step allocates
-    // first, and what the micro-batches in flight saved (one layer's when activations go to the
-    // host).
-    const Quantities q = computeQuantities(x, 0);
-    double live = q.params + q.master + q.states + q.ddpBuckets + q.p2p + q.reduceBucket;
-    if (!fw.grads_set_to_none)
-        live += q.grads;
-    live += plan.memory.offload.activations ? q.actLayer : q.actTotal;
-    const RuntimeReserve reserve = commReserve(x, 0);
-    return live + reserve.context + reserve.comm_buffers;
+    const Context x(plan, *catalog.device(plan.cluster.device), *catalog.framework(plan.framework));
+    return floorOf(x, computeQuantities(x, 0));
+}
+
+std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const Catalog &catalog, double limit)
+{
+    bool above = false;
+    MemoryEstimate e = estimateMemoryImpl(plan, catalog, nullptr, limit, &above);
+    if (above)
+        return std::nullopt;
+    return e;
 }
 
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly)

@@ -6,6 +6,7 @@
 #include "text.h"
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -122,6 +123,10 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog, const Me
 /// and one micro-batch's saved activations. The search skips layouts whose floor exceeds HBM.
 /// 0 for training methods other than full training (no bound).
 double memoryFloorBytes(const Plan &plan, const Catalog &catalog);
+
+/// estimateMemory, unless memoryFloorBytes exceeds `limit`: then nothing (the plan cannot fit
+/// within it), at the floor's cost alone. The floor and the estimate share their work.
+std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const Catalog &catalog, double limit);
 
 /// Replays the caching allocator (core/allocator.h) over every rank kind's timeline: sets each
 /// rank's reserved_bytes, the allocator's share of its runtime reserve and whether it runs out of

@@ -637,13 +637,22 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             // Two lower bounds of the memory engine's peak plus reserve: the heaviest stage's
             // model states with the context reserve, and the first stage's floor (its persistent
             // bytes and in-flight activations, with its reserve). Beyond HBM the layout cannot fit.
-            if (request.prune &&
-                (stateBytes(w, fw, ce) + dev.context_reserve_bytes > dev.hbm_bytes ||
-                 memoryFloorBytes(w, catalog) + request.min_headroom_bytes > dev.hbm_bytes))
+            if (request.prune && stateBytes(w, fw, ce) + dev.context_reserve_bytes > dev.hbm_bytes)
                 return true;
-            ++wk.estimated;
+            const double floorLimit = request.prune ? dev.hbm_bytes - request.min_headroom_bytes : INFINITY;
             Layout bare = l;
             bare.offload = 0;
+            const bool keptIsBare = wk.kept && wk.keptOf == bare;
+            if (l.offload == 0 && !keptIsBare) {
+                // The floor and the estimate in one pass.
+                wk.kept = estimateMemoryWithinFloor(w, catalog, floorLimit);
+                wk.keptOf = bare;
+                if (!wk.kept)
+                    return true;
+            } else if (request.prune && memoryFloorBytes(w, catalog) > floorLimit) {
+                return true;
+            }
+            ++wk.estimated;
             if (!wk.kept || !(wk.keptOf == bare)) {
                 apply(w, bare);
                 wk.kept = estimateMemory(w, catalog);
