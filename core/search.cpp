@@ -54,6 +54,7 @@ struct Layout
     Recompute recompute = Recompute::None;
     int block_layers = 0;         ///< full recompute of only this many layers per chunk (0: all)
     uint8_t offload = 0; ///< bit 0 optimizer, 1 params, 2 grads, 3 activations
+    bool swap = false;   ///< MindSpeed's swap-attention
     bool operator==(const Layout &) const = default;
 };
 
@@ -101,6 +102,7 @@ void apply(Plan &p, const Layout &l)
     p.memory.offload.params = l.offload & 2;
     p.memory.offload.grads = l.offload & 4;
     p.memory.offload.activations = l.offload & 8;
+    p.memory.swap_attention = l.swap;
 }
 
 constexpr uint8_t kOffloadSets[] = {0, 1, 1 | 2 | 4, 8};
@@ -260,6 +262,9 @@ bool quickValidate(const Plan &plan)
             return false;
     }
     if (plan.memory.offload.params && pa.sharding != Sharding::Full)
+        return false;
+    if (plan.memory.swap_attention && (plan.framework != "megatron" || plan.memory.recompute == Recompute::Full ||
+                                       plan.memory.offload.activations))
         return false;
     if (pa.dp_shard > 0 && (pa.sharding == Sharding::None || pa.dp_shard > pa.dp || pa.dp % pa.dp_shard != 0))
         return false;
@@ -511,6 +516,19 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         return choices;
     };
 
+    // MindSpeed's swap-attention: the plan's where the layout allows it (not with full
+    // recompute or offloaded activations), and with the axis (framework megatron) both. Off
+    // comes first: it is the plan the other's host memory is measured against.
+    const bool swapAxis = (axes & kSearchSwapAttention) && work.framework == "megatron";
+    auto swapChoices = [&](Recompute rc, uint8_t off) -> std::vector<bool> {
+        const bool allowed = rc != Recompute::Full && !(off & 8) && work.framework == "megatron";
+        if (!allowed)
+            return {false};
+        if (swapAxis)
+            return {false, true};
+        return {request.base.memory.swap_attention};
+    };
+
     // Visits every layout of a task; returns false when `visit` does (cancelled).
     auto enumerate = [&](const Task &t, auto &&visit) -> bool {
         const int64_t perReplica = global / t.dp;
@@ -548,6 +566,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                                 continue;
                                             if ((off & 2) && sh != Sharding::Full)
                                                 continue;
+                                            for (const bool swap : swapChoices(Recompute(rc), off)) {
                                             Layout l;
                                             l.dp = t.dp;
                                             l.tp = t.tp;
@@ -568,8 +587,10 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                             l.recompute = Recompute(rc);
                                             l.block_layers = block;
                                             l.offload = off;
+                                            l.swap = swap;
                                             if (!visit(l))
                                                 return false;
+                                            }
                                         }
                                     }
                                 }
@@ -640,10 +661,13 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             if (request.prune && stateBytes(w, fw, ce) + dev.context_reserve_bytes > dev.hbm_bytes)
                 return true;
             const double floorLimit = request.prune ? dev.hbm_bytes - request.min_headroom_bytes : INFINITY;
+            // The layout with nothing on the host: what the others' host memory is measured
+            // against.
             Layout bare = l;
             bare.offload = 0;
+            bare.swap = false;
             const bool keptIsBare = wk.kept && wk.keptOf == bare;
-            if (l.offload == 0 && !keptIsBare) {
+            if (l == bare && !keptIsBare) {
                 // The floor and the estimate in one pass.
                 wk.kept = estimateMemoryWithinFloor(w, catalog, floorLimit);
                 wk.keptOf = bare;
@@ -659,7 +683,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 wk.keptOf = bare;
                 apply(w, l);
             }
-            const MemoryEstimate me = l.offload != 0 ? estimateMemory(w, catalog, *wk.kept) : *wk.kept;
+            const MemoryEstimate me = l == bare ? *wk.kept : estimateMemory(w, catalog, *wk.kept);
             if (!me.fits)
                 return true;
             double required = 0;
@@ -668,8 +692,13 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             if (required + request.min_headroom_bytes > dev.hbm_bytes)
                 return true;
             const double exposed = exposedCommunication(w, dev, fw, ce);
-            // Activations offloaded alone: what one micro-batch would keep on the device.
-            const double actBytes = l.offload == 8 ? activationBytesPerMicrobatch(w, *wk.kept) : 0.0;
+            // Activations offloaded alone: what one micro-batch would keep on the device; swap-
+            // attention: its share of that (estimate.h activationOffloadBytesPerMicrobatch).
+            double actBytes = 0;
+            if (l.offload == 8)
+                actBytes = activationBytesPerMicrobatch(w, *wk.kept);
+            else if (l.swap)
+                actBytes = std::max(0.0, activationBytesPerMicrobatch(w, *wk.kept) - activationBytesPerMicrobatch(w, me));
             Scored sc;
             sc.layout = l;
             sc.required = required;

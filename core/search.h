@@ -20,7 +20,10 @@ enum SearchAxis : uint32_t {
     kSearchDpShard = 1u << 2,        ///< full sharding: HSDP groups of 1, 2, 4 nodes' ranks
     kSearchRecomputeBlock = 1u << 3, ///< Megatron: full recompute of 1/4, 1/2, 3/4 of a chunk's layers
     kSearchUnevenStages = 1u << 4,   ///< pp not dividing the layers: uneven first / last stages
-    kSearchAllAxes = 0x1fu,
+    /// framework megatron: MindSpeed's swap-attention beside none (recompute none or selective,
+    /// activations not offloaded)
+    kSearchSwapAttention = 1u << 5,
+    kSearchAllAxes = 0x3fu,
 };
 
 /// What the layout search varies. The base plan fixes the model, sequence length, precision,
@@ -61,7 +64,8 @@ struct SearchRequest
     /// number (tst_search checks it).
     int threads = 0;
     /// SearchAxis bits. Without an axis the plan's own choice holds (its etp, its cp algorithm
-    /// for cp > 1, dp_shard 0, full recompute of every layer, even stages only).
+    /// for cp > 1, dp_shard 0, full recompute of every layer, even stages only, its swap-
+    /// attention where a layout allows it: not with full recompute or offloaded activations).
     uint32_t axes = kSearchAllAxes;
     /// Context parallelism only while each rank keeps at least this many tokens of a sequence
     /// (below, its attention chunks are too small to hide the K/V exchange); 0: any cp.

@@ -75,6 +75,7 @@ private slots:
     void quickValidateAgreesWithValidatePlan();
     void quickValidateAgreesOnLayerLayouts();
     void quickValidateAgreesOnHpzAndHccl();
+    void quickValidateAgreesOnSwapAttention();
     void resultsFitAndRankByTime_data();
     void resultsFitAndRankByTime();
     void paretoFrontNotDominated();
@@ -241,6 +242,27 @@ void TestSearch::quickValidateAgreesOnHpzAndHccl()
     QVERIFY(valid > 0 && valid < checked);
 }
 
+void TestSearch::quickValidateAgreesOnSwapAttention()
+{
+    const Catalog &cat = Catalog::builtin();
+    int checked = 0, valid = 0;
+    Plan p = parsePlan(seedCase("llama2-7b", 4096, 1, "ascend-910b2"), cat);
+    for (const char *fw : {"pytorch", "megatron"})
+        for (int rc = 0; rc < 3; ++rc)
+            for (int act = 0; act < 2; ++act)
+                for (int swap = 0; swap < 2; ++swap) {
+                    p.framework = fw;
+                    p.memory.recompute = Recompute(rc);
+                    p.memory.offload.activations = act;
+                    p.memory.swap_attention = swap;
+                    const bool accepted = acceptedByValidatePlan(p, cat);
+                    QCOMPARE(quickValidate(p), accepted);
+                    ++checked;
+                    valid += accepted && swap;
+                }
+    QCOMPARE(valid, 2); // megatron, recompute none or selective, activations on the device
+}
+
 void TestSearch::resultsFitAndRankByTime_data()
 {
     QTest::addColumn<QByteArray>("plan");
@@ -251,6 +273,14 @@ void TestSearch::resultsFitAndRankByTime_data()
         << QByteArray(seedCase("llama3-8b", 8192, 4, "h100-80g").dump().c_str()) << 64;
     QTest::addRow("mixtral 4K 16 x 910B2")
         << QByteArray(seedCase("mixtral-8x7b", 4096, 2, "ascend-910b2").dump().c_str()) << 32;
+    // MindSpeed's swap-attention with 80 GiB of host memory per node: it holds the swapped
+    // activations (56 GiB for this node's 8 ranks) but not those and the optimizer states too.
+    json swap = seedCase("llama2-7b", 4096, 1, "ascend-910b2");
+    swap["framework"] = "megatron";
+    swap["memory"]["swap_attention"] = true;
+    swap["memory"]["recompute"] = "selective";
+    swap["cluster"]["host_memory_bytes"] = 80.0 * double(1ll << 30);
+    QTest::addRow("llama2-7b 4K 8 x 910B2 swap-attention") << QByteArray(swap.dump().c_str()) << 8;
 }
 
 void TestSearch::resultsFitAndRankByTime()
@@ -279,6 +309,12 @@ void TestSearch::resultsFitAndRankByTime()
                  int64_t(globalBatch));
         QVERIFY(r.step_s >= previous);
         previous = r.step_s;
+    }
+    for (const SearchResult &r : out.pareto) {
+        validatePlan(r.plan, cat);
+        const Estimate e = estimate(r.plan, cat);
+        QVERIFY(e.memory.fits);
+        QCOMPARE(e.step.step_s, r.step_s);
     }
 }
 
@@ -432,7 +468,7 @@ void TestSearch::everyAxisIsSearched()
     const SearchOutcome none = searchLayouts(req, cat);
     QVERIFY(none.evaluated > 0);
     for (const uint32_t axis : {kSearchExpertTp, kSearchCpAlgo, kSearchDpShard, kSearchRecomputeBlock,
-                                kSearchUnevenStages}) {
+                                kSearchUnevenStages, kSearchSwapAttention}) {
         req.axes = axis;
         const SearchOutcome one = searchLayouts(req, cat);
         QVERIFY2(one.evaluated > none.evaluated, qPrintable(QString::number(axis)));
@@ -440,7 +476,7 @@ void TestSearch::everyAxisIsSearched()
     req.axes = kSearchAllAxes;
     req.top = 400;
     const SearchOutcome all = searchLayouts(req, cat);
-    bool uneven = false, etp1 = false, block = false;
+    bool uneven = false, etp1 = false, block = false, swap = false;
     for (const SearchResult &r : all.ranked) {
         Plan p = r.plan;
         validatePlan(p, cat); // throws on an invalid layout
@@ -448,10 +484,12 @@ void TestSearch::everyAxisIsSearched()
         uneven = uneven || p.parallel.first_stage_layers > 0;
         etp1 = etp1 || p.parallel.etp == 1;
         block = block || p.memory.recompute_method == RecomputeMethod::Block;
+        swap = swap || p.memory.swap_attention;
     }
     QVERIFY(uneven);
     QVERIFY(etp1);
     QVERIFY(block);
+    QVERIFY(swap);
 }
 
 void TestSearch::threadsGiveTheSameOutcome()

@@ -5151,6 +5151,14 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <source>Also vary:</source>
         <translation>同时搜索：</translation>
     </message>
+    <message>
+        <source>swap-attention</source>
+        <translation>注意力换出（swap-attention）</translation>
+    </message>
+    <message>
+        <source>Framework megatron: MindSpeed&apos;s swap-attention beside none, with recompute none or selective and activations kept on the device (--swap-attention)</source>
+        <translation>框架 megatron：在不换出之外，也尝试 MindSpeed 的 swap-attention（重计算为 none 或 selective，激活留在设备上时；--swap-attention）</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::SearchResultsModel</name>
@@ -5265,6 +5273,10 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>full, first %1 layers of a chunk</source>
         <translation>full，每个模型块的前 %1 层</translation>
+    </message>
+    <message>
+        <source>%1, swap-attention</source>
+        <translation>%1，注意力换出</translation>
     </message>
 </context>
 <context>

@@ -133,17 +133,19 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
         connect(m_offload, &QCheckBox::toggled, m_offloadSet[i], &QWidget::setEnabled);
     }
     // The axes beyond the classic ones (core/search.h SearchAxis), each on unless unticked.
-    const QString axisNames[5] = {tr("etp"), tr("CP algorithm"), tr("HSDP"), tr("block recompute"),
-                                  tr("uneven stages")};
-    const QString axisTips[5] = {
+    const QString axisNames[kAxes] = {tr("etp"),           tr("CP algorithm"),   tr("HSDP"),
+                                      tr("block recompute"), tr("uneven stages"), tr("swap-attention")};
+    const QString axisTips[kAxes] = {
         tr("MoE: expert tensor parallelism 1 beside tp's (needs sequence parallelism)"),
         tr("cp > 1: ring, Ulysses and the hybrids (Ulysses inside, ring across)"),
         tr("Full sharding: HSDP groups of one, two and four nodes' ranks, replicated across"),
         tr("Megatron: full recompute of a quarter, half and three quarters of each chunk's layers "
            "(--recompute-method block)"),
         tr("pp not dividing the layers: uneven first and last stages "
-           "(--decoder-first/last-pipeline-num-layers)")};
-    for (int i = 0; i < 5; ++i) {
+           "(--decoder-first/last-pipeline-num-layers)"),
+        tr("Framework megatron: MindSpeed's swap-attention beside none, with recompute none or selective "
+           "and activations kept on the device (--swap-attention)")};
+    for (int i = 0; i < kAxes; ++i) {
         m_axes[i] = new QCheckBox(axisNames[i], this);
         m_axes[i]->setChecked(true);
         m_axes[i]->setToolTip(axisTips[i] + tr(" (each axis multiplies the layouts searched)"));
@@ -424,7 +426,7 @@ SearchRequest SearchPanel::request() const
             request.allowed_offload |= uint8_t(1u << i);
     }
     request.axes = 0;
-    for (int i = 0; i < 5; ++i) {
+    for (int i = 0; i < kAxes; ++i) {
         if (m_axes[i]->isChecked())
             request.axes |= 1u << i;
     }

@@ -87,7 +87,8 @@ private:
     QDoubleSpinBox *m_headroom;
     QCheckBox *m_recompute[3];
     QCheckBox *m_offloadSet[3];
-    QCheckBox *m_axes[5]; ///< SearchAxis bits 0..4
+    static constexpr int kAxes = 6;
+    QCheckBox *m_axes[kAxes]; ///< SearchAxis bits 0..5
     QPushButton *m_run;
     QPushButton *m_cancel;
     QPushButton *m_load;

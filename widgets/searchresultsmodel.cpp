@@ -86,10 +86,12 @@ QVariant SearchResultsModel::data(const QModelIndex &index, int role) const
         case ShardingColumn: return shardingText(p.parallel.sharding);
         case CommunicationColumn: return qs(formatSeconds(r.step.communication_s));
         case BatchColumn: return tr("%1 x %2").arg(p.training.micro_batch).arg(p.training.grad_accum);
-        case RecomputeColumn:
-            return p.memory.recompute == Recompute::Full && p.memory.recompute_method == RecomputeMethod::Block
-                       ? tr("full, first %1 layers of a chunk").arg(p.memory.recompute_num_layers)
-                       : qs(toString(p.memory.recompute));
+        case RecomputeColumn: {
+            const QString rc = p.memory.recompute == Recompute::Full && p.memory.recompute_method == RecomputeMethod::Block
+                                   ? tr("full, first %1 layers of a chunk").arg(p.memory.recompute_num_layers)
+                                   : qs(toString(p.memory.recompute));
+            return p.memory.swap_attention ? tr("%1, swap-attention").arg(rc) : rc;
+        }
         case OffloadColumn: return offloadText(p.memory.offload);
         case PeakColumn: return qs(formatGiB(r.peak_bytes, 1));
         case RequiredColumn: return qs(formatGiB(r.required_bytes, 1));

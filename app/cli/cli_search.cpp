@@ -53,6 +53,8 @@ std::string layoutText(const Plan &p)
     o << (pa.sp ? " sp" : "") << " rc:" << toString(p.memory.recompute);
     if (p.memory.recompute == Recompute::Full && p.memory.recompute_method == RecomputeMethod::Block)
         o << "/" << p.memory.recompute_num_layers;
+    if (p.memory.swap_attention)
+        o << " swap";
     const Offload &off = p.memory.offload;
     if (off.optimizer || off.params || off.grads || off.activations) {
         o << " off:";
@@ -237,19 +239,19 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
                 return false;
             }
         } else if (allowSearch && a == "--axes") {
-            if (!need("all, none or a list of etp,cp-algo,hsdp,recompute-block,uneven"))
+            if (!need("all, none or a list of etp,cp-algo,hsdp,recompute-block,uneven,swap"))
                 return false;
             uint8_t bits = 0;
             if (value == "all") {
                 o.axes = kSearchAllAxes;
             } else if (value == "none") {
                 o.axes = 0;
-            } else if (nameSet(value, {"etp", "cp-algo", "hsdp", "recompute-block", "uneven"}, bits)) {
+            } else if (nameSet(value, {"etp", "cp-algo", "hsdp", "recompute-block", "uneven", "swap"}, bits)) {
                 o.axes = bits;
             } else {
                 err << "shardscope-cli " << verb
                     << ": --axes takes all, none or a list of etp, cp-algo, hsdp, recompute-block, "
-                       "uneven, got \""
+                       "uneven, swap, got \""
                     << value << "\"\n";
                 return false;
             }
@@ -396,7 +398,8 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         out << "\nLayout: dp/tp/pp/cp degrees (cp..u Ulysses, cp..hN hybrid with Ulysses degree N), ep "
                "and etp, v virtual stages, L first/last stage layers (uneven), sharding (/N: HSDP "
                "shard group), sp, recompute (full/N: Megatron's block method over N layers per "
-               "chunk), offload (O optimizer, P params, G grads, A activations), micro-batch x "
+               "chunk; swap: MindSpeed's swap-attention), offload (O optimizer, P params, G grads, A "
+               "activations), micro-batch x "
                "micro-batches.\n";
     } catch (const PlanError &e) {
         err << "shardscope-cli: error: " << located(file, e.what()) << "\n";
