@@ -25,7 +25,6 @@
 #include "timeline.h"
 
 #include <algorithm>
-#include <functional>
 #include <cmath>
 
 namespace shardscope {
@@ -606,7 +605,7 @@ void PeakTracker::merge(Peak &into, const Peak &p)
         into = p;
 }
 
-void PeakTracker::repeat(int n, const std::function<void(int)> &body)
+void PeakTracker::repeat(int n, FunctionRef<void(int)> body)
 {
     if (n <= 0)
         return;
@@ -648,7 +647,7 @@ void PeakTracker::repeat(int n, const std::function<void(int)> &body)
     total_ = live_.total();
 }
 
-Breakdown PeakTracker::runCaptured(const std::function<void()> &body, Peaks &local)
+Breakdown PeakTracker::runCaptured(FunctionRef<void()> body, Peaks &local)
 {
     const Breakdown start = live_;
     stack_.push_back(Peaks{});
@@ -661,7 +660,7 @@ Breakdown PeakTracker::runCaptured(const std::function<void()> &body, Peaks &loc
     return delta;
 }
 
-void PeakTracker::block(uint32_t key, const std::function<void()> &body)
+void PeakTracker::block(uint32_t key, FunctionRef<void()> body)
 {
     const auto it = effects_.find(key);
     Peaks &parent = stack_.empty() ? peaks_[size_t(part_)] : stack_.back();
@@ -778,7 +777,7 @@ void TimelineRecorder::free(const TensorRef &t, double)
     open_.erase(it);
 }
 
-void TimelineRecorder::repeat(int n, const std::function<void(int)> &body)
+void TimelineRecorder::repeat(int n, FunctionRef<void(int)> body)
 {
     for (int i = 0; i < n; ++i)
         body(i);

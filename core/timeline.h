@@ -12,6 +12,7 @@
 //    memory.cpp reads its phase peaks: this is the one source of the component breakdown.
 //  - TimelineRecorder writes every tensor out (StepTimeline), for the allocator replay
 //    (core/allocator.h) and the memory-over-time view. Its live-bytes peak equals the tracker's.
+#include "functionref.h"
 #include "memory.h"
 
 #include <algorithm>
@@ -151,12 +152,12 @@ public:
     virtual void alloc(const TensorRef &t, double bytes, const std::vector<double> *parts = nullptr) = 0;
     virtual void free(const TensorRef &t, double bytes) = 0;
     /// body(i) for i in [0, n); the n runs allocate and free alike sizes.
-    virtual void repeat(int n, const std::function<void(int)> &body) = 0;
+    virtual void repeat(int n, FunctionRef<void(int)> body) = 0;
     /// How many alike steady micro-batches a sink wants spelled out (they change nothing).
     virtual int steadyRepeatLimit() const { return 1 << 30; }
     /// A block whose effect depends only on `key` (a micro-batch's forward or backward of one
     /// kind): a sink may replay a recorded effect instead of running `body` again.
-    virtual void block(uint32_t key, const std::function<void()> &body)
+    virtual void block(uint32_t key, FunctionRef<void()> body)
     {
         (void)key;
         body();
@@ -192,8 +193,8 @@ public:
     void phase(Phase p) override;
     void alloc(const TensorRef &t, double bytes, const std::vector<double> *parts) override;
     void free(const TensorRef &t, double bytes) override;
-    void repeat(int n, const std::function<void(int)> &body) override;
-    void block(uint32_t key, const std::function<void()> &body) override;
+    void repeat(int n, FunctionRef<void(int)> body) override;
+    void block(uint32_t key, FunctionRef<void()> body) override;
 
     /// The peak of `phase` within `part` (total -1 when the phase did not occur).
     const Peak &peak(StepPart part, Phase phase) const { return peaks_[size_t(part)][size_t(phase)]; }
@@ -217,7 +218,7 @@ private:
         Phase endPhase;
     };
     std::unordered_map<uint32_t, Effect> effects_;
-    Breakdown runCaptured(const std::function<void()> &body, Peaks &local);
+    Breakdown runCaptured(FunctionRef<void()> body, Peaks &local);
 };
 
 struct TimelineTensor
@@ -267,7 +268,7 @@ public:
     void phase(Phase p) override;
     void alloc(const TensorRef &t, double bytes, const std::vector<double> *parts) override;
     void free(const TensorRef &t, double bytes) override;
-    void repeat(int n, const std::function<void(int)> &body) override;
+    void repeat(int n, FunctionRef<void(int)> body) override;
     int steadyRepeatLimit() const override { return limit_; }
 
 private:
