@@ -154,6 +154,8 @@ struct StageParams
     /// Share of the trained elements that are routed experts: Megatron reduces their gradients
     /// over the expert data-parallel group, not the dense one.
     double expertShare = 0;
+    /// Routed-expert elements of `layer` (the largest layer kind) on the rank.
+    double layerExperts = 0;
 };
 
 StageParams stageParams(const Plan &plan)
@@ -171,6 +173,8 @@ StageParams stageParams(const Plan &plan)
                            ? rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()).total()
                            : 0.0;
     sp.layer = std::max(dense, moe);
+    if (pc.moe_layers > 0 && moe >= dense)
+        sp.layerExperts = rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()).experts;
     const double first = double(pc.embedding) / t + double(pc.position);
     // The last stage: final norm, head (or the tied embedding's copy), and the MTP modules with
     // their routed experts split by ep like any MoE layer (and the embedding copy they share).
@@ -374,24 +378,54 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
             break;
         case Sharding::Full: {
             // FSDP2 / ZeRO-3: parameters gathered in the compute dtype (mixed-precision policy),
-            // gradients reduce-scattered in the gradient dtype, layer by layer.
+            // gradients reduce-scattered in the gradient dtype, layer by layer. With experts
+            // sharded over their own group (torchtitan's dp_shard_mod_ep mesh: world / (ep x
+            // etp x pp) ranks, as the memory engine shards their states), a layer's routed
+            // experts are gathered and reduce-scattered over that group after its dense part,
+            // on the same stream: their times add, and each part is exposed by its share.
+            struct Part
+            {
+                CommGroup grp;
+                GroupPlacement g;
+                double ag, rs; ///< all-gather and reduce-scatter bytes per layer
+                double tAg = 0, tRs = 0;
+            };
+            const int hpz = hpzGroup(plan);
+            const double layerExperts = sp.layer > 0 ? sp.layerExperts / sp.layer : 0.0;
+            const bool splitExperts = layerExperts > 0 && hpz == 0 && plan.training.method.method == TrainingMethod::Full &&
+                                      std::lround(expertDp) != pa.shardGroup();
+            std::vector<Part> parts;
+            parts.push_back({CommGroup::DP, gs, sp.layer * c, sp.trainedLayer * bytesOf(pr.grads)});
+            if (splitExperts) {
+                const GroupPlacement ge = placeGroup(int(std::lround(expertDp)), pa.ep * pa.expertTp(), cl, dev.intra_node);
+                Part e{CommGroup::ExpertDP, ge, parts[0].ag * layerExperts, parts[0].rs * layerExperts};
+                parts[0].ag -= e.ag;
+                parts[0].rs -= e.rs;
+                parts.push_back(e);
+            }
+            double tAg = 0, tRs = 0;
+            for (Part &pt : parts) {
+                pt.tAg = collectiveTime(CollectiveKind::AllGather, pt.g, pt.ag, dev);
+                pt.tRs = collectiveTime(CollectiveKind::ReduceScatter, pt.g, pt.rs, dev);
+                tAg += pt.tAg;
+                tRs += pt.tRs;
+            }
             const double agS = sp.layer * c;
-            const double rsS = sp.trainedLayer * bytesOf(pr.grads);
-            const double tAg = collectiveTime(CollectiveKind::AllGather, gs, agS, dev);
-            const double tRs = collectiveTime(CollectiveKind::ReduceScatter, gs, rsS, dev);
             // DeepSpeed ZeRO++ hpZ (core/hpz.h): once the first forward has made the secondary
             // partitions, the gathers run within the hpZ group (a node's ranks).
-            const int hpz = hpzGroup(plan);
             const GroupPlacement gh = hpz > 0 ? placeGroup(hpz, pa.tp, cl, dev.intra_node) : gs;
             const double tAgH = hpz > 0 ? collectiveTime(CollectiveKind::AllGather, gh, agS, dev) : tAg;
             const double mH = hpzForwardGathers(plan, int(m)); // forwards gathering within hpZ
             // Forward: layer i+1 is gathered while layer i computes; the first is waited for.
             layerWise = true;
             auto forwardExposed = [&](double t) { return t + (L - 1) * std::max(0.0, t - ce.layer_forward_s); };
-            emit(CollectiveKind::AllGather, CommGroup::DP, gs, agS, (m - mH) * L, (m - mH) * forwardExposed(tAg),
-                 CommPhase::Forward,
-                 QT_TRANSLATE_NOOP("Collective",
-                                   "layer parameters, forward (prefetched one layer ahead)"));
+            for (const Part &pt : parts)
+                emit(CollectiveKind::AllGather, pt.grp, pt.g, pt.ag, (m - mH) * L,
+                     (m - mH) * forwardExposed(tAg) * (tAg > 0 ? pt.tAg / tAg : 0.0), CommPhase::Forward,
+                     pt.grp == CommGroup::ExpertDP
+                         ? QT_TRANSLATE_NOOP("Collective", "layer routed experts, forward, over their own shard "
+                                                           "group (after the dense part)")
+                         : QT_TRANSLATE_NOOP("Collective", "layer parameters, forward (prefetched one layer ahead)"));
             emit(CollectiveKind::AllGather, CommGroup::DP, gh, agS, mH * L, mH * forwardExposed(tAgH),
                  CommPhase::Forward,
                  QT_TRANSLATE_NOOP("Collective",
@@ -402,22 +436,34 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
             const double bwdExposed = m * (L * std::max(0.0, bwdComm - bwdWin) + tRs);
             const double share =
                 bwdComm > 0 ? (pa.reshard_after_forward ? tAgH : 0.0) / bwdComm : 0.0;
-            if (pa.reshard_after_forward)
-                emit(CollectiveKind::AllGather, CommGroup::DP, gh, agS, m * L, bwdExposed * share,
-                     CommPhase::Backward,
-                     hpz > 0 ? QT_TRANSLATE_NOOP("Collective",
-                                                 "ZeRO++ hpZ: layer parameters again in backward, "
-                                                 "from the secondary partitions within the hpZ group")
-                             : QT_TRANSLATE_NOOP(
-                                   "Collective",
-                                   "layer parameters again in backward (reshard_after_forward)"));
-            emit(CollectiveKind::ReduceScatter, CommGroup::DP, gs, rsS, m * L,
-                 bwdExposed * (1 - share), CommPhase::Backward,
-                 QT_TRANSLATE_NOOP("Collective",
-                                   "layer gradients, overlapped with the next layer's backward"));
-            emit(CollectiveKind::AllReduce, CommGroup::DP, gr, rsS / std::max(1, pa.shardGroup()), m * L, -1,
-                 CommPhase::Backward,
-                 QT_TRANSLATE_NOOP("Collective", "HSDP: each layer's gradient shard all-reduced across the replicas"));
+            if (pa.reshard_after_forward) {
+                if (hpz > 0)
+                    emit(CollectiveKind::AllGather, CommGroup::DP, gh, agS, m * L, bwdExposed * share,
+                         CommPhase::Backward,
+                         QT_TRANSLATE_NOOP("Collective", "ZeRO++ hpZ: layer parameters again in backward, "
+                                                         "from the secondary partitions within the hpZ group"));
+                else
+                    for (const Part &pt : parts)
+                        emit(CollectiveKind::AllGather, pt.grp, pt.g, pt.ag, m * L,
+                             bwdExposed * share * (tAg > 0 ? pt.tAg / tAg : 0.0), CommPhase::Backward,
+                             pt.grp == CommGroup::ExpertDP
+                                 ? QT_TRANSLATE_NOOP("Collective", "layer routed experts again in backward")
+                                 : QT_TRANSLATE_NOOP("Collective",
+                                                     "layer parameters again in backward (reshard_after_forward)"));
+            }
+            for (const Part &pt : parts)
+                emit(CollectiveKind::ReduceScatter, pt.grp, pt.g, pt.rs, m * L,
+                     bwdExposed * (1 - share) * (tRs > 0 ? pt.tRs / tRs : 0.0), CommPhase::Backward,
+                     pt.grp == CommGroup::ExpertDP
+                         ? QT_TRANSLATE_NOOP("Collective", "layer routed experts' gradients, over their own "
+                                                           "shard group")
+                         : QT_TRANSLATE_NOOP("Collective",
+                                             "layer gradients, overlapped with the next layer's backward"));
+            for (const Part &pt : parts)
+                emit(CollectiveKind::AllReduce, CommGroup::DP, gr,
+                     pt.rs / std::max(1.0, pt.grp == CommGroup::ExpertDP ? expertDp : double(pa.shardGroup())), m * L,
+                     -1, CommPhase::Backward,
+                     QT_TRANSLATE_NOOP("Collective", "HSDP: each layer's gradient shard all-reduced across the replicas"));
             layerWise = false;
             if (sp.root > 0) {
                 emit(CollectiveKind::AllGather, CommGroup::DP, gs, sp.root * c, m, -1,

@@ -94,6 +94,7 @@ private slots:
     void contextParallelCollectives_data();
     void contextParallelCollectives();
     void hsdpCollectives();
+    void fsdpExpertCollectives();
 };
 
 // The expert collectives alone, hand-checked. DeepSeek-V3 cut to 4 layers (3 dense, 1 MoE) at
@@ -191,6 +192,28 @@ void TestComm::hsdpCollectives()
              QStringLiteral("all_gather dpx4 S=404766720 n=32; all_gather dpx4 S=404766720 n=32; "
                             "reduce_scatter dpx4 S=404766720 n=32; all_reduce dpx2 S=101191680 n=32; "
                             "all_gather dpx4 S=524296192 n=1; reduce_scatter dpx4 S=524296192 n=1"));
+}
+
+// FSDP with experts sharded over their own group: Mixtral-8x7B (h 4096, 32 heads of 128, 8 KV
+// heads, 8 experts of FFN 14336, vocab 32000) on 8 ranks, ep 4: the experts' shard group is
+// 8 / 4 = 2 ranks. Per layer a rank gathers its dense part over dp 8: attention 2 x 4096^2 +
+// 2 x 4096 x 1024 = 41,943,040, norms 8,192, router 32,768, so 41,984,000 x 2 = 83,968,000 B;
+// and its 2 experts over the group of 2: 2 x 3 x 4096 x 14336 = 352,321,536 x 2 = 704,643,072 B.
+// The same for the backward gather and the reduce-scatter (bf16 gradients); the root (embedding,
+// head, final norm: 262,148,096 x 2 = 524,296,192 B) with the dense part.
+void TestComm::fsdpExpertCollectives()
+{
+    const std::vector<CommItem> items =
+        inventory(casePlan("mixtral-8x7b", 4096, {{"dp", 8}, {"ep", 4}, {"sharding", "full"}}, "none"));
+    std::vector<CommItem> dataParallel = items;
+    std::erase_if(dataParallel, [](const CommItem &it) {
+        return it.group != CommGroup::DP && it.group != CommGroup::ExpertDP;
+    });
+    QCOMPARE(describe(dataParallel),
+             QStringLiteral("all_gather dpx8 S=83968000 n=32; all_gather edpx2 S=704643072 n=32; "
+                            "all_gather dpx8 S=83968000 n=32; all_gather edpx2 S=704643072 n=32; "
+                            "reduce_scatter dpx8 S=83968000 n=32; reduce_scatter edpx2 S=704643072 n=32; "
+                            "all_gather dpx8 S=524296192 n=1; reduce_scatter dpx8 S=524296192 n=1"));
 }
 
 void TestComm::contextParallelCollectives()

@@ -159,6 +159,18 @@
         <source>ZeRO++ hpZ: layer parameters again in backward, from the secondary partitions within the hpZ group</source>
         <translation>ZeRO++ hpZ：反向中再次聚合的层参数，取自 hpZ 组内的二级分片</translation>
     </message>
+    <message>
+        <source>layer routed experts, forward, over their own shard group (after the dense part)</source>
+        <translation>层的路由专家，前向，在专家自己的分片组内（稠密部分之后）</translation>
+    </message>
+    <message>
+        <source>layer routed experts again in backward</source>
+        <translation>反向中再次收集层的路由专家</translation>
+    </message>
+    <message>
+        <source>layer routed experts&apos; gradients, over their own shard group</source>
+        <translation>层的路由专家梯度，在专家自己的分片组内</translation>
+    </message>
 </context>
 <context>
     <name>ComponentStyle</name>
