@@ -9,6 +9,7 @@
 #include "catalog.h"
 #include "errors.h"
 #include "estimate.h"
+#include "framework.h"
 #include "memory.h"
 
 #include <algorithm>
@@ -279,7 +280,11 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
                    moeLayers, fullRecompute);
         }
     }
-    b.gemm("head.lm_head", "LM head (last pipeline stage)" + tpText, T, mo.vocab / tp, h, m, false);
+    // The vocabulary the framework trains (framework.h paddedVocab: Megatron pads it to a
+    // multiple of 128 x tp); without a catalog only the plan's own model.vocab_divisible_by.
+    const FrameworkProfile *fw = catalog ? catalog->framework(plan.framework) : nullptr;
+    const int64_t vocab = fw ? paddedVocab(plan, *fw) : paddedVocabPlan(plan, 1).model.vocab;
+    b.gemm("head.lm_head", "LM head (last pipeline stage)" + tpText, T, vocab / tp, h, m, false);
 
     // --- attention --------------------------------------------------------------------------
     const int64_t heads = mo.heads / tp / pa.ulyssesDegree();

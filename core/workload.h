@@ -140,7 +140,8 @@ struct Workload
 };
 
 /// Derives the kernel list of one training step on one rank. `plan` must be validated.
-/// With a catalog, the collectives are the communication engine's inventory (core/comm.h:
+/// With a catalog, the LM head has the framework's padded vocabulary (core/framework.h) and
+/// the collectives are the communication engine's inventory (core/comm.h:
 /// forEachCollective), so measured and predicted describe the same calls. Without one they are
 /// derived from the layout alone (TP all-reduce or SP all-gather/reduce-scatter per layer, DP
 /// gradient all-reduce in 25 MiB buckets or ZeRO/FSDP gathers and reduce-scatters, CP ring K/V

@@ -102,6 +102,28 @@ private slots:
         QCOMPARE(g->count_per_step, head ? 1.0 : double(p.model.layers));
     }
 
+    void headHasThePaddedVocabulary()
+    {
+        // Megatron pads Llama 3's 128,256 tokens to a multiple of 128 x tp 4 = 512: 251 x 512 =
+        // 128,512, so 32,128 per TP rank (not 32,064); the PyTorch profile keeps 128,256.
+        Plan p = makePlan("llama3-8b", 4096, 4, 1, false);
+        const Catalog &cat = Catalog::builtin();
+        const Kernel *g = find(buildWorkload(p, {}, &cat), "head.lm_head.fwd");
+        QVERIFY(g);
+        QCOMPARE(g->n, 32064LL);
+        p.framework = "megatron";
+        const Workload w = buildWorkload(p, {}, &cat);
+        g = find(w, "head.lm_head.fwd");
+        QVERIFY(g);
+        QCOMPARE(g->n, 32128LL);
+        // Without a catalog, only the plan's own divisor applies: 1000 x tp 4, so 33 x 4000 =
+        // 132,000, 33,000 per rank.
+        p.model.vocab_divisible_by = 1000;
+        g = find(buildWorkload(p), "head.lm_head.fwd");
+        QVERIFY(g);
+        QCOMPARE(g->n, 33000LL);
+    }
+
     void attentionShapes()
     {
         // 8B, tp 4, cp 2, 8192 tokens: 8 heads / 2 KV heads of 128 per rank, 4096 tokens each.
