@@ -520,13 +520,22 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     // recompute or offloaded activations), and with the axis (framework megatron) both. Off
     // comes first: it is the plan the other's host memory is measured against.
     const bool swapAxis = (axes & kSearchSwapAttention) && work.framework == "megatron";
-    auto swapChoices = [&](Recompute rc, uint8_t off) -> std::vector<bool> {
-        const bool allowed = rc != Recompute::Full && !(off & 8) && work.framework == "megatron";
-        if (!allowed)
-            return {false};
-        if (swapAxis)
-            return {false, true};
-        return {request.base.memory.swap_attention};
+    const bool megatron = work.framework == "megatron";
+    auto swapChoices = [&](Recompute rc, uint8_t off) {
+        struct Choices
+        {
+            bool v[2] = {false, true};
+            int n = 1;
+            const bool *begin() const { return v; }
+            const bool *end() const { return v + n; }
+        } c;
+        if (rc != Recompute::Full && !(off & 8) && megatron) {
+            if (swapAxis)
+                c.n = 2;
+            else
+                c.v[0] = request.base.memory.swap_attention;
+        }
+        return c;
     };
 
     // Visits every layout of a task; returns false when `visit` does (cancelled).
