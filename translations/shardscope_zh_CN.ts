@@ -395,42 +395,8 @@ The workbench now holds that DDP plan. Of the {hbm} on each NPU, {usable} remain
         <translation>问题 1a：为什么 DDP 放不下</translation>
     </message>
     <message>
-        <source>DDP gives every rank a complete copy of what the optimizer works on. Per parameter that is 2 bytes of bf16 weight, 2 bytes of bf16 gradient, 4 bytes of fp32 master copy and 8 bytes for Adam&apos;s two fp32 moments: 16 bytes. For {params} parameters the engine finds at the optimizer step:
-• parameters {p}
-• gradients {g}
-• master weights {m}
-• optimizer states {o}
-together {state} ({state_gb}) on every rank, against {hbm} of HBM. Not one activation is stored yet and the rank is already out of memory.
-
-The full accounting adds what a quick sum leaves out: DDP&apos;s gradient buckets ({buckets}), the temporaries of the foreach AdamW step ({temp}) and the runtime reserve ({reserve}). The fullest rank needs {need}, {over} more than the NPU has.</source>
-        <translation>DDP 让每个 rank 都持有优化器所需全部数据的完整副本。每个参数对应 2 字节 bf16 权重、2 字节 bf16 梯度、4 字节 fp32 主权重，以及 Adam 两个 fp32 动量共 8 字节：合计 16 字节。对 {params} 个参数，引擎在优化器步得到：
-• 参数 {p}
-• 梯度 {g}
-• 主权重 {m}
-• 优化器状态 {o}
-每个 rank 合计 {state}（{state_gb}），而 HBM 只有 {hbm}。还没保存任何激活值，rank 就已经显存溢出。
-
-完整核算还加上了粗略求和遗漏的部分：DDP 的梯度桶（{buckets}）、foreach AdamW 步的临时张量（{temp}）以及运行时预留（{reserve}）。最满的 rank 需要 {need}，比 NPU 拥有的多出 {over}。</translation>
-    </message>
-    <message>
-        <source>The case adds 14 + 14 + 28 + 56 = 112 GB: it takes the model as exactly 7 billion parameters and counts decimal gigabytes. The engine uses the preset&apos;s exact parameter count and binary GiB, so the same four terms come to {state} ({state_gb}). Both give the same verdict; the full accounting only widens the gap.</source>
-        <translation>案例的算法是 14 + 14 + 28 + 56 = 112 GB：它把模型按恰好 70 亿参数计，并使用十进制 GB。引擎使用预设的精确参数量和二进制 GiB，因此同样的四项合计为 {state}（{state_gb}）。两者结论相同；完整核算只会让差距更大。</translation>
-    </message>
-    <message>
         <source>Question 1b: shard the state over the eight ranks</source>
         <translation>问题 1b：把状态分片到八个 rank 上</translation>
-    </message>
-    <message>
-        <source>Full sharding (PyTorch FSDP, ZeRO stage 3) keeps one eighth of the parameters, gradients, master weights and optimizer moments on each rank, and gathers a layer&apos;s weights only while that layer runs. The state per rank falls to {state} ({state_gb}), which leaves {left} ({left_gb}) of the {hbm} for everything else.
-
-That remainder is not all free. At this plan&apos;s peak the engine counts activations {act}, logits and loss {logits}, gathered layers and reduce buffers {comm}, and a runtime reserve of {reserve}. The fullest rank needs {need}: the plan fits with {headroom} to spare.</source>
-        <translation>完全分片（PyTorch FSDP，ZeRO 第 3 阶段）让每个 rank 只保存参数、梯度、主权重和优化器动量的八分之一，并且只在某层运行时才聚合该层的权重。每个 rank 的状态降到 {state}（{state_gb}），{hbm} 中还剩 {left}（{left_gb}）留给其他一切。
-
-这部分剩余并非全部空闲。在该方案的峰值处，引擎计入激活值 {act}、logits 与损失 {logits}、聚合的层与归约缓冲区 {comm}，以及运行时预留 {reserve}。最满的 rank 需要 {need}：方案可以容纳，余量 {headroom}。</translation>
-    </message>
-    <message>
-        <source>The case puts the sharded state at about 14 GB per rank and the rest at roughly 50 GB. The engine&apos;s state is a little smaller ({state}: exact parameter count, binary units) but so is its headroom ({headroom}), because the full accounting charges the activations of 32K tokens, the fp32 logits of the loss, FSDP&apos;s gathered layers and the runtime reserve against the same HBM.</source>
-        <translation>案例估计分片后每个 rank 的状态约 14 GB，剩余约 50 GB。引擎算出的状态略小（{state}：精确参数量、二进制单位），但余量也更小（{headroom}），因为完整核算把 32K tokens 的激活值、损失的 fp32 logits、FSDP 聚合的层以及运行时预留都计入了同一块 HBM。</translation>
     </message>
     <message>
         <source>Question 1c: what 32K tokens cost, and what each technique buys</source>
@@ -595,6 +561,40 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>Why Search may rank another layout first on this same case: it ranks the layouts that fit by predicted step time alone, so context parallelism (CP 8: {tps_cp8} tokens/s, {need_cp8} per rank) can come out ahead of FSDP. The ranking does not weigh what this case asks for: one node of eight 910B NPUs, 32K-token fine-tuning of an existing 7B model, the model code unchanged and a layout that is quick to validate. CP needs ring attention in the model code, a balanced split of every sequence and its own validation; where the framework has it and throughput matters most, take the Search&apos;s first row and measure it the same way.</source>
         <translation>为什么“搜索”在同一案例上可能把另一种布局排在第一：它只按预测的单步时间给放得下的布局排序，因此上下文并行（CP 8：{tps_cp8} tokens/s，每个 rank 需要 {need_cp8}）可能排在 FSDP 之前。这个排序并不考虑本案例的要求：一个节点、八块 910B NPU，对现有 7B 模型做 32K token 微调，模型代码不改动，布局便于快速验证。CP 需要在模型代码中实现环形注意力（ring attention）、把每条序列均衡切分，并需要单独验证；如果框架已支持 CP 且吞吐量最重要，就采用“搜索”结果的第一行，并用同样的方法去实测。</translation>
+    </message>
+    <message>
+        <source>DDP gives every rank a complete copy of what the optimizer works on. Per parameter that is 2 bytes of bf16 weight, 2 bytes of bf16 gradient, 4 bytes of fp32 master copy and 8 bytes for Adam&apos;s two fp32 moments: 16 bytes. For {params} parameters the engine finds at the optimizer step:
+• parameters {p}
+• gradients {g}
+• master weights {m}
+• optimizer states {o}
+together {state} on every rank, against {hbm} of HBM. Not one activation is stored yet and the rank is already out of memory.
+
+The full accounting adds what a quick sum leaves out: DDP&apos;s gradient buckets ({buckets}), the temporaries of the foreach AdamW step ({temp}) and the runtime reserve ({reserve}). The fullest rank needs {need}, {over} more than the NPU has.</source>
+        <translation>DDP 让每个 rank 都持有优化器所需全部数据的完整副本。每个参数对应 2 字节 bf16 权重、2 字节 bf16 梯度、4 字节 fp32 主权重，以及 Adam 两个 fp32 动量共 8 字节：合计 16 字节。对 {params} 个参数，引擎在优化器步得到：
+• 参数 {p}
+• 梯度 {g}
+• 主权重 {m}
+• 优化器状态 {o}
+每个 rank 合计 {state}，而 HBM 只有 {hbm}。还没保存任何激活值，rank 就已经显存溢出。
+
+完整核算还加上了粗略求和遗漏的部分：DDP 的梯度桶（{buckets}）、foreach AdamW 步的临时张量（{temp}）以及运行时预留（{reserve}）。最满的 rank 需要 {need}，比 NPU 拥有的多出 {over}。</translation>
+    </message>
+    <message>
+        <source>The case adds 14 + 14 + 28 + 56 = 112 GB: it takes the model as exactly 7 billion parameters and counts in decimal gigabytes, GB (10^9 B). Counted in the same GB, the engine&apos;s four terms come to {state_gb}; the difference is only the preset&apos;s exact parameter count. Everywhere else the workbench shows binary GiB (2^30 B). Both give the same verdict; the full accounting only widens the gap.</source>
+        <translation>案例的算法是 14 + 14 + 28 + 56 = 112 GB：它把模型按恰好 70 亿参数计，并使用十进制吉字节 GB (10^9 B)。同样按 GB 计，引擎的四项合计为 {state_gb}；差别只在于预设的精确参数量。工作台其他地方显示的都是二进制 GiB (2^30 B)。两者结论相同；完整核算只会让差距更大。</translation>
+    </message>
+    <message>
+        <source>Full sharding (PyTorch FSDP, ZeRO stage 3) keeps one eighth of the parameters, gradients, master weights and optimizer moments on each rank, and gathers a layer&apos;s weights only while that layer runs. The state per rank falls to {state}, which leaves {left} of the {hbm} for everything else.
+
+That remainder is not all free. At this plan&apos;s peak the engine counts activations {act}, logits and loss {logits}, gathered layers and reduce buffers {comm}, and a runtime reserve of {reserve}. The fullest rank needs {need}: the plan fits with {headroom} to spare.</source>
+        <translation>完全分片（PyTorch FSDP，ZeRO 第 3 阶段）让每个 rank 只保存参数、梯度、主权重和优化器动量的八分之一，并且只在某层运行时才聚合该层的权重。每个 rank 的状态降到 {state}，{hbm} 中还剩 {left} 留给其他一切。
+
+这部分剩余并非全部空闲。在该方案的峰值处，引擎计入激活值 {act}、logits 与损失 {logits}、聚合的层与归约缓冲区 {comm}，以及运行时预留 {reserve}。最满的 rank 需要 {need}：方案可以容纳，余量 {headroom}。</translation>
+    </message>
+    <message>
+        <source>The case puts the sharded state at about 14 GB per rank and the rest at roughly 50 GB, in decimal gigabytes, GB (10^9 B), taking the HBM as 64 GB. In the same GB the engine&apos;s state is a little smaller ({state_gb}: exact parameter count) and the HBM a little larger ({hbm_gb}), which leaves {left_gb} beside the state; but its headroom is much smaller ({headroom_gb}), because the full accounting charges the activations of 32K tokens, the fp32 logits of the loss, FSDP&apos;s gathered layers and the runtime reserve against the same HBM.</source>
+        <translation>案例估计分片后每个 rank 的状态约 14 GB，剩余约 50 GB，用的是十进制吉字节 GB (10^9 B)，并把 HBM 当作 64 GB。同样按 GB 计，引擎算出的状态略小（{state_gb}：精确参数量），HBM 略大（{hbm_gb}），扣除状态后剩 {left_gb}；但它的余量要小得多（{headroom_gb}），因为完整核算把 32K tokens 的激活值、损失的 fp32 logits、FSDP 聚合的层以及运行时预留都计入了同一块 HBM。</translation>
     </message>
 </context>
 <context>
