@@ -4426,10 +4426,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>重计算层数</translation>
     </message>
     <message>
-        <source>Recompute the FFN activation (MindSpeed)</source>
-        <translation>重计算 FFN 激活函数（MindSpeed）</translation>
-    </message>
-    <message>
         <source>Recompute the norms (MindSpeed)</source>
         <translation>重计算归一化（MindSpeed）</translation>
     </message>
@@ -4448,10 +4444,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Full recompute recomputes everything already</source>
         <translation>全量重计算已重计算全部内容</translation>
-    </message>
-    <message>
-        <source>The activation&apos;s output is recomputed from its input in backward</source>
-        <translation>反向时由输入重新计算激活函数的输出</translation>
     </message>
     <message>
         <source>The norms&apos; outputs are recomputed from their inputs in backward</source>
@@ -4522,16 +4514,8 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>Megatron-Core 的 --decoder-first/last-pipeline-num-layers：此阶段承载这么多层，其余层在其他阶段间均分；每个值须为虚拟阶段数的倍数</translation>
     </message>
     <message>
-        <source>Overlap the gradient reduction with backward</source>
-        <translation>梯度归约与反向重叠</translation>
-    </message>
-    <message>
         <source>Change communication overlap</source>
         <translation>修改通信重叠</translation>
-    </message>
-    <message>
-        <source>Overlap the parameter all-gather with the next forward</source>
-        <translation>参数 all-gather 与下一次前向重叠</translation>
     </message>
     <message>
         <source>framework default</source>
@@ -4540,10 +4524,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>The vocabulary is padded to a multiple of this x tp (Megatron&apos;s --make-vocab-size-divisible-by, 128); 1: not padded</source>
         <translation>词表填充到此值 x tp 的倍数（Megatron 的 --make-vocab-size-divisible-by，默认 128）；1：不填充</translation>
-    </message>
-    <message>
-        <source>Pad vocabulary to a multiple of (x tp)</source>
-        <translation>词表填充到以下值的倍数（x tp）</translation>
     </message>
     <message>
         <source>Change vocabulary padding</source>
@@ -4622,10 +4602,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>设置各通信组的 HCCL 缓冲区</translation>
     </message>
     <message>
-        <source>Size the HCCL buffers from each group&apos;s largest message</source>
-        <translation>按各通信组的最大消息确定 HCCL 缓冲区大小</translation>
-    </message>
-    <message>
         <source>MindSpeed&apos;s --hccl-group-buffer-adaptive: the tp, pp, cp and ep groups&apos; buffers sized from the largest message they carry</source>
         <translation>MindSpeed 的 --hccl-group-buffer-adaptive：tp、pp、cp 与 ep 组的缓冲区按其承载的最大消息确定</translation>
     </message>
@@ -4638,16 +4614,40 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>DeepSpeed ZeRO++ hpZ：ZeRO-3 另保留一份参数副本，在这么多个 rank（一个节点）组成的组内分片，使后续的 all-gather 留在组内</translation>
     </message>
     <message>
-        <source>Swap attention activations to host (MindSpeed)</source>
-        <translation>将注意力激活值换出到主机（MindSpeed）</translation>
-    </message>
-    <message>
         <source>MindSpeed&apos;s --swap-attention: what the input norm, attention and post-attention norm save goes to the host after each layer&apos;s forward and comes back as its backward starts</source>
         <translation>MindSpeed 的 --swap-attention：输入 norm、注意力与注意力后 norm 保存的张量在每层前向之后换出到主机，在该层反向开始时换回</translation>
     </message>
     <message>
         <source>Change swap-attention</source>
         <translation>修改 swap-attention</translation>
+    </message>
+    <message>
+        <source>Recompute FFN activation</source>
+        <translation>重计算 FFN 激活函数</translation>
+    </message>
+    <message>
+        <source>Overlap gradient reduction</source>
+        <translation>梯度归约重叠</translation>
+    </message>
+    <message>
+        <source>Overlap parameter all-gather</source>
+        <translation>参数 all-gather 重叠</translation>
+    </message>
+    <message>
+        <source>Swap attention to host (MindSpeed)</source>
+        <translation>注意力激活换出到主机（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>Adaptive HCCL buffers</source>
+        <translation>自适应 HCCL 缓冲区</translation>
+    </message>
+    <message>
+        <source>Pad vocabulary (x tp)</source>
+        <translation>词表填充倍数（x tp）</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --recompute-activation-function: the FFN activation&apos;s output is recomputed from its input in backward</source>
+        <translation>MindSpeed 的 --recompute-activation-function：FFN 激活函数的输出在反向时由其输入重新计算</translation>
     </message>
 </context>
 <context>
