@@ -26,6 +26,11 @@ namespace shardscope {
 
 namespace {
 
+// A plan's section starts on the current page when this share of a page is left there;
+// between two sections, this much space (points).
+constexpr double kSectionStartFraction = 0.4;
+constexpr double kSectionGap = 18;
+
 QString qs(std::string_view s)
 {
     return QString::fromUtf8(s.data(), qsizetype(s.size()));
@@ -472,12 +477,11 @@ private:
                            (v.timeline.omitted_microbatches == 1
                                 ? tr("1 alike micro-batch left out")
                                 : tr("%1 alike micro-batches left out").arg(v.timeline.omitted_microbatches));
-        m_canvas.stepChart(f);
-        m_canvas.paragraph(
+        f.caption =
             tr("Allocated bytes stacked by component after each allocation or free of the step, the "
                "bytes the caching allocator reserves (replayed on a device with room) as the dark "
-               "line; the backward is shaded."),
-            ReportCanvas::Small, ReportCanvas::muted());
+               "line; the backward is shaded.");
+        m_canvas.stepChart(f);
 
         // The largest tensors alive at the peak.
         m_canvas.subheading(tr("Largest tensors alive at the peak"));
@@ -895,13 +899,16 @@ void renderPdfReport(QIODevice *device, const std::vector<ReportPlan> &plans,
     canvas.setFooter(text.footerText(), &ReportWriter::pageText);
     canvas.begin();
     text.titleBlock(int(plans.size()));
-    if (evaluated.size() > 1) {
+    if (evaluated.size() > 1)
         text.comparison(evaluated);
-        canvas.newPage();
-    }
+    // The sections flow: a plan starts on the page the previous one ends on when its title,
+    // verdict and summary have room there (figures and tables keep to a page by themselves).
+    const double sectionStart = canvas.pageHeightPoints() * kSectionStartFraction;
     for (size_t i = 0; i < evaluated.size(); ++i) {
-        if (i > 0)
-            canvas.newPage();
+        if (evaluated.size() > 1 || i > 0) {
+            canvas.space(kSectionGap);
+            canvas.keepSpace(sectionStart);
+        }
         text.plan(evaluated[i], i, evaluated.size());
     }
     canvas.space(12);

@@ -23,6 +23,11 @@ const QColor kUsable(0xE6, 0x7E, 0x22);
 const QColor kReserved(0x26, 0x32, 0x38);
 const QColor kBand(0xF2, 0xF3, 0xF5);
 
+// The step figure's plot: its height on a page of its own, and the least it may shrink to
+// where it takes the rest of a page (points).
+constexpr double kStepPlotHeight = 150;
+constexpr double kStepPlotMin = 100;
+
 /// Latin first so that digits and Latin text extract from the PDF; CJK glyphs fall back.
 const QStringList kFamilies{QStringLiteral("DejaVu Sans"), QStringLiteral("Noto Sans CJK SC")};
 
@@ -611,7 +616,6 @@ void ReportCanvas::stepChart(const StepFigure &f)
     const double legendH = ly + lineH;
 
     const double axisW = pt(26);
-    const double plotH = pt(150);
     const double phaseH = tickH + pt(2);
     const double axisH = tickH + pt(3) + lineH + pt(2);
     // The heading and its sentence stay on the figure's page.
@@ -621,7 +625,20 @@ void ReportCanvas::stepChart(const StepFigure &f)
         lead += pt(8) + textHeight(f.heading, font(11.5, true), m_width, flags) + pt(6);
     if (!f.intro.isEmpty())
         lead += textHeight(f.intro, font(Body), m_width, flags) + pt(3);
-    ensure(lead + phaseH + plotH + axisH + pt(4) + legendH);
+    // And so does its caption.
+    const double caption =
+        f.caption.isEmpty() ? 0 : textHeight(f.caption, font(Small), m_width, flags) + pt(3);
+    // The figure flows: it takes the space left on the page when its plot keeps at least
+    // kStepPlotMin points there, and starts a new page only when it does not.
+    const double frame = lead + phaseH + axisH + pt(4) + legendH + pt(4) + caption;
+    double plotH = pt(kStepPlotHeight);
+    if (m_y > 0 && m_y + frame + plotH > bottom()) {
+        const double left = bottom() - m_y - frame;
+        if (left >= pt(kStepPlotMin))
+            plotH = left;
+        else
+            newPage();
+    }
     if (!f.heading.isEmpty())
         heading(f.heading);
     if (!f.intro.isEmpty())
@@ -790,6 +807,22 @@ void ReportCanvas::stepChart(const StepFigure &f)
                            it.text);
     }
     m_y = legendY + legendH + pt(4);
+    if (!f.caption.isEmpty())
+        paragraph(f.caption, Small, muted());
+}
+
+bool ReportCanvas::keepSpace(double points)
+{
+    if (m_y > 0 && m_y + pt(points) > bottom()) {
+        newPage();
+        return true;
+    }
+    return false;
+}
+
+double ReportCanvas::pageHeightPoints() const
+{
+    return bottom() / m_scale;
 }
 
 } // namespace shardscope

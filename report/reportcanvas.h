@@ -67,6 +67,7 @@ public:
         QString axisTitle;   ///< under the event axis
         QString heading;     ///< drawn above the figure, on its page (may be empty)
         QString intro;       ///< a paragraph between the heading and the figure (may be empty)
+        QString caption;     ///< a small paragraph under the figure, on its page (may be empty)
     };
 
     explicit ReportCanvas(QPdfWriter &writer);
@@ -76,6 +77,11 @@ public:
     void begin();
     void end();
     void newPage();
+    /// Starts a new page unless `points` of height are left on this one; true when it did.
+    bool keepSpace(double points);
+    /// The height that content may fill on a page, in points (inside the margins, above the
+    /// footer).
+    double pageHeightPoints() const;
 
     void title(const QString &text);
     void heading(const QString &text);
@@ -96,7 +102,9 @@ public:
     /// The allocated bytes of a step stacked by component over its events, the allocator's
     /// reserved bytes as a line, the phases as bands, the allocated peak marked, the capacity
     /// (solid) and usable (dashed) lines and a legend; one column's lowest and highest values
-    /// where the events outnumber the columns.
+    /// where the events outnumber the columns. The figure, its heading, intro and caption stay
+    /// on one page: on this one when its plot fits in what is left at no less than two thirds
+    /// of its full height, else on the next.
     void stepChart(const StepFigure &figure);
 
     static QColor componentColor(int component); ///< kComponentCount: the runtime reserve

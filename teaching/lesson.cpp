@@ -125,6 +125,9 @@ Plan patchedPlan(const Plan &base, const nlohmann::json &patch, const Catalog &c
 
 void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
 {
+    if (!c.unit.empty() && c.unit != "GB" && c.unit != "GiB")
+        throw PlanError("unit", "must be \"GB\" (10^9 bytes) or \"GiB\" (2^30 bytes), not \"" +
+                                    c.unit + "\"");
     const Plan plan = patchedPlan(stepPlan, c.patch, catalog);
     const Estimate e = estimate(plan, catalog);
     const MemoryEstimate &m = e.memory;
@@ -138,6 +141,9 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         Count,
         Seconds
     } kind = Bytes;
+
+    // The formula's byte terms in the citation's unit: one unit to a line.
+    const auto amount = [&c](double v) { return bytesText(v, c.unit); };
 
     const int phase = c.phase.empty() ? int(r.peak_phase) : int(phaseFromKey(c.phase));
     if (phase == kPhaseCount)
@@ -175,12 +181,12 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
     } else if (c.quantity == "usable") {
         c.value = m.usable_bytes;
         c.formula = LessonFormula::tr("HBM %1 - largest runtime reserve %2")
-                        .arg(gib(m.hbm_bytes), gib(m.hbm_bytes - m.usable_bytes));
+                        .arg(amount(m.hbm_bytes), amount(m.hbm_bytes - m.usable_bytes));
     } else if (c.quantity == "need") {
         c.value = need;
         c.formula = LessonFormula::tr("peak allocated %1 (%2) + runtime reserve %3")
-                        .arg(gib(r.peak_bytes), LessonFormula::phaseName(r.peak_phase),
-                             gib(r.reserve.total()));
+                        .arg(amount(r.peak_bytes), LessonFormula::phaseName(r.peak_phase),
+                             amount(r.reserve.total()));
     } else if (c.quantity == "peak") {
         c.value = r.peak_bytes;
         c.formula = LessonFormula::tr("sum of the components at the peak (%1)")
@@ -190,17 +196,20 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         c.formula =
             LessonFormula::tr("context %1 + %n communicator(s) %2 + allocator %3", "",
                               r.reserve.communicators)
-                .arg(gib(r.reserve.context), gib(r.reserve.comm_buffers), gib(r.reserve.allocator));
+                .arg(amount(r.reserve.context), amount(r.reserve.comm_buffers), amount(r.reserve.allocator));
     } else if (c.quantity == "headroom") {
         c.value = m.hbm_bytes - need;
-        c.formula = LessonFormula::tr("HBM %1 - need %2").arg(gib(m.hbm_bytes), gib(need));
+        c.formula = LessonFormula::tr("HBM %1 - need %2").arg(amount(m.hbm_bytes), amount(need));
     } else if (c.quantity == "over") {
         c.value = need - m.hbm_bytes;
-        c.formula = LessonFormula::tr("need %1 - HBM %2").arg(gib(need), gib(m.hbm_bytes));
+        c.formula = LessonFormula::tr("need %1 - HBM %2").arg(amount(need), amount(m.hbm_bytes));
     } else if (c.quantity == "component") {
         const int comp = componentIndex(c.component);
         if (comp < 0)
             throw PlanError("component", "unknown component \"" + c.component + "\"");
+        // The engine explains a component in GiB: a GB figure would follow GiB terms.
+        if (c.unit == "GB")
+            throw PlanError("unit", "a component is cited in GiB, its formula's unit");
         c.value = at.bytes[size_t(comp)];
         const MemoryExplanation ex = explainMemory(plan, catalog, r, Phase(phase));
         c.formula = translated(ex[size_t(comp)].formula);
@@ -219,8 +228,8 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         const QString sum =
             LessonFormula::tr(
                 "parameters %1 + gradients %2 + master weights %3 + optimizer states %4 [%5]")
-                .arg(gib(at[Component::Parameters]), gib(at[Component::Gradients]),
-                     gib(at[Component::MasterWeights]), gib(at[Component::OptimizerStates]),
+                .arg(amount(at[Component::Parameters]), amount(at[Component::Gradients]),
+                     amount(at[Component::MasterWeights]), amount(at[Component::OptimizerStates]),
                      phaseName);
         if (c.quantity == "model_state") {
             c.value = state;
@@ -228,7 +237,7 @@ void evaluateCitation(Citation &c, const Plan &stepPlan, const Catalog &catalog)
         } else {
             c.value = m.hbm_bytes - state;
             c.formula = LessonFormula::tr("HBM %1 - model state %2 (%3)")
-                            .arg(gib(m.hbm_bytes), gib(state), sum);
+                            .arg(amount(m.hbm_bytes), amount(state), sum);
         }
     } else if (c.quantity.rfind("comm_", 0) == 0) {
         double calls = 0, total = 0, exposed = 0;

@@ -34,7 +34,10 @@ struct Citation
     std::string phase;
     std::string group;
     std::string collective;
-    std::string unit; ///< "GB" for decimal gigabytes; bytes default to GiB
+    /// Bytes are cited in GiB (2^30 B), or in GB (10^9 B) with "GB": where the case's own
+    /// decimal figures stand beside the engine's. The formula's terms take the same unit; a
+    /// component (explained by the engine in GiB) cannot be cited in GB.
+    std::string unit;
     nlohmann::json patch = nlohmann::json::object();
 
     double value = 0;

@@ -49,7 +49,7 @@ public:
                    "• gradients {g}\n"
                    "• master weights {m}\n"
                    "• optimizer states {o}\n"
-                   "together {state} ({state_gb}) on every rank, against {hbm} of HBM. Not one "
+                   "together {state} on every rank, against {hbm} of HBM. Not one "
                    "activation is stored yet and the rank is already out of memory.\n\n"
                    "The full accounting adds what a quick sum leaves out: DDP's gradient buckets "
                    "({buckets}), the temporaries of the foreach AdamW step ({temp}) and the "
@@ -57,11 +57,11 @@ public:
                    "reserve ({reserve}). The fullest rank needs {need}, {over} more than the NPU "
                    "has."),
                 tr("The case adds 14 + 14 + 28 + 56 = 112 GB: it takes the model as exactly 7 "
-                   "billion "
-                   "parameters and counts decimal gigabytes. The engine uses the preset's exact "
-                   "parameter count and binary GiB, so the same four terms come to {state} "
-                   "({state_gb}). Both give the same verdict; the full accounting only widens the "
-                   "gap.")};
+                   "billion parameters and counts in decimal gigabytes, GB (10^9 B). Counted in "
+                   "the same GB, the engine's four terms come to {state_gb}; the difference is "
+                   "only the preset's exact parameter count. Everywhere else the workbench shows "
+                   "binary GiB (2^30 B). Both give the same verdict; the full accounting only "
+                   "widens the gap.")};
         }
         if (id == "full-sharding") {
             return {
@@ -69,9 +69,7 @@ public:
                 tr("Full sharding (PyTorch FSDP, ZeRO stage 3) keeps one eighth of the parameters, "
                    "gradients, master weights and optimizer moments on each rank, and gathers a "
                    "layer's weights only while that layer runs. The state per rank falls to "
-                   "{state} "
-                   "({state_gb}), which leaves {left} ({left_gb}) of the {hbm} for everything "
-                   "else.\n\n"
+                   "{state}, which leaves {left} of the {hbm} for everything else.\n\n"
                    "That remainder is not all free. At this plan's peak the engine counts "
                    "activations "
                    "{act}, logits and loss {logits}, gathered layers and reduce buffers {comm}, "
@@ -80,11 +78,13 @@ public:
                    "with "
                    "{headroom} to spare."),
                 tr("The case puts the sharded state at about 14 GB per rank and the rest at "
-                   "roughly "
-                   "50 GB. The engine's state is a little smaller ({state}: exact parameter count, "
-                   "binary units) but so is its headroom ({headroom}), because the full accounting "
-                   "charges the activations of 32K tokens, the fp32 logits of the loss, FSDP's "
-                   "gathered layers and the runtime reserve against the same HBM.")};
+                   "roughly 50 GB, in decimal gigabytes, GB (10^9 B), taking the HBM as 64 GB. In "
+                   "the same GB the engine's state is a little smaller ({state_gb}: exact "
+                   "parameter count) and the HBM a little larger ({hbm_gb}), which leaves "
+                   "{left_gb} beside the state; but its headroom is much smaller ({headroom_gb}), "
+                   "because the full accounting charges the activations of 32K tokens, the fp32 "
+                   "logits of the loss, FSDP's gathered layers and the runtime reserve against "
+                   "the same HBM.")};
         }
         if (id == "long-context") {
             return {

@@ -6,6 +6,7 @@
 #include "widgets/memorychartview.h"
 #include "widgets/memorypanel.h"
 #include "widgets/plandocument.h"
+#include "widgets/planeditor.h"
 #include "widgets/searchpanel.h"
 #include "widgets/searchresultsmodel.h"
 #include "widgets/workbench.h"
@@ -22,11 +23,13 @@
 #include <QFileInfo>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
 #include <QMenuBar>
 #include <QMessageBox>
 #include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QTest>
 #include <QTextBrowser>
 #include <QUrl>
@@ -86,6 +89,50 @@ private Q_SLOTS:
         QVERIFY(w.memoryPanel()->chartView()->width() >= 600);
         if (const QByteArray out = qgetenv("SHARDSCOPE_SCREENSHOT_DIR"); !out.isEmpty())
             image.save(QString::fromLocal8Bit(out) + QStringLiteral("/mainwindow-%1x%2.png").arg(size.width()).arg(size.height()));
+    }
+
+    /// At 1366x768 in English the Plan form fits its dock: its scroll area does not scroll
+    /// sideways, so a form wider than the dock would cut every field and combo arrow at the
+    /// right edge (long check box texts and the vocabulary padding label did).
+    void planFormFitsItsDockAt1366()
+    {
+        MainWindow w;
+        w.resize(1366, 768);
+        w.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&w));
+        QCoreApplication::processEvents();
+        auto *scroll = w.planEditor()->findChild<QScrollArea *>();
+        QVERIFY(scroll && scroll->widget());
+        const int viewport = scroll->viewport()->width();
+        QWidget *content = scroll->widget();
+        QString wide;
+        for (const QWidget *c : content->findChildren<QWidget *>()) {
+            if (!c->isVisibleTo(content) || qobject_cast<const QLineEdit *>(c))
+                continue;
+            const int right = c->mapTo(content, QPoint(c->width(), 0)).x();
+            if (right > viewport)
+                wide += QStringLiteral("\n%1 %2 \"%3\" ends at %4")
+                            .arg(QString::fromLatin1(c->metaObject()->className()), c->objectName(),
+                                 c->property("text").toString())
+                            .arg(right);
+        }
+        for (const QWidget *c : content->findChildren<QWidget *>())
+            if (c->isVisibleTo(content) && !qobject_cast<const QLineEdit *>(c) &&
+                c->minimumSizeHint().width() > viewport - 40)
+                wide += QStringLiteral("\n%1 %2 \"%3\" needs %4")
+                            .arg(QString::fromLatin1(c->metaObject()->className()), c->objectName(),
+                                 c->property("text").toString() + c->property("title").toString())
+                            .arg(c->minimumSizeHint().width());
+        QVERIFY2(content->minimumSizeHint().width() <= viewport,
+                 qPrintable(QStringLiteral("form needs %1 px, the dock shows %2%3")
+                                .arg(content->minimumSizeHint().width())
+                                .arg(viewport)
+                                .arg(wide)));
+        QVERIFY2(wide.isEmpty(), qPrintable(wide));
+        if (const QByteArray out = qgetenv("SHARDSCOPE_SCREENSHOT_DIR"); !out.isEmpty())
+            for (int y = 0, part = 1; y < content->height(); y += 1100, ++part)
+                content->grab(QRect(0, y, content->width(), 1100))
+                    .save(QString::fromLocal8Bit(out) + QStringLiteral("/planform-1366x768-%1.png").arg(part));
     }
 
     void brokenFileShowsErrorAndKeepsDocument()

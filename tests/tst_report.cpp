@@ -62,6 +62,19 @@ QString pdfText(const QString &path)
     return pdfLines(path).simplified();
 }
 
+/// Text of one page (from 1) of a PDF.
+QString pdfPage(const QString &path, int page)
+{
+    QProcess p;
+    p.start(QStringLiteral("pdftotext"),
+            {QStringLiteral("-enc"), QStringLiteral("UTF-8"), QStringLiteral("-f"),
+             QString::number(page), QStringLiteral("-l"), QString::number(page), path,
+             QStringLiteral("-")});
+    if (!p.waitForFinished(30000) || p.exitCode() != 0)
+        return {};
+    return QString::fromUtf8(p.readAllStandardOutput()).simplified();
+}
+
 QString pdfInfo(const QString &path)
 {
     QProcess p;
@@ -262,6 +275,32 @@ private Q_SLOTS:
         const int pages = pageCount(pdfInfo(out));
         QVERIFY(pages > 0);
         qInfo("five-plan report: %d pages", pages);
+    }
+
+    /// The five case plans flow: a plan starts on the page the previous one ends on when it has
+    /// room there, and the step figure takes the rest of a page rather than leaving it empty
+    /// (16 pages when each plan and each step figure began a page of its own). No figure is
+    /// cut: its heading, plot axis and caption are on one page.
+    void fiveCasePlansFlow()
+    {
+        std::vector<ReportPlan> plans = fourPlans();
+        plans.push_back(loadCase(QStringLiteral("hcie-ai-fsdp-cp.plan.json")));
+        const QString out = path(QStringLiteral("five-flow.pdf"));
+        QVERIFY(writePdfReport(out, plans, Catalog::builtin(), m_options));
+        const int pages = pageCount(pdfInfo(out));
+        QVERIFY2(pages > 0 && pages <= 14, qPrintable(QString::number(pages)));
+        const QString heading = QStringLiteral("Memory over the step");
+        const QString axis = QStringLiteral("Allocations and frees of the step (event index)");
+        const QString caption = QStringLiteral("as the dark line; the backward is shaded.");
+        int figures = 0;
+        for (int page = 1; page <= pages; ++page) {
+            const QString text = pdfPage(out, page);
+            const int here = int(text.count(heading));
+            QVERIFY2(int(text.count(axis)) == here && int(text.count(caption)) == here,
+                     qPrintable(QStringLiteral("page %1: %2").arg(page).arg(text.left(2000))));
+            figures += here;
+        }
+        QCOMPARE(figures, int(plans.size()));
     }
 
     /// The tensor kinds' names in English are the core's labels.

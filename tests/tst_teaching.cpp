@@ -10,6 +10,7 @@
 #include "i18n/language.h"
 #include "teaching/lesson.h"
 
+#include <QRegularExpression>
 #include <QTemporaryDir>
 #include <QtTest>
 #include <fstream>
@@ -149,6 +150,53 @@ double expected(const nlohmann::json &cite, const Plan &plan)
     return -1;
 }
 
+
+/// What is wrong with the units of one line of a lesson (empty: nothing). A number in GB and
+/// one in GiB on the same line must say which is which, "GB (10^9 B)" and "GiB (2^30 B)"; a
+/// paragraph with a GB figure says what GB is; a paragraph quoting the case's own GB figures
+/// (whole numbers: 14 GB, 112 GB) gives the engine's numbers beside them in GB, not in GiB.
+QString unitProblem(const QString &line, bool prose)
+{
+    static const QRegularExpression amount(QStringLiteral("(\\d[\\d,.]*)\\s*(GiB|GB)(?![A-Za-z])"));
+    int gb = 0, gib = 0, caseFigures = 0, engineGb = 0;
+    for (auto it = amount.globalMatch(line); it.hasNext();) {
+        const QRegularExpressionMatch m = it.next();
+        if (m.captured(2) == QStringLiteral("GiB")) {
+            ++gib;
+        } else {
+            ++gb;
+            (m.captured(1).contains(QLatin1Char('.')) ? engineGb : caseFigures) += 1;
+        }
+    }
+    const bool labelled = line.contains(QStringLiteral("GB (10^9 B)")) &&
+                          line.contains(QStringLiteral("GiB (2^30 B)"));
+    if (gb > 0 && gib > 0 && !labelled)
+        return QStringLiteral("GB and GiB numbers on one line without saying which is which");
+    if (prose && gb > 0 && !line.contains(QStringLiteral("GB (10^9 B)")))
+        return QStringLiteral("a GB figure without saying GB is 10^9 B");
+    if (prose && caseFigures > 0 && (gib > 0 || engineGb == 0))
+        return QStringLiteral("the case's GB figures without the engine's in GB beside them");
+    return {};
+}
+
+QStringList unitProblems(const Lesson &lesson)
+{
+    QStringList out;
+    for (const LessonStep &s : lesson.steps) {
+        for (const QString &line : (s.body + QLatin1Char('\n') + s.note).split(QLatin1Char('\n'))) {
+            const QString p = unitProblem(line, true);
+            if (!p.isEmpty())
+                out << QString::fromStdString(s.id) + QStringLiteral(": ") + p + QStringLiteral(": ") + line;
+        }
+        for (const Citation &c : s.citations) {
+            const QString p = unitProblem(c.formula, false);
+            if (!p.isEmpty())
+                out << QString::fromStdString(s.id + "/" + c.key) + QStringLiteral(": ") + p +
+                           QStringLiteral(": ") + c.formula;
+        }
+    }
+    return out;
+}
 } // namespace
 
 class TestTeaching : public QObject
@@ -381,6 +429,63 @@ private Q_SLOTS:
             qInfo().noquote() << "\n##" << x.title << "\n"
                               << x.question << x.choices.join(QStringLiteral(" | ")) << "\n"
                               << x.check(QStringLiteral("yes")).feedback;
+    }
+
+    /// Each figure says its unit: the case's decimal GB beside the engine's GB, never beside
+    /// its GiB unlabelled, and no formula with GiB terms and a GB result. In both languages.
+    void unitsAreNeverMixed()
+    {
+        // The check itself: what the lesson printed before, and what it prints now.
+        QVERIFY(!unitProblem(QStringLiteral("together 100.41 GiB (107.81 GB) on every rank"), true).isEmpty());
+        QVERIFY(!unitProblem(QStringLiteral("parameters 1.57 GiB + gradients 1.57 GiB = 13.48 GB"), false).isEmpty());
+        QVERIFY(!unitProblem(QStringLiteral("about 14 GB per rank, GB (10^9 B). The engine's state "
+                                            "is a little smaller (12.55 GiB)"), true).isEmpty());
+        QVERIFY(unitProblem(QStringLiteral("about 14 GB per rank, GB (10^9 B); the engine's 13.48 GB"), true)
+                    .isEmpty());
+        QVERIFY(unitProblem(QStringLiteral("13.48 GB (10^9 B) = 12.55 GiB (2^30 B)"), true).isEmpty());
+
+        QStringList problems = unitProblems(m_lesson);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+        // The case's figures are quoted where the engine's GB figures stand beside them.
+        const LessonStep &ddp = step("ddp-state");
+        QVERIFY(ddp.note.contains(QStringLiteral("112 GB")));
+        QVERIFY(ddp.note.contains(ddp.citation("state_gb")->text));
+        QVERIFY(ddp.citation("state_gb")->text.endsWith(QStringLiteral(" GB")));
+        QVERIFY(ddp.citation("state_gb")->formula.count(QStringLiteral(" GB")) == 5);
+        const LessonStep &fsdp = step("full-sharding");
+        for (const char *key : {"state_gb", "hbm_gb", "left_gb", "headroom_gb"})
+            QVERIFY2(fsdp.note.contains(fsdp.citation(key)->text), key);
+
+        if (!availableLanguages().contains(QStringLiteral("zh_CN")))
+            QSKIP("built without translations");
+        QCOMPARE(setLanguage(QStringLiteral("zh_CN")), QStringLiteral("zh_CN"));
+        const Lesson zh = Lesson::hcieAi(cat());
+        setLanguage(QStringLiteral("en"));
+        problems = unitProblems(zh);
+        QVERIFY2(problems.isEmpty(), qPrintable(problems.join(QLatin1Char('\n'))));
+    }
+
+    /// A unit the lesson does not know, or GB for a component (the engine explains it in GiB),
+    /// is refused.
+    void unknownUnitIsRejected()
+    {
+        QTemporaryDir dir;
+        const std::string path = dir.filePath(QStringLiteral("u.lesson.json")).toStdString();
+        std::ofstream(path) << R"({"format": "shardscope-lesson", "id": "x",
+            "steps": [{"id": "scenario", "plan": "cases/hcie-ai-ddp.plan.json",
+                       "cite": {"hbm": {"quantity": "hbm", "unit": "MB"}}}]})";
+        QVERIFY_THROWS_EXCEPTION(PlanError, Lesson::load(path, cat()));
+        std::ofstream(path) << R"({"format": "shardscope-lesson", "id": "x",
+            "steps": [{"id": "scenario", "plan": "cases/hcie-ai-ddp.plan.json",
+                       "cite": {"p": {"quantity": "component", "component": "parameters",
+                                      "unit": "GB"}}}]})";
+        QVERIFY_THROWS_EXCEPTION(PlanError, Lesson::load(path, cat()));
+        std::ofstream(path) << R"({"format": "shardscope-lesson", "id": "x",
+            "steps": [{"id": "scenario", "plan": "cases/hcie-ai-ddp.plan.json",
+                       "cite": {"hbm": {"quantity": "hbm", "unit": "GB"}}}]})";
+        const Lesson l = Lesson::load(path, cat());
+        QCOMPARE(l.steps.front().citation("hbm")->text, QStringLiteral("68.72 GB"));
+        QVERIFY(l.steps.front().citation("hbm")->formula.endsWith(QStringLiteral("= 68.72 GB")));
     }
 
     void brokenLessonIsRejected()

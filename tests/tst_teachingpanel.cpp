@@ -7,12 +7,16 @@
 #include "widgets/comparisonmodel.h"
 #include "widgets/languagemenu.h"
 #include "widgets/mainwindow.h"
+#include "widgets/memorychartview.h"
+#include "widgets/memorypanel.h"
 #include "widgets/plandocument.h"
 #include "widgets/teachingpanel.h"
 #include "widgets/workbench.h"
 
+#include <QLabel>
 #include <QMenuBar>
 #include <QRadioButton>
+#include <QSignalSpy>
 #include <QStandardPaths>
 #include <QUndoStack>
 #include <QtTest>
@@ -32,6 +36,33 @@ void openCase(PlanDocument &doc)
              qPrintable(error));
 }
 
+
+/// What is wrong with a memory chart's legend as it is laid out now (empty: nothing): every
+/// entry's text whole (as tall and as wide as it needs), inside the legend, over no other.
+QString legendProblem(const MemoryChartView *chart)
+{
+    QList<const QLabel *> texts;
+    for (const QLabel *l : chart->findChildren<QLabel *>())
+        if (!l->text().isEmpty() && l->isVisibleTo(chart))
+            texts << l;
+    if (texts.size() < 5)
+        return QStringLiteral("%1 legend entries").arg(texts.size());
+    const QWidget *legend = texts.front()->parentWidget();
+    if (legend->height() < legend->minimumSizeHint().height())
+        return QStringLiteral("legend %1 px tall, needs %2").arg(legend->height()).arg(legend->minimumSizeHint().height());
+    for (const QLabel *l : texts) {
+        const int need = l->wordWrap() ? l->heightForWidth(l->width()) : l->sizeHint().height();
+        if (l->height() < need || (!l->wordWrap() && l->width() < l->sizeHint().width()))
+            return QStringLiteral("\"%1\" clipped: %2x%3, needs %4x%5")
+                .arg(l->text()).arg(l->width()).arg(l->height()).arg(l->sizeHint().width()).arg(need);
+        if (!legend->rect().contains(l->geometry()))
+            return QStringLiteral("\"%1\" outside the legend").arg(l->text());
+        for (const QLabel *other : texts)
+            if (other != l && other->geometry().intersects(l->geometry()))
+                return QStringLiteral("\"%1\" over \"%2\"").arg(l->text(), other->text());
+    }
+    return {};
+}
 } // namespace
 
 class TestTeachingPanel : public QObject
@@ -165,6 +196,70 @@ private Q_SLOTS:
         const Exercise &fits = panel.lesson().exercises.at(2);
         QVERIFY(
             panel.checkAnswer(fits.fits ? QStringLiteral("yes") : QStringLiteral("no")).correct);
+    }
+
+    /// After switching to Chinese through the Language menu at 1366x768 (and back, and again
+    /// with Compare in front), the memory chart's legend and Compare's show every entry whole:
+    /// no label clipped or over another, all inside the legend. SHARDSCOPE_SWITCH_PNG=prefix
+    /// saves the window at each stage.
+    void languageSwitchKeepsLegendsWhole()
+    {
+        if (!availableLanguages().contains(QStringLiteral("zh_CN")))
+            QSKIP("built without translations");
+        LanguageMenu::choose(QStringLiteral("en"));
+        Workbench bench;
+        MainWindow *w = bench.window();
+        w->resize(1366, 768);
+        w->show();
+        QVERIFY(QTest::qWaitForWindowExposed(w));
+        const QString shots = qEnvironmentVariable("SHARDSCOPE_SWITCH_PNG");
+        auto shoot = [&](const QString &name) {
+            QCoreApplication::processEvents();
+            if (!shots.isEmpty())
+                bench.window()->grab().save(shots + name + QStringLiteral(".png"));
+        };
+        shoot(QStringLiteral("en"));
+        LanguageMenu *menu = w->findChild<LanguageMenu *>();
+        QVERIFY(menu);
+        QAction *zh = nullptr;
+        for (QAction *a : menu->actions())
+            if (a->data().toString() == QStringLiteral("zh_CN"))
+                zh = a;
+        QVERIFY(zh);
+        QSignalSpy replaced(&bench, &Workbench::windowReplaced);
+        zh->trigger();
+        QVERIFY(replaced.wait(5000));
+        w = bench.window();
+        QVERIFY(QTest::qWaitForWindowExposed(w));
+        shoot(QStringLiteral("zh"));
+        QString problem = legendProblem(w->memoryPanel()->chartView());
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        QVERIFY(w->showTab(QStringLiteral("对比")));
+        auto *compare = w->findChild<ComparePanel *>();
+        QVERIFY(compare && compare->pinCurrent());
+        shoot(QStringLiteral("zh-compare"));
+        problem = legendProblem(compare->chartView());
+        QVERIFY2(problem.isEmpty(), qPrintable(problem));
+        // And back and forth with Compare in front.
+        for (const QString &code : {QStringLiteral("en"), QStringLiteral("zh_CN")}) {
+            QAction *to = nullptr;
+            for (QAction *a : bench.window()->findChild<LanguageMenu *>()->actions())
+                if (a->data().toString() == code)
+                    to = a;
+            QVERIFY(to);
+            to->trigger();
+            QVERIFY(replaced.wait(5000));
+            QVERIFY(QTest::qWaitForWindowExposed(bench.window()));
+            shoot(QStringLiteral("again-") + code);
+            for (const MemoryChartView *chart : {bench.window()->memoryPanel()->chartView(),
+                                                 bench.window()->findChild<ComparePanel *>()->chartView()}) {
+                problem = legendProblem(chart);
+                QVERIFY2(problem.isEmpty(), qPrintable(code + QStringLiteral(": ") + problem));
+            }
+        }
+        w = bench.window();
+        w->autosave()->finish();
+        LanguageMenu::choose(QString());
     }
 
     void languageChangeKeepsTheStep()

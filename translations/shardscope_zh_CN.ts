@@ -407,42 +407,8 @@ The workbench now holds that DDP plan. Of the {hbm} on each NPU, {usable} remain
         <translation>问题 1a：为什么 DDP 放不下</translation>
     </message>
     <message>
-        <source>DDP gives every rank a complete copy of what the optimizer works on. Per parameter that is 2 bytes of bf16 weight, 2 bytes of bf16 gradient, 4 bytes of fp32 master copy and 8 bytes for Adam&apos;s two fp32 moments: 16 bytes. For {params} parameters the engine finds at the optimizer step:
-• parameters {p}
-• gradients {g}
-• master weights {m}
-• optimizer states {o}
-together {state} ({state_gb}) on every rank, against {hbm} of HBM. Not one activation is stored yet and the rank is already out of memory.
-
-The full accounting adds what a quick sum leaves out: DDP&apos;s gradient buckets ({buckets}), the temporaries of the foreach AdamW step ({temp}) and the runtime reserve ({reserve}). The fullest rank needs {need}, {over} more than the NPU has.</source>
-        <translation>DDP 让每个 rank 都持有优化器所需全部数据的完整副本。每个参数对应 2 字节 bf16 权重、2 字节 bf16 梯度、4 字节 fp32 主权重，以及 Adam 两个 fp32 动量共 8 字节：合计 16 字节。对 {params} 个参数，引擎在优化器步得到：
-• 参数 {p}
-• 梯度 {g}
-• 主权重 {m}
-• 优化器状态 {o}
-每个 rank 合计 {state}（{state_gb}），而 HBM 只有 {hbm}。还没保存任何激活值，rank 就已经显存溢出。
-
-完整核算还加上了粗略求和遗漏的部分：DDP 的梯度桶（{buckets}）、foreach AdamW 步的临时张量（{temp}）以及运行时预留（{reserve}）。最满的 rank 需要 {need}，比 NPU 拥有的多出 {over}。</translation>
-    </message>
-    <message>
-        <source>The case adds 14 + 14 + 28 + 56 = 112 GB: it takes the model as exactly 7 billion parameters and counts decimal gigabytes. The engine uses the preset&apos;s exact parameter count and binary GiB, so the same four terms come to {state} ({state_gb}). Both give the same verdict; the full accounting only widens the gap.</source>
-        <translation>案例的算法是 14 + 14 + 28 + 56 = 112 GB：它把模型按恰好 70 亿参数计，并使用十进制 GB。引擎使用预设的精确参数量和二进制 GiB，因此同样的四项合计为 {state}（{state_gb}）。两者结论相同；完整核算只会让差距更大。</translation>
-    </message>
-    <message>
         <source>Question 1b: shard the state over the eight ranks</source>
         <translation>问题 1b：把状态分片到八个 rank 上</translation>
-    </message>
-    <message>
-        <source>Full sharding (PyTorch FSDP, ZeRO stage 3) keeps one eighth of the parameters, gradients, master weights and optimizer moments on each rank, and gathers a layer&apos;s weights only while that layer runs. The state per rank falls to {state} ({state_gb}), which leaves {left} ({left_gb}) of the {hbm} for everything else.
-
-That remainder is not all free. At this plan&apos;s peak the engine counts activations {act}, logits and loss {logits}, gathered layers and reduce buffers {comm}, and a runtime reserve of {reserve}. The fullest rank needs {need}: the plan fits with {headroom} to spare.</source>
-        <translation>完全分片（PyTorch FSDP，ZeRO 第 3 阶段）让每个 rank 只保存参数、梯度、主权重和优化器动量的八分之一，并且只在某层运行时才聚合该层的权重。每个 rank 的状态降到 {state}（{state_gb}），{hbm} 中还剩 {left}（{left_gb}）留给其他一切。
-
-这部分剩余并非全部空闲。在该方案的峰值处，引擎计入激活值 {act}、logits 与损失 {logits}、聚合的层与归约缓冲区 {comm}，以及运行时预留 {reserve}。最满的 rank 需要 {need}：方案可以容纳，余量 {headroom}。</translation>
-    </message>
-    <message>
-        <source>The case puts the sharded state at about 14 GB per rank and the rest at roughly 50 GB. The engine&apos;s state is a little smaller ({state}: exact parameter count, binary units) but so is its headroom ({headroom}), because the full accounting charges the activations of 32K tokens, the fp32 logits of the loss, FSDP&apos;s gathered layers and the runtime reserve against the same HBM.</source>
-        <translation>案例估计分片后每个 rank 的状态约 14 GB，剩余约 50 GB。引擎算出的状态略小（{state}：精确参数量、二进制单位），但余量也更小（{headroom}），因为完整核算把 32K tokens 的激活值、损失的 fp32 logits、FSDP 聚合的层以及运行时预留都计入了同一块 HBM。</translation>
     </message>
     <message>
         <source>Question 1c: what 32K tokens cost, and what each technique buys</source>
@@ -607,6 +573,40 @@ QLoRA 以 4 比特 NF4 存储冻结的线性层权重：参数缩小到 {params_
     <message>
         <source>Why Search may rank another layout first on this same case: it ranks the layouts that fit by predicted step time alone, so context parallelism (CP 8: {tps_cp8} tokens/s, {need_cp8} per rank) can come out ahead of FSDP. The ranking does not weigh what this case asks for: one node of eight 910B NPUs, 32K-token fine-tuning of an existing 7B model, the model code unchanged and a layout that is quick to validate. CP needs ring attention in the model code, a balanced split of every sequence and its own validation; where the framework has it and throughput matters most, take the Search&apos;s first row and measure it the same way.</source>
         <translation>为什么“搜索”在同一案例上可能把另一种布局排在第一：它只按预测的单步时间给放得下的布局排序，因此上下文并行（CP 8：{tps_cp8} tokens/s，每个 rank 需要 {need_cp8}）可能排在 FSDP 之前。这个排序并不考虑本案例的要求：一个节点、八块 910B NPU，对现有 7B 模型做 32K token 微调，模型代码不改动，布局便于快速验证。CP 需要在模型代码中实现环形注意力（ring attention）、把每条序列均衡切分，并需要单独验证；如果框架已支持 CP 且吞吐量最重要，就采用“搜索”结果的第一行，并用同样的方法去实测。</translation>
+    </message>
+    <message>
+        <source>DDP gives every rank a complete copy of what the optimizer works on. Per parameter that is 2 bytes of bf16 weight, 2 bytes of bf16 gradient, 4 bytes of fp32 master copy and 8 bytes for Adam&apos;s two fp32 moments: 16 bytes. For {params} parameters the engine finds at the optimizer step:
+• parameters {p}
+• gradients {g}
+• master weights {m}
+• optimizer states {o}
+together {state} on every rank, against {hbm} of HBM. Not one activation is stored yet and the rank is already out of memory.
+
+The full accounting adds what a quick sum leaves out: DDP&apos;s gradient buckets ({buckets}), the temporaries of the foreach AdamW step ({temp}) and the runtime reserve ({reserve}). The fullest rank needs {need}, {over} more than the NPU has.</source>
+        <translation>DDP 让每个 rank 都持有优化器所需全部数据的完整副本。每个参数对应 2 字节 bf16 权重、2 字节 bf16 梯度、4 字节 fp32 主权重，以及 Adam 两个 fp32 动量共 8 字节：合计 16 字节。对 {params} 个参数，引擎在优化器步得到：
+• 参数 {p}
+• 梯度 {g}
+• 主权重 {m}
+• 优化器状态 {o}
+每个 rank 合计 {state}，而 HBM 只有 {hbm}。还没保存任何激活值，rank 就已经显存溢出。
+
+完整核算还加上了粗略求和遗漏的部分：DDP 的梯度桶（{buckets}）、foreach AdamW 步的临时张量（{temp}）以及运行时预留（{reserve}）。最满的 rank 需要 {need}，比 NPU 拥有的多出 {over}。</translation>
+    </message>
+    <message>
+        <source>The case adds 14 + 14 + 28 + 56 = 112 GB: it takes the model as exactly 7 billion parameters and counts in decimal gigabytes, GB (10^9 B). Counted in the same GB, the engine&apos;s four terms come to {state_gb}; the difference is only the preset&apos;s exact parameter count. Everywhere else the workbench shows binary GiB (2^30 B). Both give the same verdict; the full accounting only widens the gap.</source>
+        <translation>案例的算法是 14 + 14 + 28 + 56 = 112 GB：它把模型按恰好 70 亿参数计，并使用十进制吉字节 GB (10^9 B)。同样按 GB 计，引擎的四项合计为 {state_gb}；差别只在于预设的精确参数量。工作台其他地方显示的都是二进制 GiB (2^30 B)。两者结论相同；完整核算只会让差距更大。</translation>
+    </message>
+    <message>
+        <source>Full sharding (PyTorch FSDP, ZeRO stage 3) keeps one eighth of the parameters, gradients, master weights and optimizer moments on each rank, and gathers a layer&apos;s weights only while that layer runs. The state per rank falls to {state}, which leaves {left} of the {hbm} for everything else.
+
+That remainder is not all free. At this plan&apos;s peak the engine counts activations {act}, logits and loss {logits}, gathered layers and reduce buffers {comm}, and a runtime reserve of {reserve}. The fullest rank needs {need}: the plan fits with {headroom} to spare.</source>
+        <translation>完全分片（PyTorch FSDP，ZeRO 第 3 阶段）让每个 rank 只保存参数、梯度、主权重和优化器动量的八分之一，并且只在某层运行时才聚合该层的权重。每个 rank 的状态降到 {state}，{hbm} 中还剩 {left} 留给其他一切。
+
+这部分剩余并非全部空闲。在该方案的峰值处，引擎计入激活值 {act}、logits 与损失 {logits}、聚合的层与归约缓冲区 {comm}，以及运行时预留 {reserve}。最满的 rank 需要 {need}：方案可以容纳，余量 {headroom}。</translation>
+    </message>
+    <message>
+        <source>The case puts the sharded state at about 14 GB per rank and the rest at roughly 50 GB, in decimal gigabytes, GB (10^9 B), taking the HBM as 64 GB. In the same GB the engine&apos;s state is a little smaller ({state_gb}: exact parameter count) and the HBM a little larger ({hbm_gb}), which leaves {left_gb} beside the state; but its headroom is much smaller ({headroom_gb}), because the full accounting charges the activations of 32K tokens, the fp32 logits of the loss, FSDP&apos;s gathered layers and the runtime reserve against the same HBM.</source>
+        <translation>案例估计分片后每个 rank 的状态约 14 GB，剩余约 50 GB，用的是十进制吉字节 GB (10^9 B)，并把 HBM 当作 64 GB。同样按 GB 计，引擎算出的状态略小（{state_gb}：精确参数量），HBM 略大（{hbm_gb}），扣除状态后剩 {left_gb}；但它的余量要小得多（{headroom_gb}），因为完整核算把 32K tokens 的激活值、损失的 fp32 logits、FSDP 聚合的层以及运行时预留都计入了同一块 HBM。</translation>
     </message>
 </context>
 <context>
@@ -4438,10 +4438,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>重计算层数</translation>
     </message>
     <message>
-        <source>Recompute the FFN activation (MindSpeed)</source>
-        <translation>重计算 FFN 激活函数（MindSpeed）</translation>
-    </message>
-    <message>
         <source>Recompute the norms (MindSpeed)</source>
         <translation>重计算归一化（MindSpeed）</translation>
     </message>
@@ -4460,10 +4456,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Full recompute recomputes everything already</source>
         <translation>全量重计算已重计算全部内容</translation>
-    </message>
-    <message>
-        <source>The activation&apos;s output is recomputed from its input in backward</source>
-        <translation>反向时由输入重新计算激活函数的输出</translation>
     </message>
     <message>
         <source>The norms&apos; outputs are recomputed from their inputs in backward</source>
@@ -4534,16 +4526,8 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>Megatron-Core 的 --decoder-first/last-pipeline-num-layers：此阶段承载这么多层，其余层在其他阶段间均分；每个值须为虚拟阶段数的倍数</translation>
     </message>
     <message>
-        <source>Overlap the gradient reduction with backward</source>
-        <translation>梯度归约与反向重叠</translation>
-    </message>
-    <message>
         <source>Change communication overlap</source>
         <translation>修改通信重叠</translation>
-    </message>
-    <message>
-        <source>Overlap the parameter all-gather with the next forward</source>
-        <translation>参数 all-gather 与下一次前向重叠</translation>
     </message>
     <message>
         <source>framework default</source>
@@ -4552,10 +4536,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>The vocabulary is padded to a multiple of this x tp (Megatron&apos;s --make-vocab-size-divisible-by, 128); 1: not padded</source>
         <translation>词表填充到此值 x tp 的倍数（Megatron 的 --make-vocab-size-divisible-by，默认 128）；1：不填充</translation>
-    </message>
-    <message>
-        <source>Pad vocabulary to a multiple of (x tp)</source>
-        <translation>词表填充到以下值的倍数（x tp）</translation>
     </message>
     <message>
         <source>Change vocabulary padding</source>
@@ -4634,10 +4614,6 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>设置各通信组的 HCCL 缓冲区</translation>
     </message>
     <message>
-        <source>Size the HCCL buffers from each group&apos;s largest message</source>
-        <translation>按各通信组的最大消息确定 HCCL 缓冲区大小</translation>
-    </message>
-    <message>
         <source>MindSpeed&apos;s --hccl-group-buffer-adaptive: the tp, pp, cp and ep groups&apos; buffers sized from the largest message they carry</source>
         <translation>MindSpeed 的 --hccl-group-buffer-adaptive：tp、pp、cp 与 ep 组的缓冲区按其承载的最大消息确定</translation>
     </message>
@@ -4650,16 +4626,40 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <translation>DeepSpeed ZeRO++ hpZ：ZeRO-3 另保留一份参数副本，在这么多个 rank（一个节点）组成的组内分片，使后续的 all-gather 留在组内</translation>
     </message>
     <message>
-        <source>Swap attention activations to host (MindSpeed)</source>
-        <translation>将注意力激活值换出到主机（MindSpeed）</translation>
-    </message>
-    <message>
         <source>MindSpeed&apos;s --swap-attention: what the input norm, attention and post-attention norm save goes to the host after each layer&apos;s forward and comes back as its backward starts</source>
         <translation>MindSpeed 的 --swap-attention：输入 norm、注意力与注意力后 norm 保存的张量在每层前向之后换出到主机，在该层反向开始时换回</translation>
     </message>
     <message>
         <source>Change swap-attention</source>
         <translation>修改 swap-attention</translation>
+    </message>
+    <message>
+        <source>Recompute FFN activation</source>
+        <translation>重计算 FFN 激活函数</translation>
+    </message>
+    <message>
+        <source>Overlap gradient reduction</source>
+        <translation>梯度归约重叠</translation>
+    </message>
+    <message>
+        <source>Overlap parameter all-gather</source>
+        <translation>参数 all-gather 重叠</translation>
+    </message>
+    <message>
+        <source>Swap attention to host (MindSpeed)</source>
+        <translation>注意力激活换出到主机（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>Adaptive HCCL buffers</source>
+        <translation>自适应 HCCL 缓冲区</translation>
+    </message>
+    <message>
+        <source>Pad vocabulary (x tp)</source>
+        <translation>词表填充倍数（x tp）</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --recompute-activation-function: the FFN activation&apos;s output is recomputed from its input in backward</source>
+        <translation>MindSpeed 的 --recompute-activation-function：FFN 激活函数的输出在反向时由其输入重新计算</translation>
     </message>
 </context>
 <context>

@@ -454,7 +454,10 @@ void PlanEditor::buildUi()
         auto *box = new QGroupBox(title, content);
         auto *form = new QFormLayout(box);
         form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
-        form->setRowWrapPolicy(QFormLayout::DontWrapRows);
+        // A row whose field cannot sit beside its label in the dock's width (the part check
+        // boxes two to a row at 1366x768) puts it under the label instead of widening the form
+        // past the dock, which does not scroll sideways.
+        form->setRowWrapPolicy(QFormLayout::WrapLongRows);
         column->addWidget(box);
         return form;
     };
@@ -985,7 +988,9 @@ void PlanEditor::buildUi()
     connect(m_recomputeLayers, &QSpinBox::valueChanged, this, [this](int v) {
         edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) { p.memory.recompute_num_layers = v; });
     });
-    m_recomputeActivation = new QCheckBox(tr("Recompute the FFN activation (MindSpeed)"), content);
+    // The Plan dock is about 330 px wide at 1366x768: a check box's text, which does not wrap,
+    // stays short; its tooltip (set with the plan, in refresh()) says the rest.
+    m_recomputeActivation = new QCheckBox(tr("Recompute FFN activation"), content);
     m_recomputeActivation->setObjectName(QStringLiteral("recomputeActivation"));
     memory->addRow(m_recomputeActivation);
     connect(m_recomputeActivation, &QCheckBox::toggled, this, [this](bool on) {
@@ -1021,7 +1026,7 @@ void PlanEditor::buildUi()
 
     // Megatron-Core's --overlap-grad-reduce / --overlap-param-gather: shown as the plan trains
     // (the profile's default until set); ticking either writes the plan field.
-    m_overlapGrads = new QCheckBox(tr("Overlap the gradient reduction with backward"), content);
+    m_overlapGrads = new QCheckBox(tr("Overlap gradient reduction"), content);
     m_overlapGrads->setObjectName(QStringLiteral("overlapGradReduce"));
     memory->addRow(m_overlapGrads);
     connect(m_overlapGrads, &QCheckBox::toggled, this, [this](bool on) {
@@ -1032,7 +1037,7 @@ void PlanEditor::buildUi()
                 p.memory.overlap_param_gather = false;
         });
     });
-    m_overlapParams = new QCheckBox(tr("Overlap the parameter all-gather with the next forward"), content);
+    m_overlapParams = new QCheckBox(tr("Overlap parameter all-gather"), content);
     m_overlapParams->setObjectName(QStringLiteral("overlapParamGather"));
     memory->addRow(m_overlapParams);
     connect(m_overlapParams, &QCheckBox::toggled, this, [this](bool on) {
@@ -1055,7 +1060,7 @@ void PlanEditor::buildUi()
     });
 
     // MindSpeed's swap-attention (core/swapattention.h).
-    m_swapAttention = new QCheckBox(tr("Swap attention activations to host (MindSpeed)"), content);
+    m_swapAttention = new QCheckBox(tr("Swap attention to host (MindSpeed)"), content);
     m_swapAttention->setObjectName(QStringLiteral("swapAttention"));
     m_swapAttention->setToolTip(tr("MindSpeed's --swap-attention: what the input norm, attention and "
                                    "post-attention norm save goes to the host after each layer's "
@@ -1095,7 +1100,7 @@ void PlanEditor::buildUi()
             return;
         edit(tr("Set HCCL buffer per group"), EditId::Memory, [&](Plan &p) { p.memory.hccl_group_buffer = groups; });
     });
-    m_hcclAdaptive = new QCheckBox(tr("Size the HCCL buffers from each group's largest message"), content);
+    m_hcclAdaptive = new QCheckBox(tr("Adaptive HCCL buffers"), content);
     m_hcclAdaptive->setObjectName(QStringLiteral("hcclBufferAdaptive"));
     m_hcclAdaptive->setToolTip(tr("MindSpeed's --hccl-group-buffer-adaptive: the tp, pp, cp and ep groups' "
                                   "buffers sized from the largest message they carry"));
@@ -1187,7 +1192,7 @@ void PlanEditor::buildUi()
     m_vocabDivisor->setSpecialValueText(tr("framework default"));
     m_vocabDivisor->setToolTip(tr("The vocabulary is padded to a multiple of this x tp "
                                   "(Megatron's --make-vocab-size-divisible-by, 128); 1: not padded"));
-    system->addRow(tr("Pad vocabulary to a multiple of (x tp)"), m_vocabDivisor);
+    system->addRow(tr("Pad vocabulary (x tp)"), m_vocabDivisor);
     connect(m_vocabDivisor, &QSpinBox::valueChanged, this, [this](int v) {
         edit(tr("Change vocabulary padding"), EditId::Framework, [&](Plan &p) { p.model.vocab_divisible_by = v; });
     });
@@ -1395,7 +1400,8 @@ void PlanEditor::refresh()
         m_recomputeActivation->setEnabled(!full);
         m_recomputeNorm->setEnabled(!full);
         const QString underFull = tr("Full recompute recomputes everything already");
-        m_recomputeActivation->setToolTip(full ? underFull : tr("The activation's output is recomputed from its input in backward"));
+        m_recomputeActivation->setToolTip(full ? underFull : tr("MindSpeed's --recompute-activation-function: the FFN activation's "
+                                                              "output is recomputed from its input in backward"));
         m_recomputeNorm->setToolTip(full ? underFull : tr("The norms' outputs are recomputed from their inputs in backward"));
     }
     selectData(m_attention, int(p.memory.attention));
