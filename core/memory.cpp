@@ -2040,10 +2040,20 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                 "Fused linear cross entropy (Liger, Cut Cross-Entropy): the head and the loss run "
                 "chunk by chunk and the full logits never exist."));
         } else {
-            Lg.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 tokens x %2 vocab x %3 B = %4"),
-                           {num(x.tokens, 0), num(double(x.plan.model.vocab) / x.tp, 0),
-                            num(perLogit, head == LossHead::Chunked ? 2 : 0),
-                            gib(b[Component::LogitsAndLoss])});
+            // The product is what the loss holds while it runs; the phase's peak can come after
+            // the logits are freed (a later layer's backward), and then holds less of them.
+            const double held = perLogit * n;
+            const double atPeak = b[Component::LogitsAndLoss];
+            if (std::abs(held - atPeak) <= 1e-6 * std::max(1.0, held))
+                Lg.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "%1 tokens x %2 vocab x %3 B = %4"),
+                               {num(x.tokens, 0), num(double(x.plan.model.vocab) / x.tp, 0),
+                                num(perLogit, head == LossHead::Chunked ? 2 : 0), gib(held)});
+            else
+                Lg.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                                 "%1 tokens x %2 vocab x %3 B = %4 while the loss runs; "
+                                                 "%5 of it at this phase's peak, which comes after it"),
+                               {num(x.tokens, 0), num(double(x.plan.model.vocab) / x.tp, 0),
+                                num(perLogit, head == LossHead::Chunked ? 2 : 0), gib(held), gib(atPeak)});
         }
         if (head == LossHead::Chunked)
             Lg.assumptions.add(QT_TRANSLATE_NOOP(

@@ -118,8 +118,9 @@ public:
         if (id == "shorten") {
             return {
                 tr("The last resort: shorten sequences to 8K"),
-                tr("At {seq} tokens per sequence activations drop to {act} and logits and loss to "
-                   "{logits}; the fullest rank needs {need} instead of {need32} at 32K, leaving "
+                tr("At {seq} tokens per sequence the forward pass's activations drop to {act} and its "
+                   "logits and loss to {logits}; the fullest rank needs {need} instead of {need32} at "
+                   "32K, leaving "
                    "{headroom}. Memory stops being a question, but the task has changed: every "
                    "document longer than 8K tokens is cut, and the model never learns to reason "
                    "across a whole long document, which is what the product needs. Shorten only "

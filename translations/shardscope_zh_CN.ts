@@ -445,10 +445,6 @@ Full sharding with recompute and fused attention already fits at 32K; the others
         <translation>最后手段：把序列截短到 8K</translation>
     </message>
     <message>
-        <source>At {seq} tokens per sequence activations drop to {act} and logits and loss to {logits}; the fullest rank needs {need} instead of {need32} at 32K, leaving {headroom}. Memory stops being a question, but the task has changed: every document longer than 8K tokens is cut, and the model never learns to reason across a whole long document, which is what the product needs. Shorten only when no layout fits 32K; here full sharding does.</source>
-        <translation>每条序列 {seq} tokens 时，激活值降到 {act}，logits 与损失降到 {logits}；最满的 rank 需要 {need}，而 32K 时需要 {need32}，余量 {headroom}。显存不再是问题，但任务已经变了：超过 8K tokens 的文档都会被截断，模型永远学不会跨越整篇长文档推理，而这正是产品所需要的。只有在没有任何布局能容纳 32K 时才截短；这里完全分片就能做到。</translation>
-    </message>
-    <message>
         <source>Question 2a: tensor parallelism over all eight NPUs</source>
         <translation>问题 2a：在全部八块 NPU 上做张量并行</translation>
     </message>
@@ -607,6 +603,10 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
     <message>
         <source>The case puts the sharded state at about 14 GB per rank and the rest at roughly 50 GB, in decimal gigabytes, GB (10^9 B), taking the HBM as 64 GB. In the same GB the engine&apos;s state is a little smaller ({state_gb}: exact parameter count) and the HBM a little larger ({hbm_gb}), which leaves {left_gb} beside the state; but its headroom is much smaller ({headroom_gb}), because the full accounting charges the activations of 32K tokens, the fp32 logits of the loss, FSDP&apos;s gathered layers and the runtime reserve against the same HBM.</source>
         <translation>案例估计分片后每个 rank 的状态约 14 GB，剩余约 50 GB，用的是十进制吉字节 GB (10^9 B)，并把 HBM 当作 64 GB。同样按 GB 计，引擎算出的状态略小（{state_gb}：精确参数量），HBM 略大（{hbm_gb}），扣除状态后剩 {left_gb}；但它的余量要小得多（{headroom_gb}），因为完整核算把 32K tokens 的激活值、损失的 fp32 logits、FSDP 聚合的层以及运行时预留都计入了同一块 HBM。</translation>
+    </message>
+    <message>
+        <source>At {seq} tokens per sequence the forward pass&apos;s activations drop to {act} and its logits and loss to {logits}; the fullest rank needs {need} instead of {need32} at 32K, leaving {headroom}. Memory stops being a question, but the task has changed: every document longer than 8K tokens is cut, and the model never learns to reason across a whole long document, which is what the product needs. Shorten only when no layout fits 32K; here full sharding does.</source>
+        <translation>每条序列 {seq} tokens 时，前向的激活值降到 {act}，其 logits 与损失降到 {logits}；最满的 rank 需要 {need}，而 32K 时需要 {need32}，余量 {headroom}。显存不再是问题，但任务已经变了：超过 8K tokens 的文档都会被截断，模型永远学不会跨越整篇长文档推理，而这正是产品所需要的。只有在没有任何布局能容纳 32K 时才截短；这里完全分片就能做到。</translation>
     </message>
 </context>
 <context>
@@ -1110,6 +1110,10 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
     <message>
         <source> MindSpeed swap-attention: %1 per layer (what the input norm, attention and post-attention norm save) waits on the host between the layer&apos;s forward and its backward; on the device only the running layer&apos;s, counted as working memory.</source>
         <translation> MindSpeed swap-attention：每层 %1（输入 norm、注意力与注意力后 norm 保存的张量）在该层前向与反向之间存放在主机上；设备上只有正在运行的那一层的这部分，计入工作内存。</translation>
+    </message>
+    <message>
+        <source>%1 tokens x %2 vocab x %3 B = %4 while the loss runs; %5 of it at this phase&apos;s peak, which comes after it</source>
+        <translation>%1 tokens x 词表 %2 x %3 B = %4（损失计算期间）；本阶段峰值在其之后，届时仍占 %5</translation>
     </message>
 </context>
 <context>
