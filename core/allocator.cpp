@@ -105,6 +105,14 @@ double CachingAllocator::missBytes(double bytes, int stream) const
     return double(roundUp(size, page));
 }
 
+double CachingAllocator::missBytesBound(double bytes) const
+{
+    const uint64_t size = roundSize(toBytes(bytes));
+    if (!config_.expandable_segments)
+        return double(allocationSize(size));
+    return double(roundUp(size, size <= kSmallSize ? kSmallBuffer : kLargeBuffer));
+}
+
 uint64_t CachingAllocator::roundSize(uint64_t bytes) const
 {
     if (rules_ == AllocatorRules::Npu)
@@ -556,7 +564,10 @@ DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorCo
         const TimelineEvent &ev = t.events[e];
         if (dual && !device && ev.alloc) {
             const TimelineTensor &tt = t.tensors[size_t(ev.tensor)];
-            if (room.alloc.reservedBytes() + room.alloc.missBytes(tt.bytes, int(streamOf(tt.kind))) > deviceCapacity) {
+            // The cache is looked at only when a miss could pass the device's capacity.
+            const double reserved = room.alloc.reservedBytes();
+            if (reserved + room.alloc.missBytesBound(tt.bytes) > deviceCapacity &&
+                reserved + room.alloc.missBytes(tt.bytes, int(streamOf(tt.kind))) > deviceCapacity) {
                 device = room; // the same state, from here on against the device's capacity
                 device->alloc.setCapacity(deviceCapacity);
                 device->keepCurve = false;

@@ -47,6 +47,9 @@ public:
     /// Bytes a malloc of `bytes` on `stream` would reserve from the device now (0: served from
     /// the cache).
     double missBytes(double bytes, int stream = 0) const;
+    /// An upper bound of missBytes on any stream, without looking at the cache: what a miss
+    /// reserves at most.
+    double missBytesBound(double bytes) const;
 
     /// A block for `bytes` on `stream`; -1 when the device is out of memory even after the
     /// allocator released what it caches.

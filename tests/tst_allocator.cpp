@@ -144,6 +144,40 @@ private slots:
         QCOMPARE(b.reservedBytes(), 210 * MiB);
     }
 
+    // missBytesBound (what the replay checks before looking at the cache) is never below
+    // missBytes, and what malloc then reserves is within it: a pseudo-random mix of sizes,
+    // frees and streams, with and without expandable segments, on both rule sets.
+    void missBoundHolds()
+    {
+        for (const AllocatorRules rules : {AllocatorRules::Cuda, AllocatorRules::Npu})
+            for (const bool expandable : {false, true}) {
+                AllocatorConfig c;
+                c.expandable_segments = expandable;
+                CachingAllocator a(rules, c, kRoom);
+                std::vector<int> live;
+                uint64_t seed = 12345;
+                auto next = [&] { return seed = seed * 6364136223846793005ull + 1442695040888963407ull; };
+                for (int i = 0; i < 4000; ++i) {
+                    const uint64_t r = next() >> 33;
+                    const double sizes[] = {512, 3000, 1.0 * MiB - 1, 1.5 * MiB, 7 * MiB, 21 * MiB, 300 * MiB};
+                    const double bytes = sizes[r % 7] * (1.0 + double((r >> 3) % 5) / 7.0);
+                    const int stream = int((r >> 6) % 2);
+                    if (!live.empty() && (r >> 8) % 3 == 0) {
+                        const size_t k = size_t(r >> 10) % live.size();
+                        a.free(live[k]);
+                        live.erase(live.begin() + long(k));
+                        continue;
+                    }
+                    const double miss = a.missBytes(bytes, stream);
+                    QVERIFY(miss <= a.missBytesBound(bytes));
+                    const double before = a.reservedBytes();
+                    live.push_back(a.malloc(bytes, stream));
+                    QVERIFY(live.back() >= 0);
+                    QVERIFY(a.reservedBytes() - before <= a.missBytesBound(bytes));
+                }
+            }
+    }
+
     // A block freed on one stream is never handed to another.
     void streamsDoNotShare()
     {
