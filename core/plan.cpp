@@ -751,6 +751,10 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
         throw PlanError("memory.overlap_param_gather",
                         "needs parallel.sharding \"optimizer\" or \"grads\" (the distributed "
                         "optimizer's all-gather of updated shards)");
+    if ((plan.memory.recompute_activation_function || plan.memory.recompute_norm) &&
+        plan.memory.recompute == Recompute::Full)
+        throw PlanError(plan.memory.recompute_norm ? "memory.recompute_norm" : "memory.recompute_activation_function",
+                        "has nothing to add under recompute \"full\" (every layer is recomputed)");
     // MindSpeed's swap-attention (core/swapattention.h).
     if (plan.memory.swap_attention) {
         const std::string f = "memory.swap_attention";

@@ -55,6 +55,7 @@ struct Layout
     int block_layers = 0;         ///< full recompute of only this many layers per chunk (0: all)
     uint8_t offload = 0; ///< bit 0 optimizer, 1 params, 2 grads, 3 activations
     bool swap = false;   ///< MindSpeed's swap-attention
+    uint8_t msRecompute = 0; ///< MindSpeed's recompute: bit 0 activation function, bit 1 norm
     bool operator==(const Layout &) const = default;
 };
 
@@ -103,6 +104,8 @@ void apply(Plan &p, const Layout &l)
     p.memory.offload.grads = l.offload & 4;
     p.memory.offload.activations = l.offload & 8;
     p.memory.swap_attention = l.swap;
+    p.memory.recompute_activation_function = l.msRecompute & 1;
+    p.memory.recompute_norm = l.msRecompute & 2;
 }
 
 constexpr uint8_t kOffloadSets[] = {0, 1, 1 | 2 | 4, 8};
@@ -262,6 +265,9 @@ bool quickValidate(const Plan &plan)
             return false;
     }
     if (plan.memory.offload.params && pa.sharding != Sharding::Full)
+        return false;
+    if ((plan.memory.recompute_activation_function || plan.memory.recompute_norm) &&
+        plan.memory.recompute == Recompute::Full)
         return false;
     if (plan.memory.swap_attention && (plan.framework != "megatron" || plan.memory.recompute == Recompute::Full ||
                                        plan.memory.offload.activations))
@@ -538,6 +544,30 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         return c;
     };
 
+    // MindSpeed's activation-function and norm recompute: the plan's, and with the axis
+    // (framework megatron) neither and both; none under full recompute (it has nothing to add).
+    const uint8_t msBase = uint8_t((work.memory.recompute_activation_function ? 1 : 0) |
+                                   (work.memory.recompute_norm ? 2 : 0));
+    const bool msAxis = (axes & kSearchMindSpeedRecompute) && megatron;
+    auto msChoices = [&](Recompute rc) {
+        struct Choices
+        {
+            uint8_t v[3] = {0, 0, 0};
+            int n = 1;
+            const uint8_t *begin() const { return v; }
+            const uint8_t *end() const { return v + n; }
+        } c;
+        if (rc == Recompute::Full)
+            return c;
+        c.v[0] = msAxis ? 0 : msBase;
+        if (msAxis) {
+            if (msBase != 0 && msBase != 3)
+                c.v[c.n++] = msBase;
+            c.v[c.n++] = 3;
+        }
+        return c;
+    };
+
     // Visits every layout of a task; returns false when `visit` does (cancelled).
     auto enumerate = [&](const Task &t, auto &&visit) -> bool {
         const int64_t perReplica = global / t.dp;
@@ -575,7 +605,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                                 continue;
                                             if ((off & 2) && sh != Sharding::Full)
                                                 continue;
-                                            for (const bool swap : swapChoices(Recompute(rc), off)) {
+                                            for (const bool swap : swapChoices(Recompute(rc), off))
+                                            for (const uint8_t ms : msChoices(Recompute(rc))) {
                                             Layout l;
                                             l.dp = t.dp;
                                             l.tp = t.tp;
@@ -597,6 +628,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                             l.block_layers = block;
                                             l.offload = off;
                                             l.swap = swap;
+                                            l.msRecompute = ms;
                                             if (!visit(l))
                                                 return false;
                                             }

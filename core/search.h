@@ -23,7 +23,10 @@ enum SearchAxis : uint32_t {
     /// framework megatron: MindSpeed's swap-attention beside none (recompute none or selective,
     /// activations not offloaded)
     kSearchSwapAttention = 1u << 5,
-    kSearchAllAxes = 0x3fu,
+    /// framework megatron, recompute none or selective: MindSpeed's activation-function and
+    /// norm recompute (both) beside neither
+    kSearchMindSpeedRecompute = 1u << 6,
+    kSearchAllAxes = 0x7fu,
 };
 
 /// What the layout search varies. The base plan fixes the model, sequence length, precision,
@@ -65,7 +68,8 @@ struct SearchRequest
     int threads = 0;
     /// SearchAxis bits. Without an axis the plan's own choice holds (its etp, its cp algorithm
     /// for cp > 1, dp_shard 0, full recompute of every layer, even stages only, its swap-
-    /// attention where a layout allows it: not with full recompute or offloaded activations).
+    /// attention where a layout allows it: not with full recompute or offloaded activations, its
+    /// activation-function and norm recompute except under full recompute).
     uint32_t axes = kSearchAllAxes;
     /// Context parallelism only while each rank keeps at least this many tokens of a sequence
     /// (below, its attention chunks are too small to hide the K/V exchange); 0: any cp.

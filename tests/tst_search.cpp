@@ -245,22 +245,26 @@ void TestSearch::quickValidateAgreesOnHpzAndHccl()
 void TestSearch::quickValidateAgreesOnSwapAttention()
 {
     const Catalog &cat = Catalog::builtin();
-    int checked = 0, valid = 0;
+    int validSwap = 0, validMs = 0;
     Plan p = parsePlan(seedCase("llama2-7b", 4096, 1, "ascend-910b2"), cat);
     for (const char *fw : {"pytorch", "megatron"})
         for (int rc = 0; rc < 3; ++rc)
             for (int act = 0; act < 2; ++act)
-                for (int swap = 0; swap < 2; ++swap) {
-                    p.framework = fw;
-                    p.memory.recompute = Recompute(rc);
-                    p.memory.offload.activations = act;
-                    p.memory.swap_attention = swap;
-                    const bool accepted = acceptedByValidatePlan(p, cat);
-                    QCOMPARE(quickValidate(p), accepted);
-                    ++checked;
-                    valid += accepted && swap;
-                }
-    QCOMPARE(valid, 2); // megatron, recompute none or selective, activations on the device
+                for (int swap = 0; swap < 2; ++swap)
+                    for (int ms = 0; ms < 4; ++ms) {
+                        p.framework = fw;
+                        p.memory.recompute = Recompute(rc);
+                        p.memory.offload.activations = act;
+                        p.memory.swap_attention = swap;
+                        p.memory.recompute_activation_function = ms & 1;
+                        p.memory.recompute_norm = ms & 2;
+                        const bool accepted = acceptedByValidatePlan(p, cat);
+                        QCOMPARE(quickValidate(p), accepted);
+                        validSwap += accepted && swap && ms == 0;
+                        validMs += accepted && ms != 0 && !swap && !act && std::string(fw) == "pytorch";
+                    }
+    QCOMPARE(validSwap, 2); // megatron, recompute none or selective, activations on the device
+    QCOMPARE(validMs, 6);   // recompute none or selective, each of the three pairs
 }
 
 void TestSearch::resultsFitAndRankByTime_data()
@@ -281,6 +285,13 @@ void TestSearch::resultsFitAndRankByTime_data()
     swap["memory"]["recompute"] = "selective";
     swap["cluster"]["host_memory_bytes"] = 80.0 * double(1ll << 30);
     QTest::addRow("llama2-7b 4K 8 x 910B2 swap-attention") << QByteArray(swap.dump().c_str()) << 8;
+    // MindSpeed's activation-function recompute in the plan: kept where it adds something,
+    // dropped under full recompute (a plan with both is refused).
+    json act = seedCase("llama2-7b", 32768, 1, "ascend-910b2");
+    act["framework"] = "megatron";
+    act["memory"]["recompute"] = "selective";
+    act["memory"]["recompute_activation_function"] = true;
+    QTest::addRow("llama2-7b 32K 8 x 910B2 activation recompute") << QByteArray(act.dump().c_str()) << 8;
 }
 
 void TestSearch::resultsFitAndRankByTime()
@@ -468,7 +479,7 @@ void TestSearch::everyAxisIsSearched()
     const SearchOutcome none = searchLayouts(req, cat);
     QVERIFY(none.evaluated > 0);
     for (const uint32_t axis : {kSearchExpertTp, kSearchCpAlgo, kSearchDpShard, kSearchRecomputeBlock,
-                                kSearchUnevenStages, kSearchSwapAttention}) {
+                                kSearchUnevenStages, kSearchSwapAttention, kSearchMindSpeedRecompute}) {
         req.axes = axis;
         const SearchOutcome one = searchLayouts(req, cat);
         QVERIFY2(one.evaluated > none.evaluated, qPrintable(QString::number(axis)));
@@ -476,7 +487,7 @@ void TestSearch::everyAxisIsSearched()
     req.axes = kSearchAllAxes;
     req.top = 400;
     const SearchOutcome all = searchLayouts(req, cat);
-    bool uneven = false, etp1 = false, block = false, swap = false;
+    bool uneven = false, etp1 = false, block = false, swap = false, msRecompute = false;
     for (const SearchResult &r : all.ranked) {
         Plan p = r.plan;
         validatePlan(p, cat); // throws on an invalid layout
@@ -485,11 +496,13 @@ void TestSearch::everyAxisIsSearched()
         etp1 = etp1 || p.parallel.etp == 1;
         block = block || p.memory.recompute_method == RecomputeMethod::Block;
         swap = swap || p.memory.swap_attention;
+        msRecompute = msRecompute || (p.memory.recompute_activation_function && p.memory.recompute_norm);
     }
     QVERIFY(uneven);
     QVERIFY(etp1);
     QVERIFY(block);
     QVERIFY(swap);
+    QVERIFY(msRecompute);
 }
 
 void TestSearch::threadsGiveTheSameOutcome()

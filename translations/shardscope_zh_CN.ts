@@ -5175,6 +5175,14 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <source>Framework megatron: MindSpeed&apos;s swap-attention beside none, with recompute none or selective and activations kept on the device (--swap-attention)</source>
         <translation>框架 megatron：在不换出之外，也尝试 MindSpeed 的 swap-attention（重计算为 none 或 selective，激活留在设备上时；--swap-attention）</translation>
     </message>
+    <message>
+        <source>MindSpeed recompute</source>
+        <translation>MindSpeed 重计算</translation>
+    </message>
+    <message>
+        <source>Framework megatron, recompute none or selective: the FFN activation and the norms recomputed in backward beside neither (--recompute-activation-function, --recompute-norm)</source>
+        <translation>框架 megatron，重计算为 none 或 selective 时：在都不重计算之外，也尝试在反向中重计算 FFN 激活函数和归一化（--recompute-activation-function、--recompute-norm）</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::SearchResultsModel</name>
@@ -5293,6 +5301,18 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>%1, swap-attention</source>
         <translation>%1，注意力换出</translation>
+    </message>
+    <message>
+        <source>%1, activation function and norms recomputed</source>
+        <translation>%1，重计算激活函数与归一化</translation>
+    </message>
+    <message>
+        <source>%1, activation function recomputed</source>
+        <translation>%1，重计算激活函数</translation>
+    </message>
+    <message>
+        <source>%1, norms recomputed</source>
+        <translation>%1，重计算归一化</translation>
     </message>
 </context>
 <context>

@@ -134,7 +134,8 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
     }
     // The axes beyond the classic ones (core/search.h SearchAxis), each on unless unticked.
     const QString axisNames[kAxes] = {tr("etp"),           tr("CP algorithm"),   tr("HSDP"),
-                                      tr("block recompute"), tr("uneven stages"), tr("swap-attention")};
+                                      tr("block recompute"), tr("uneven stages"), tr("swap-attention"),
+                                      tr("MindSpeed recompute")};
     const QString axisTips[kAxes] = {
         tr("MoE: expert tensor parallelism 1 beside tp's (needs sequence parallelism)"),
         tr("cp > 1: ring, Ulysses and the hybrids (Ulysses inside, ring across)"),
@@ -144,7 +145,9 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
         tr("pp not dividing the layers: uneven first and last stages "
            "(--decoder-first/last-pipeline-num-layers)"),
         tr("Framework megatron: MindSpeed's swap-attention beside none, with recompute none or selective "
-           "and activations kept on the device (--swap-attention)")};
+           "and activations kept on the device (--swap-attention)"),
+        tr("Framework megatron, recompute none or selective: the FFN activation and the norms recomputed "
+           "in backward beside neither (--recompute-activation-function, --recompute-norm)")};
     for (int i = 0; i < kAxes; ++i) {
         m_axes[i] = new QCheckBox(axisNames[i], this);
         m_axes[i]->setChecked(true);

@@ -87,8 +87,8 @@ private:
     QDoubleSpinBox *m_headroom;
     QCheckBox *m_recompute[3];
     QCheckBox *m_offloadSet[3];
-    static constexpr int kAxes = 6;
-    QCheckBox *m_axes[kAxes]; ///< SearchAxis bits 0..5
+    static constexpr int kAxes = 7;
+    QCheckBox *m_axes[kAxes]; ///< SearchAxis bits 0..6
     QPushButton *m_run;
     QPushButton *m_cancel;
     QPushButton *m_load;

@@ -90,7 +90,14 @@ QVariant SearchResultsModel::data(const QModelIndex &index, int role) const
             const QString rc = p.memory.recompute == Recompute::Full && p.memory.recompute_method == RecomputeMethod::Block
                                    ? tr("full, first %1 layers of a chunk").arg(p.memory.recompute_num_layers)
                                    : qs(toString(p.memory.recompute));
-            return p.memory.swap_attention ? tr("%1, swap-attention").arg(rc) : rc;
+            QString text = rc;
+            if (p.memory.recompute_activation_function && p.memory.recompute_norm)
+                text = tr("%1, activation function and norms recomputed").arg(text);
+            else if (p.memory.recompute_activation_function)
+                text = tr("%1, activation function recomputed").arg(text);
+            else if (p.memory.recompute_norm)
+                text = tr("%1, norms recomputed").arg(text);
+            return p.memory.swap_attention ? tr("%1, swap-attention").arg(text) : text;
         }
         case OffloadColumn: return offloadText(p.memory.offload);
         case PeakColumn: return qs(formatGiB(r.peak_bytes, 1));

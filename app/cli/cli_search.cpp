@@ -53,6 +53,10 @@ std::string layoutText(const Plan &p)
     o << (pa.sp ? " sp" : "") << " rc:" << toString(p.memory.recompute);
     if (p.memory.recompute == Recompute::Full && p.memory.recompute_method == RecomputeMethod::Block)
         o << "/" << p.memory.recompute_num_layers;
+    if (p.memory.recompute_activation_function)
+        o << "+act";
+    if (p.memory.recompute_norm)
+        o << "+norm";
     if (p.memory.swap_attention)
         o << " swap";
     const Offload &off = p.memory.offload;
@@ -239,19 +243,19 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
                 return false;
             }
         } else if (allowSearch && a == "--axes") {
-            if (!need("all, none or a list of etp,cp-algo,hsdp,recompute-block,uneven,swap"))
+            if (!need("all, none or a list of etp,cp-algo,hsdp,recompute-block,uneven,swap,ms-recompute"))
                 return false;
             uint8_t bits = 0;
             if (value == "all") {
                 o.axes = kSearchAllAxes;
             } else if (value == "none") {
                 o.axes = 0;
-            } else if (nameSet(value, {"etp", "cp-algo", "hsdp", "recompute-block", "uneven", "swap"}, bits)) {
+            } else if (nameSet(value, {"etp", "cp-algo", "hsdp", "recompute-block", "uneven", "swap", "ms-recompute"}, bits)) {
                 o.axes = bits;
             } else {
                 err << "shardscope-cli " << verb
                     << ": --axes takes all, none or a list of etp, cp-algo, hsdp, recompute-block, "
-                       "uneven, swap, got \""
+                       "uneven, swap, ms-recompute, got \""
                     << value << "\"\n";
                 return false;
             }
@@ -398,7 +402,8 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         out << "\nLayout: dp/tp/pp/cp degrees (cp..u Ulysses, cp..hN hybrid with Ulysses degree N), ep "
                "and etp, v virtual stages, L first/last stage layers (uneven), sharding (/N: HSDP "
                "shard group), sp, recompute (full/N: Megatron's block method over N layers per "
-               "chunk; swap: MindSpeed's swap-attention), offload (O optimizer, P params, G grads, A "
+               "chunk; +act / +norm: MindSpeed's activation-function / norm recompute; swap: MindSpeed's "
+               "swap-attention), offload (O optimizer, P params, G grads, A "
                "activations), micro-batch x "
                "micro-batches.\n";
     } catch (const PlanError &e) {
