@@ -159,8 +159,62 @@ StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp
                                 mo.moe.enabled() ? layerSpec(mo, LayerKind::Moe) : LayerSpec{});
 }
 
+namespace {
+
+StageBuffers buildStageBuffers(const Plan &plan, int stage, const MegatronDdp &ddp, const ParameterCounts &pc,
+                               const StageLayout &layout, const LayerSpec &denseSpec, const LayerSpec &moeSpec);
+
+/// Everything buildStageBuffers reads of its arguments but the model (whose counts and layer
+/// specs the caller derives from it).
+std::vector<double> bufferKey(const Plan &plan, int stage, const MegatronDdp &ddp, const StageLayout &layout)
+{
+    const Parallel &pa = plan.parallel;
+    std::vector<double> k = {double(stage), double(pa.tp), double(pa.pp), double(pa.ep), double(pa.expertTp()),
+                             double(pa.dp), double(pa.shardGroup()), pa.expertDp(), double(layout.chunks),
+                             double(ddp.distributedOptimizer), double(ddp.overlapGradReduce), ddp.bucketElements,
+                             double(ddp.padForHighBusbw), double(ddp.padBytes), double(bytesOf(plan.precision.params))};
+    for (int c = 0; c < std::max(1, layout.chunks); ++c) {
+        k.push_back(double(layout.offset(stage, c)));
+        k.push_back(double(layout.chunk(stage, c)));
+    }
+    return k;
+}
+
+} // namespace
+
 StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp &ddp, const ParameterCounts &pc,
                                   const StageLayout &layout, const LayerSpec &denseSpec, const LayerSpec &moeSpec)
+{
+    // A search asks for the same stages' buffers under every micro-batch, recompute and
+    // offload choice: the last few are kept, per thread, by the model and everything else read.
+    struct Entry
+    {
+        ModelShape model;
+        std::vector<double> key;
+        StageBuffers buffers;
+    };
+    constexpr size_t kKept = 8;
+    thread_local std::vector<Entry> kept;
+    thread_local size_t next = 0;
+    std::vector<double> key = bufferKey(plan, stage, ddp, layout);
+    for (const Entry &e : kept)
+        if (e.key == key && e.model == plan.model)
+            return e.buffers;
+    Entry e{plan.model, std::move(key), buildStageBuffers(plan, stage, ddp, pc, layout, denseSpec, moeSpec)};
+    if (kept.size() < kKept) {
+        kept.push_back(std::move(e));
+        return kept.back().buffers;
+    }
+    kept[next] = std::move(e);
+    const StageBuffers &b = kept[next].buffers;
+    next = (next + 1) % kKept;
+    return b;
+}
+
+namespace {
+
+StageBuffers buildStageBuffers(const Plan &plan, int stage, const MegatronDdp &ddp, const ParameterCounts &pc,
+                               const StageLayout &layout, const LayerSpec &denseSpec, const LayerSpec &moeSpec)
 {
     const ModelShape &mo = plan.model;
     const Parallel &pa = plan.parallel;
@@ -229,5 +283,7 @@ StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp
     }
     return out;
 }
+
+} // namespace
 
 } // namespace shardscope

@@ -98,8 +98,8 @@ struct StageBuffers
 StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp &ddp);
 
 /// The same, from what a caller has already derived of the plan: its parameter counts, stage
-/// layout and one layer of each kind (core/model.h, core/layers.h); `moeSpec` is read only for
-/// MoE models.
+/// layout and one layer of each kind (core/model.h, core/layers.h), all of `plan.model`;
+/// `moeSpec` is read only for MoE models. The last few results are kept per thread.
 StageBuffers megatronStageBuffers(const Plan &plan, int stage, const MegatronDdp &ddp, const ParameterCounts &pc,
                                   const StageLayout &layout, const LayerSpec &denseSpec, const LayerSpec &moeSpec);
 

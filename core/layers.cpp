@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace shardscope {
@@ -55,7 +56,9 @@ void addFfn(LayerSpec &s, const ModelShape &m, int64_t width, LayerPart part, in
 
 } // namespace
 
-LayerSpec layerSpec(const ModelShape &m, LayerKind kind)
+namespace {
+
+LayerSpec buildLayerSpec(const ModelShape &m, LayerKind kind)
 {
     LayerSpec s;
     s.kind = kind;
@@ -103,6 +106,28 @@ LayerSpec layerSpec(const ModelShape &m, LayerKind kind)
     if (e.shared_expert_gate)
         s.sharedGate = h;
     return s;
+}
+
+} // namespace
+
+LayerSpec layerSpec(const ModelShape &m, LayerKind kind)
+{
+    // The engine asks for the same model's layers over and over (each layout a search visits,
+    // each part of one estimate): the last model's two kinds are kept, per thread.
+    thread_local struct
+    {
+        std::optional<ModelShape> model;
+        std::optional<LayerSpec> spec[2];
+    } last;
+    if (!last.model || !(*last.model == m)) {
+        last.model = m;
+        last.spec[0].reset();
+        last.spec[1].reset();
+    }
+    std::optional<LayerSpec> &kept = last.spec[kind == LayerKind::Moe ? 1 : 0];
+    if (!kept)
+        kept = buildLayerSpec(m, kind);
+    return *kept;
 }
 
 RankLayer rankLayer(const ModelShape &m, LayerKind kind, int tp, int ep, int etp)

@@ -1271,6 +1271,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
     // (paged host states) need their quantities again.
     const bool structured = structuredOptimizer(plan.precision);
     Quantities qStage;
+    std::optional<RuntimeReserve> middleReserve;
     for (int stage = 0; stage < x.pp; ++stage) {
         const bool between = affineMiddle && stage > 1 && stage < x.pp - 2;
         const Quantities *qp = &qStage;
@@ -1322,7 +1323,14 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
         }
         rm.peak_bytes = peak;
         rm.host_paged_bytes = q.pagedHost;
-        rm.reserve = commReserve(x, stage);
+        // The middle stages belong to the same communicators (communicatorGroups).
+        if (stage == 0 || stage == x.pp - 1) {
+            rm.reserve = commReserve(x, stage);
+        } else {
+            if (!middleReserve)
+                middleReserve = commReserve(x, stage);
+            rm.reserve = *middleReserve;
+        }
         maxReserve = std::max(maxReserve, rm.reserve.total());
         if (peak + rm.reserve.total() > dev.hbm_bytes)
             fits = false;

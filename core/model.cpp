@@ -6,11 +6,30 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <utility>
 
 namespace shardscope {
 
+namespace {
+
+ParameterCounts buildParameterCounts(const ModelShape &m);
+
+} // namespace
+
 ParameterCounts countParameters(const ModelShape &m)
+{
+    // Asked for the same model over and over (each layout a search visits): the last model's
+    // counts are kept, per thread.
+    thread_local std::optional<std::pair<ModelShape, ParameterCounts>> last;
+    if (!last || !(last->first == m))
+        last.emplace(m, buildParameterCounts(m));
+    return last->second;
+}
+
+namespace {
+
+ParameterCounts buildParameterCounts(const ModelShape &m)
 {
     ParameterCounts c;
     const int64_t h = m.hidden;
@@ -50,6 +69,8 @@ ParameterCounts countParameters(const ModelShape &m)
                 c.largest_tensor = std::max(c.largest_tensor, l.in * l.out);
     return c;
 }
+
+} // namespace
 
 ModelShape shapeForParameterCount(double parameters, int tp)
 {

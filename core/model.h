@@ -25,6 +25,7 @@ struct MlaShape
     int64_t qk_rope_head_dim = 0;
     int64_t v_head_dim = 0;
     int64_t qkHeadDim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+    bool operator==(const MlaShape &) const = default;
 };
 
 /// Mixture-of-experts blocks replacing the dense FFN (Mixtral, DeepSeek, Qwen-MoE, GLM-MoE).
@@ -46,6 +47,7 @@ struct MoeShape
     bool router_fp32 = false;     ///< router logits and probabilities computed in fp32 (DeepSeek-V3)
     enum class Dispatcher { AllToAll, AllGather } dispatcher = Dispatcher::AllToAll;
     bool enabled() const { return experts > 0; }
+    bool operator==(const MoeShape &) const = default;
 };
 
 /// A decoder-only transformer's shape. Every count is exact; parameter counts follow from it.
@@ -79,6 +81,7 @@ struct ModelShape
     int mtp_layers = 0;          ///< multi-token prediction modules (DeepSeek-V3)
     MoeShape moe;
 
+    bool operator==(const ModelShape &) const = default;
     bool mla_attention() const { return attention == AttentionKind::MLA; }
     /// Query width (all heads) and the width of keys (all KV heads) entering attention.
     int64_t qDim() const { return int64_t(heads) * head_dim; }

@@ -9,6 +9,7 @@
 #include "core/plan.h"
 
 #include <QTest>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 using namespace shardscope;
@@ -188,6 +189,48 @@ private slots:
         const Plan p2 = parse(two);
         QCOMPARE(megatronStageBuffers(p2, 1, ddp).dense.buckets, 1);
         QCOMPARE(megatronStageBuffers(p2, 0, ddp).dense.buckets, 1 + 16 * 2);
+    }
+
+    // The buffers kept per thread are the buffers made afresh: calls that alternate dp, tp,
+    // stages, options and models give what a new thread (an empty cache) computes for each.
+    void keptBuffersAreFresh()
+    {
+        struct Call
+        {
+            Plan plan;
+            int stage;
+            MegatronDdp ddp;
+        };
+        std::vector<Call> calls;
+        for (int round = 0; round < 3; ++round)
+            for (int tp : {1, 2})
+                for (int dp : {2, 4, 8}) {
+                    json j = llamaPlan(tp, dp);
+                    j["parallel"]["pp"] = 2;
+                    j["parallel"]["sp"] = tp > 1;
+                    j["cluster"]["devices_per_node"] = 2 * tp * dp;
+                    if (round == 1)
+                        j["model"]["vocab"] = 32000; // another model
+                    MegatronDdp ddp;
+                    ddp.overlapGradReduce = round == 2;
+                    ddp.padBytes = round == 2 ? 512 : 0;
+                    const Plan p = parse(j);
+                    calls.push_back({p, 0, ddp});
+                    calls.push_back({p, 1, ddp});
+                }
+        std::vector<StageBuffers> here, fresh;
+        for (const Call &c : calls)
+            here.push_back(megatronStageBuffers(c.plan, c.stage, c.ddp));
+        for (const Call &c : calls)
+            std::thread([&] { fresh.push_back(megatronStageBuffers(c.plan, c.stage, c.ddp)); }).join();
+        for (size_t i = 0; i < calls.size(); ++i) {
+            QCOMPARE(here[i].dense.padded, fresh[i].dense.padded);
+            QCOMPARE(here[i].dense.shardElements, fresh[i].dense.shardElements);
+            QCOMPARE(here[i].dense.buckets, fresh[i].dense.buckets);
+        }
+        // and they differ where the inputs do
+        QVERIFY(here[0].dense.unpadded != here[1].dense.unpadded);
+        QVERIFY(here[0].dense.shardElements != here[2].dense.shardElements);
     }
 
     void unevenStagesFollowTheLayout()

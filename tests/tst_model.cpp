@@ -1,11 +1,13 @@
 // Parameter counts from shapes, the model-size mode and Hugging Face config import.
 #include "core/catalog.h"
 #include "core/errors.h"
+#include "core/layers.h"
 #include "core/model.h"
 #include "core/plan.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 using namespace shardscope;
 
@@ -68,6 +70,31 @@ private slots:
         const ModelShape *m = Catalog::builtin().model(preset.toStdString());
         QVERIFY(m);
         QCOMPARE(qlonglong(countParameters(*m).total), expected);
+    }
+
+    // countParameters and layerSpec keep the last model's results: a changed field, another
+    // model and a return to the first give what a new thread (nothing kept) computes.
+    void keptCountsFollowTheModel()
+    {
+        ModelShape a = *Catalog::builtin().model("llama2-7b");
+        ModelShape b = a;
+        b.ffn_hidden += 128;
+        ModelShape c = *Catalog::builtin().model("deepseek-v3");
+        for (const ModelShape *m : {&a, &b, &c, &a, &c, &b}) {
+            int64_t freshTotal = 0;
+            size_t freshLinears = 0, freshMoe = 0;
+            std::thread([&] {
+                freshTotal = countParameters(*m).total;
+                freshLinears = layerSpec(*m, LayerKind::Dense).linears.size();
+                freshMoe = m->moe.enabled() ? layerSpec(*m, LayerKind::Moe).linears.size() : 0;
+            }).join();
+            QCOMPARE(countParameters(*m).total, freshTotal);
+            QCOMPARE(layerSpec(*m, LayerKind::Dense).linears.size(), freshLinears);
+            if (m->moe.enabled())
+                QCOMPARE(layerSpec(*m, LayerKind::Moe).linears.size(), freshMoe);
+        }
+        QVERIFY(countParameters(a).total != countParameters(b).total);
+        QCOMPARE(layerSpec(b, LayerKind::Dense).linears[4].out, a.ffn_hidden + 128);
     }
 
     void countParts()
