@@ -563,14 +563,24 @@ void emitStep(const StepShape &s, StepSink &sink, bool firstStep) { Emitter(s, s
 
 void PeakTracker::part(StepPart p)
 {
+    settle();
     part_ = p;
     observe();
 }
 
 void PeakTracker::phase(Phase p)
 {
+    settle();
     phase_ = p;
     observe();
+}
+
+void PeakTracker::settle()
+{
+    if (pending_) {
+        pending_ = false;
+        observe();
+    }
 }
 
 void PeakTracker::observe()
@@ -587,11 +597,14 @@ void PeakTracker::alloc(const TensorRef &t, double bytes, const std::vector<doub
 {
     live_[componentOf(t.kind)] += bytes;
     total_ += bytes;
-    observe();
+    // Allocations only raise the total: a run of them peaks at its end, observed before the
+    // next free or change of context (settle).
+    pending_ = true;
 }
 
 void PeakTracker::free(const TensorRef &t, double bytes)
 {
+    settle();
     double &v = live_[componentOf(t.kind)];
     v -= bytes;
     total_ -= bytes;
@@ -615,10 +628,12 @@ void PeakTracker::repeat(int n, FunctionRef<void(int)> body)
     }
     // Run the first block; every later one is the same block shifted by its net change, so the
     // run peaks in its first block or (when the block adds memory) in its last.
+    settle();
     const Breakdown start = live_;
     const StepPart part = part_;
     stack_.push_back(Peaks{});
     body(0);
+    settle();
     const Peaks local = stack_.back();
     stack_.pop_back();
     Breakdown delta;
@@ -649,9 +664,11 @@ void PeakTracker::repeat(int n, FunctionRef<void(int)> body)
 
 Breakdown PeakTracker::runCaptured(FunctionRef<void()> body, Peaks &local)
 {
+    settle();
     const Breakdown start = live_;
     stack_.push_back(Peaks{});
     body();
+    settle();
     local = stack_.back();
     stack_.pop_back();
     Breakdown delta;
@@ -662,6 +679,7 @@ Breakdown PeakTracker::runCaptured(FunctionRef<void()> body, Peaks &local)
 
 void PeakTracker::block(uint32_t key, FunctionRef<void()> body)
 {
+    settle();
     const auto it = effects_.find(key);
     Peaks &parent = stack_.empty() ? peaks_[size_t(part_)] : stack_.back();
     if (it == effects_.end()) {

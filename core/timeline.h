@@ -197,12 +197,18 @@ public:
     void block(uint32_t key, FunctionRef<void()> body) override;
 
     /// The peak of `phase` within `part` (total -1 when the phase did not occur).
-    const Peak &peak(StepPart part, Phase phase) const { return peaks_[size_t(part)][size_t(phase)]; }
+    const Peak &peak(StepPart part, Phase phase)
+    {
+        settle();
+        return peaks_[size_t(part)][size_t(phase)];
+    }
     const Breakdown &live() const { return live_; }
 
 private:
     using Peaks = std::array<Peak, kPhaseCount>;
     void observe();
+    void settle(); ///< observes the allocations since the last observation
+    bool pending_ = false;
     static void merge(Peak &into, const Peak &p);
     Breakdown live_;
     double total_ = 0; ///< live_.total(), kept as it changes
