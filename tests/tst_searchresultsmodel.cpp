@@ -10,6 +10,8 @@
 #include <QAbstractItemModelTester>
 #include <QSignalSpy>
 #include <QCheckBox>
+#include <QHeaderView>
+#include <QTableView>
 #include <QTest>
 #include <QUndoStack>
 
@@ -103,6 +105,22 @@ private Q_SLOTS:
         QVERIFY(model.index(0, 0).data(Qt::ForegroundRole).isValid());
         model.setResults({zero1});
         QVERIFY(!model.isStale());
+    }
+
+    /// Before any search the results table's headings are whole ("Micro-batch x accum" was cut
+    /// at both ends).
+    void headingsAreWholeBeforeAnySearch()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(loadCase(doc));
+        SearchPanel panel(&doc);
+        const QTableView *table = panel.findChild<QTableView *>();
+        QVERIFY(table);
+        const QHeaderView *h = table->horizontalHeader();
+        for (int c = 0; c < h->count(); ++c) {
+            const QString text = table->model()->headerData(c, Qt::Horizontal).toString();
+            QVERIFY2(h->sectionSize(c) >= h->fontMetrics().horizontalAdvance(text), qPrintable(text));
+        }
     }
 
     /// The global batch is the panel's, set by the user: opening another layout of the same

@@ -227,6 +227,7 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
     m_table->verticalHeader()->hide();
     m_table->horizontalHeader()->setStretchLastSection(true);
     m_table->setWordWrap(false);
+    m_table->resizeColumnsToContents(); // before any result, wide enough for the headings
 
     // The Pareto front: required memory against step time, every ranked layout behind it.
     auto *chart = new QChart;
