@@ -39,6 +39,17 @@ std::vector<int> divisors(int64_t n, int64_t cap)
     return out;
 }
 
+/// A few choices along one axis, iterated without an allocation.
+template <class T, int N>
+struct Choices
+{
+    T v[N]{};
+    int n = 0;
+    void add(T x) { v[n++] = x; }
+    const T *begin() const { return v; }
+    const T *end() const { return v + n; }
+};
+
 /// One layout, compactly (what varies between candidates).
 struct Layout
 {
@@ -528,18 +539,14 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     const bool swapAxis = (axes & kSearchSwapAttention) && work.framework == "megatron";
     const bool megatron = work.framework == "megatron";
     auto swapChoices = [&](Recompute rc, uint8_t off) {
-        struct Choices
-        {
-            bool v[2] = {false, true};
-            int n = 1;
-            const bool *begin() const { return v; }
-            const bool *end() const { return v + n; }
-        } c;
-        if (rc != Recompute::Full && !(off & 8) && megatron) {
-            if (swapAxis)
-                c.n = 2;
-            else
-                c.v[0] = request.base.memory.swap_attention;
+        Choices<bool, 2> c;
+        if (rc == Recompute::Full || (off & 8) || !megatron) {
+            c.add(false);
+        } else if (swapAxis) {
+            c.add(false);
+            c.add(true);
+        } else {
+            c.add(request.base.memory.swap_attention);
         }
         return c;
     };
@@ -550,20 +557,16 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                    (work.memory.recompute_norm ? 2 : 0));
     const bool msAxis = (axes & kSearchMindSpeedRecompute) && megatron;
     auto msChoices = [&](Recompute rc) {
-        struct Choices
-        {
-            uint8_t v[3] = {0, 0, 0};
-            int n = 1;
-            const uint8_t *begin() const { return v; }
-            const uint8_t *end() const { return v + n; }
-        } c;
-        if (rc == Recompute::Full)
-            return c;
-        c.v[0] = msAxis ? 0 : msBase;
-        if (msAxis) {
+        Choices<uint8_t, 3> c;
+        if (rc == Recompute::Full) {
+            c.add(0);
+        } else if (msAxis) {
+            c.add(0);
             if (msBase != 0 && msBase != 3)
-                c.v[c.n++] = msBase;
-            c.v[c.n++] = 3;
+                c.add(msBase);
+            c.add(3);
+        } else {
+            c.add(msBase);
         }
         return c;
     };
