@@ -38,12 +38,21 @@ double activationOffloadBytesPerMicrobatch(const Plan &plan, const Catalog &cata
     Plan kept = plan;
     kept.memory.offload.activations = false;
     kept.memory.swap_attention = false;
-    const double all = activationBytesPerMicrobatch(kept, estimateMemory(kept, catalog));
+    const MemoryEstimate keptEstimate = estimateMemory(kept, catalog);
+    return activationOffloadBytesPerMicrobatch(
+        plan, plan.memory.offload.activations ? keptEstimate : estimateMemory(plan, catalog), keptEstimate);
+}
+
+double activationOffloadBytesPerMicrobatch(const Plan &plan, const MemoryEstimate &me, const MemoryEstimate &kept)
+{
+    if (!plan.memory.offload.activations && !plan.memory.swap_attention)
+        return 0.0;
+    const double all = activationBytesPerMicrobatch(plan, kept);
     if (plan.memory.offload.activations)
         return all;
     // Swap-attention (core/swapattention.h): the swapped share, down after each layer's forward
     // and up before its backward.
-    return std::max(0.0, all - activationBytesPerMicrobatch(plan, estimateMemory(plan, catalog)));
+    return std::max(0.0, all - activationBytesPerMicrobatch(plan, me));
 }
 
 double activationBytesPerMicrobatch(const Plan &plan, const MemoryEstimate &me)

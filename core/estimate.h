@@ -52,6 +52,9 @@ Estimate estimate(const Plan &plan, const Catalog &catalog);
 /// Bytes of activations one micro-batch saves on the first stage when they are not offloaded
 /// (what memory.offload.activations moves to the host and back); 0 when not offloading.
 double activationOffloadBytesPerMicrobatch(const Plan &plan, const Catalog &catalog);
+/// The same from the plan's estimate `me` and `kept`, the estimate of the plan with neither
+/// activation offload nor swap-attention (a caller that has both saves estimating them again).
+double activationOffloadBytesPerMicrobatch(const Plan &plan, const MemoryEstimate &me, const MemoryEstimate &kept);
 /// Activations the first stage of `me` (an estimate without activation offload) holds for one
 /// micro-batch at the end of forward.
 double activationBytesPerMicrobatch(const Plan &plan, const MemoryEstimate &me);

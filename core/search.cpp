@@ -536,8 +536,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     // MindSpeed's swap-attention: the plan's where the layout allows it (not with full
     // recompute or offloaded activations), and with the axis (framework megatron) both. Off
     // comes first: it is the plan the other's host memory is measured against.
-    const bool swapAxis = (axes & kSearchSwapAttention) && work.framework == "megatron";
     const bool megatron = work.framework == "megatron";
+    const bool swapAxis = (axes & kSearchSwapAttention) && megatron;
     auto swapChoices = [&](Recompute rc, uint8_t off) {
         Choices<bool, 2> c;
         if (rc == Recompute::Full || (off & 8) || !megatron) {
@@ -736,13 +736,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             if (required + request.min_headroom_bytes > dev.hbm_bytes)
                 return true;
             const double exposed = exposedCommunication(w, dev, fw, ce);
-            // Activations offloaded alone: what one micro-batch would keep on the device; swap-
-            // attention: its share of that (estimate.h activationOffloadBytesPerMicrobatch).
-            double actBytes = 0;
-            if (l.offload == 8)
-                actBytes = activationBytesPerMicrobatch(w, *wk.kept);
-            else if (l.swap)
-                actBytes = std::max(0.0, activationBytesPerMicrobatch(w, *wk.kept) - activationBytesPerMicrobatch(w, me));
+            // What offloaded activations or swap-attention move per micro-batch, against the
+            // layout with nothing on the host.
+            const double actBytes = activationOffloadBytesPerMicrobatch(w, me, *wk.kept);
             Scored sc;
             sc.layout = l;
             sc.required = required;
