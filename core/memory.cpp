@@ -1205,8 +1205,9 @@ bool middleStagesAlike(const Context &x)
 
 namespace {
 
-/// memoryFloorBytes of the plan of `x`, from its first stage's quantities `q0`.
-double floorOf(const Context &x, const Quantities &q0)
+/// memoryFloorBytes of the plan of `x`, from its first stage's quantities `q0` and runtime
+/// reserve `r0`.
+double floorOf(const Context &x, const Quantities &q0, const RuntimeReserve &r0)
 {
     if (x.plan.training.method.method != TrainingMethod::Full)
         return 0.0;
@@ -1218,8 +1219,7 @@ double floorOf(const Context &x, const Quantities &q0)
     if (!x.fw.grads_set_to_none)
         live += q0.grads;
     live += x.plan.memory.offload.activations ? q0.actLayer : q0.actTotal;
-    const RuntimeReserve reserve = commReserve(x, 0);
-    return live + reserve.context + reserve.comm_buffers;
+    return live + r0.context + r0.comm_buffers;
 }
 
 /// The estimate; with `floorLimit`, nothing but `*aboveFloor` = true when the plan's memory
@@ -1231,8 +1231,9 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
     const FrameworkProfile &fw = *catalog.framework(plan.framework);
     const Context x(plan, dev, fw);
     const Quantities q0 = computeQuantities(x, 0);
+    const RuntimeReserve r0 = commReserve(x, 0);
     if (aboveFloor) {
-        *aboveFloor = floorOf(x, q0) > floorLimit;
+        *aboveFloor = floorOf(x, q0, r0) > floorLimit;
         if (*aboveFloor)
             return {};
     }
@@ -1324,7 +1325,9 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
         rm.peak_bytes = peak;
         rm.host_paged_bytes = q.pagedHost;
         // The middle stages belong to the same communicators (communicatorGroups).
-        if (stage == 0 || stage == x.pp - 1) {
+        if (stage == 0) {
+            rm.reserve = r0;
+        } else if (stage == x.pp - 1) {
             rm.reserve = commReserve(x, stage);
         } else {
             if (!middleReserve)
@@ -1386,7 +1389,7 @@ double memoryFloorBytes(const Plan &plan, const Catalog &catalog)
     if (plan.training.method.method != TrainingMethod::Full)
         return 0.0;
     const Context x(plan, *catalog.device(plan.cluster.device), *catalog.framework(plan.framework));
-    return floorOf(x, computeQuantities(x, 0));
+    return floorOf(x, computeQuantities(x, 0), commReserve(x, 0));
 }
 
 std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const Catalog &catalog, double limit)
