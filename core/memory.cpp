@@ -1214,11 +1214,13 @@ double floorOf(const Context &x, const Quantities &q0, const RuntimeReserve &r0)
     // The first stage once the last forward before its first backward has run its last layer
     // (the timeline's forwardBody): everything persistent, the reduce bucket the step allocates
     // first, and what the micro-batches in flight saved (one layer's when activations go to the
-    // host).
+    // host). When the stage is also the last (pp 1) its forward ends with the head: the LM-head
+    // input and the logits are live too, until that backward frees them.
     double live = q0.params + q0.master + q0.states + q0.ddpBuckets + q0.p2p + q0.reduceBucket;
     if (!x.fw.grads_set_to_none)
         live += q0.grads;
     live += x.plan.memory.offload.activations ? q0.actLayer : q0.actTotal;
+    live += q0.actFinal + q0.logitsForward;
     return live + r0.context + r0.comm_buffers;
 }
 
