@@ -14,6 +14,7 @@
 #include "compute.h"
 #include "device.h"
 #include "errors.h"
+#include "functionref.h"
 #include "framework.h"
 #include "layers.h"
 
@@ -219,6 +220,91 @@ void parallelFor(size_t n, unsigned threads, const std::function<void(size_t, un
     if (failure)
         std::rethrow_exception(failure);
 }
+
+/// Threads kept for many short parallel loops (the lazy walk's batches): run(n, fn) calls fn(k,
+/// thread) for k in [0, n) on the caller (thread 0) and the helpers, which wait for work by
+/// spinning with yields between loops (a thread's start costs more than a short batch). The
+/// first exception stops what is left of the loop and is rethrown.
+class LoopThreads
+{
+public:
+    explicit LoopThreads(unsigned threads)
+    {
+        for (unsigned i = 1; i < threads; ++i)
+            helpers_.emplace_back([this, i] { serve(i); });
+    }
+    ~LoopThreads()
+    {
+        quit_ = true;
+        for (std::thread &t : helpers_)
+            t.join();
+    }
+    LoopThreads(const LoopThreads &) = delete;
+    LoopThreads &operator=(const LoopThreads &) = delete;
+    unsigned size() const { return unsigned(helpers_.size()) + 1; }
+
+    void run(size_t n, FunctionRef<void(size_t, unsigned)> fn)
+    {
+        if (helpers_.empty() || n < 2) {
+            for (size_t k = 0; k < n; ++k)
+                fn(k, 0);
+            return;
+        }
+        fn_ = &fn;
+        n_ = n;
+        next_ = 0;
+        done_ = 0;
+        generation_.fetch_add(1, std::memory_order_release);
+        work(0);
+        while (done_.load(std::memory_order_acquire) < helpers_.size())
+            std::this_thread::yield();
+        fn_ = nullptr;
+        if (failure_) {
+            std::exception_ptr f = failure_;
+            failure_ = nullptr;
+            std::rethrow_exception(f);
+        }
+    }
+
+private:
+    void work(unsigned thread)
+    {
+        try {
+            for (size_t k = next_++; k < n_; k = next_++)
+                (*fn_)(k, thread);
+        } catch (...) {
+            next_ = n_;
+            const std::lock_guard<std::mutex> lock(failureMutex_);
+            if (!failure_)
+                failure_ = std::current_exception();
+        }
+    }
+    void serve(unsigned thread)
+    {
+        uint64_t seen = 0;
+        for (;;) {
+            uint64_t g;
+            while ((g = generation_.load(std::memory_order_acquire)) == seen) {
+                if (quit_)
+                    return;
+                std::this_thread::yield();
+            }
+            seen = g;
+            work(thread);
+            done_.fetch_add(1, std::memory_order_acq_rel);
+        }
+    }
+
+    std::vector<std::thread> helpers_;
+    std::atomic<uint64_t> generation_{0};
+    std::atomic<size_t> next_{0};
+    std::atomic<size_t> done_{0};
+    std::atomic<bool> quit_{false};
+    FunctionRef<void(size_t, unsigned)> *fn_ = nullptr;
+    size_t n_ = 0;
+    std::mutex failureMutex_;
+    std::exception_ptr failure_;
+};
 
 } // namespace
 
@@ -655,153 +741,139 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         });
 
     const unsigned threads = searchThreads(request.threads, tasks.size());
-    std::vector<std::vector<Scored>> perTask(tasks.size());
+    // Without counting every fit, the layouts are walked by step time and only those that can
+    // still reach the ranking or the front are estimated (see below).
+    const bool lazy = request.prune && !request.count_all_fitting;
     std::atomic<uint64_t> evaluated{0};
     std::atomic<bool> stopped{false};
-    // What each thread keeps between layouts: its working plan, its counts, and the estimate of
-    // the current layout without offload (its offload variants' host memory is measured against
-    // it).
+    const double hbmLimit = dev.hbm_bytes - request.min_headroom_bytes;
+    const size_t top = size_t(std::max(0, request.top));
+
+    // What each thread keeps between layouts: its working plan, its counts, and the estimates of
+    // the last few layouts with nothing on the host ("bare": no offload, no swap-attention), which
+    // their offload and swap variants' host memory is measured against.
     struct Worker
     {
         Plan w;
         uint64_t pending = 0; ///< evaluated, not yet added to `evaluated`
         uint64_t seen = 0;
         uint64_t estimated = 0;
-        std::optional<MemoryEstimate> kept;
-        Layout keptOf;
+        std::vector<std::pair<Layout, MemoryEstimate>> bare; ///< the newest last
     };
+    // The exhaustive walk meets a bare layout just before its variants; the lazy walk meets them
+    // in step-time order, so it keeps a few.
+    const size_t bareKept = lazy ? 8 : 1;
     std::vector<Worker> workers(threads);
     for (Worker &wk : workers)
         wk.w = work;
 
-    // One task: each layout checked, costed and kept when it fits. The calling thread (0) also
-    // reports progress.
-    parallelFor(tasks.size(), threads, [&](size_t ti, unsigned thread) {
-        if (stopped)
-            return;
-        Worker &wk = workers[thread];
-        Plan &w = wk.w;
-        std::vector<Scored> &fitting = perTask[ti];
-        wk.kept.reset();
-        enumerate(tasks[ti], [&](const Layout &l) {
-            if ((wk.seen++ & 1023u) == 0) {
-                const uint64_t done = evaluated += wk.pending;
-                wk.pending = 0;
-                if (stopped || (cancel && cancel->load(std::memory_order_relaxed))) {
-                    stopped = true;
-                    return false;
-                }
-                if (thread == 0 && progress)
-                    progress(done, total);
-            }
-            ++wk.pending;
-            apply(w, l);
-            if (!quickValidate(w))
-                return true;
-            const ComputeEstimate ce = estimateCompute(w, cprof);
-            // Two lower bounds of the memory engine's peak plus reserve: the heaviest stage's
-            // model states with the context reserve, and the first stage's floor (its persistent
-            // bytes and in-flight activations, with its reserve). Beyond HBM the layout cannot fit.
-            if (request.prune && stateBytes(w, fw, ce) + dev.context_reserve_bytes > dev.hbm_bytes)
-                return true;
-            const double floorLimit = request.prune ? dev.hbm_bytes - request.min_headroom_bytes : INFINITY;
-            // The layout with nothing on the host: what the others' host memory is measured
-            // against.
-            Layout bare = l;
-            bare.offload = 0;
-            bare.swap = false;
-            const bool keptIsBare = wk.kept && wk.keptOf == bare;
-            if (l == bare && !keptIsBare) {
-                // The floor and the estimate in one pass.
-                wk.kept = estimateMemoryWithinFloor(w, catalog, floorLimit);
-                wk.keptOf = bare;
-                if (!wk.kept)
-                    return true;
-            } else if (request.prune && memoryFloorBytes(w, catalog) > floorLimit) {
-                return true;
-            }
-            ++wk.estimated;
-            if (!wk.kept || !(wk.keptOf == bare)) {
-                apply(w, bare);
-                wk.kept = estimateMemory(w, catalog);
-                wk.keptOf = bare;
-                apply(w, l);
-            }
-            const MemoryEstimate me = l == bare ? *wk.kept : estimateMemory(w, catalog, *wk.kept);
-            if (!me.fits)
-                return true;
-            double required = 0;
-            for (const RankMemory &r : me.ranks)
-                required = std::max(required, r.peak_bytes + r.reserve.total());
-            if (required + request.min_headroom_bytes > dev.hbm_bytes)
-                return true;
-            const double exposed = exposedCommunication(w, dev, fw, ce);
-            // What offloaded activations or swap-attention move per micro-batch, against the
-            // layout with nothing on the host.
-            const double actBytes = activationOffloadBytesPerMicrobatch(w, me, *wk.kept);
-            Scored sc;
-            sc.layout = l;
-            sc.required = required;
-            sc.peak = me.peak_bytes;
-            sc.step = assembleStep(w, cprof, ce, exposed, offloadBytesPerStep(w, ce, actBytes));
-            fitting.push_back(sc);
-            return true;
-        });
-    });
-    uint64_t estimated = 0;
-    for (const Worker &wk : workers) {
-        evaluated += wk.pending;
-        estimated += wk.estimated;
-    }
-    out.evaluated = evaluated;
-    out.estimated = estimated;
-    out.cancelled = stopped.load() && out.evaluated < total;
-    std::vector<Scored> fitting;
-    {
-        size_t n = 0;
-        for (const std::vector<Scored> &f : perTask)
-            n += f.size();
-        fitting.reserve(n);
-        for (std::vector<Scored> &f : perTask) {
-            fitting.insert(fitting.end(), f.begin(), f.end());
-            std::vector<Scored>().swap(f);
+    auto bareOf = [](Layout l) {
+        l.offload = 0;
+        l.swap = false;
+        return l;
+    };
+    auto findBare = [](const Worker &wk, const Layout &b) -> const MemoryEstimate * {
+        for (auto it = wk.bare.rbegin(); it != wk.bare.rend(); ++it) {
+            if (it->first == b)
+                return &it->second;
         }
-    }
-    out.fitting = fitting.size();
-    if (progress)
-        progress(out.evaluated, total);
-
-    auto toResult = [&](const Scored &s, bool pareto) {
-        SearchResult r;
-        r.plan = base;
-        apply(r.plan, s.layout);
-        r.peak_bytes = s.peak;
-        r.required_bytes = s.required;
-        r.step_s = s.step.step_s;
-        r.tokens_per_s = s.step.tokens_per_s;
-        r.mfu = s.step.mfu;
-        r.pareto = pareto;
-        r.step = s.step;
-        return r;
+        return nullptr;
+    };
+    auto keepBare = [&](Worker &wk, const Layout &b, MemoryEstimate me) {
+        if (wk.bare.size() >= bareKept)
+            wk.bare.erase(wk.bare.begin());
+        wk.bare.emplace_back(b, std::move(me));
+    };
+    // The memory estimate of `l` (applied to the worker's plan), or nothing when the floor of its
+    // peak plus reserve exceeds `limit`. A variant's estimate reuses its bare layout's.
+    auto estimateLayout = [&](Worker &wk, const Layout &l, double limit) -> std::optional<MemoryEstimate> {
+        Plan &w = wk.w;
+        const Layout bare = bareOf(l);
+        const MemoryEstimate *kept = findBare(wk, bare);
+        if (l == bare) {
+            if (kept) {
+                // The same verdict as without the estimate kept (and so the same counts).
+                if (request.prune && memoryFloorBytes(w, catalog) > limit)
+                    return std::nullopt;
+                ++wk.estimated;
+                return *kept;
+            }
+            // The floor and the estimate in one pass.
+            std::optional<MemoryEstimate> me = estimateMemoryWithinFloor(w, catalog, limit);
+            if (!me)
+                return std::nullopt;
+            ++wk.estimated;
+            keepBare(wk, bare, *me);
+            return me;
+        }
+        if (request.prune && memoryFloorBytes(w, catalog) > limit)
+            return std::nullopt;
+        ++wk.estimated;
+        if (!kept) {
+            apply(w, bare);
+            keepBare(wk, bare, estimateMemory(w, catalog));
+            apply(w, l);
+            kept = &wk.bare.back().second;
+        }
+        return estimateMemory(w, catalog, *kept);
+    };
+    // Peak plus runtime reserve of the worst rank; nothing when the estimate does not fit with the
+    // headroom asked for.
+    auto requiredOf = [&](const MemoryEstimate &me) -> std::optional<double> {
+        if (!me.fits)
+            return std::nullopt;
+        double required = 0;
+        for (const RankMemory &r : me.ranks)
+            required = std::max(required, r.peak_bytes + r.reserve.total());
+        if (required + request.min_headroom_bytes > dev.hbm_bytes)
+            return std::nullopt;
+        return required;
+    };
+    // The step time; `actBytes`: what offloaded activations or swap-attention move per
+    // micro-batch (activationOffloadBytesPerMicrobatch).
+    auto stepOf = [&](const Plan &w, const ComputeEstimate &ce, double actBytes) {
+        return assembleStep(w, cprof, ce, exposedCommunication(w, dev, fw, ce), offloadBytesPerStep(w, ce, actBytes));
+    };
+    // Applies `l` and checks what needs no memory estimate: validatePlan's rules, and a lower
+    // bound of the peak plus reserve (`bound`: the heaviest stage's model states with the context
+    // reserve), beyond HBM unable to fit.
+    auto screen = [&](Worker &wk, const Layout &l, ComputeEstimate &ce, double &bound) {
+        apply(wk.w, l);
+        if (!quickValidate(wk.w))
+            return false;
+        ce = estimateCompute(wk.w, cprof);
+        bound = request.prune ? stateBytes(wk.w, fw, ce) + dev.context_reserve_bytes : 0.0;
+        return !(request.prune && bound > dev.hbm_bytes);
+    };
+    // Counts a layout evaluated; every 1,024 looks for cancellation and (thread 0) reports.
+    auto tick = [&](Worker &wk, unsigned thread) {
+        if ((wk.seen++ & 1023u) == 0) {
+            const uint64_t done = evaluated += wk.pending;
+            wk.pending = 0;
+            if (stopped || (cancel && cancel->load(std::memory_order_relaxed))) {
+                stopped = true;
+                return false;
+            }
+            if (thread == 0 && progress)
+                progress(done, total);
+        }
+        ++wk.pending;
+        return true;
     };
 
-    // Pareto front of required memory against step time: sorted by memory, a layout is on the
-    // front when it is faster than every layout that needs no more memory.
-    std::vector<uint32_t> order(fitting.size());
-    for (uint32_t i = 0; i < order.size(); ++i)
-        order[i] = i;
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-        if (fitting[a].required != fitting[b].required)
-            return fitting[a].required < fitting[b].required;
-        if (fitting[a].step.step_s != fitting[b].step.step_s)
-            return fitting[a].step.step_s < fitting[b].step.step_s;
-        return a < b; // equal layouts: the first enumerated represents them
-    });
+    // The fitting layouts found, and their allocator replays.
+    std::vector<Scored> fitting;
+    std::vector<signed char> replayed; // -1 not yet, 0 runs out, 1 fits
+    std::vector<double> replayedRequired;
+    std::vector<char> counted;
+    auto grown = [&] {
+        replayed.resize(fitting.size(), -1);
+        replayedRequired.resize(fitting.size(), 0.0);
+        counted.resize(fitting.size(), 0);
+    };
     // The bound above counts allocated memory; the allocator reserves more. A layout is returned
     // only when the caching allocator replayed over its timeline does not run out of memory.
-    std::vector<signed char> replayed(fitting.size(), -1); // -1 not yet, 0 runs out, 1 fits
-    std::vector<double> replayedRequired(fitting.size(), 0.0);
-    // The replay of one layout; writes only its own entries, so layouts replay side by side.
+    // The replay of one layout writes only its own entries, so layouts replay side by side.
     auto replayOne = [&](uint32_t i) {
         Plan p = base;
         apply(p, fitting[i].layout);
@@ -813,13 +885,17 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         replayedRequired[i] = required;
         replayed[i] = me.hbm_fits ? 1 : 0;
     };
+    // The lazy walk's threads, kept between its many short loops.
+    std::optional<LoopThreads> loop;
     // Replays, on the search's threads, those of `which` not replayed yet.
     auto prefetch = [&](std::vector<uint32_t> which) {
         which.erase(std::remove_if(which.begin(), which.end(), [&](uint32_t i) { return replayed[i] >= 0; }),
                     which.end());
-        parallelFor(which.size(), threads, [&](size_t k, unsigned) { replayOne(which[k]); });
+        if (loop)
+            loop->run(which.size(), [&](size_t k, unsigned) { replayOne(which[k]); });
+        else
+            parallelFor(which.size(), threads, [&](size_t k, unsigned) { replayOne(which[k]); });
     };
-    std::vector<char> counted(fitting.size(), 0);
     auto verified = [&](uint32_t i) {
         if (replayed[i] < 0)
             replayOne(i);
@@ -827,7 +903,6 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             counted[i] = 1;
             ++out.replayed;
             if (replayed[i] == 1) {
-                fitting[i].required = replayedRequired[i];
                 if (replayedRequired[i] + request.min_headroom_bytes > dev.hbm_bytes)
                     replayed[i] = 0; // fits, without the headroom asked for
             } else {
@@ -836,72 +911,479 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         }
         return replayed[i] == 1;
     };
-    // The walk below replays every layout faster than all that need no more memory (a layout a
-    // replay rejects does not raise the bar): replay those first, side by side.
-    {
-        std::vector<uint32_t> candidates;
-        double bar = INFINITY;
+    // What both walks give: the ranking (at most `top` replayed layouts, by step time, then
+    // required memory, then enumeration order) and the front before the replay's figures
+    // (replayed layouts faster than every replayed layout that needs no more memory).
+    std::vector<uint32_t> rankedIdx, front;
+
+    if (!lazy) {
+        // Every layout: checked, estimated unless a bound rules it out, costed and kept when it
+        // fits.
+        std::vector<std::vector<Scored>> perTask(tasks.size());
+        parallelFor(tasks.size(), threads, [&](size_t ti, unsigned thread) {
+            if (stopped)
+                return;
+            Worker &wk = workers[thread];
+            wk.bare.clear();
+            std::vector<Scored> &found = perTask[ti];
+            enumerate(tasks[ti], [&](const Layout &l) {
+                if (!tick(wk, thread))
+                    return false;
+                ComputeEstimate ce;
+                double bound = 0;
+                if (!screen(wk, l, ce, bound))
+                    return true;
+                const std::optional<MemoryEstimate> me =
+                    estimateLayout(wk, l, request.prune ? hbmLimit : INFINITY);
+                if (!me)
+                    return true;
+                const std::optional<double> required = requiredOf(*me);
+                if (!required)
+                    return true;
+                const double actBytes = activationOffloadBytesPerMicrobatch(wk.w, *me, *findBare(wk, bareOf(l)));
+                found.push_back({l, *required, me->peak_bytes, stepOf(wk.w, ce, actBytes)});
+                return true;
+            });
+        });
+        size_t n = 0;
+        for (const std::vector<Scored> &f : perTask)
+            n += f.size();
+        fitting.reserve(n);
+        for (std::vector<Scored> &f : perTask) {
+            fitting.insert(fitting.end(), f.begin(), f.end());
+            std::vector<Scored>().swap(f);
+        }
+        grown();
+
+        // Sorted by memory, a layout is on the front when it is faster than every replayed
+        // layout that needs no more memory.
+        std::vector<uint32_t> order(fitting.size());
+        for (uint32_t i = 0; i < order.size(); ++i)
+            order[i] = i;
+        std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+            if (fitting[a].required != fitting[b].required)
+                return fitting[a].required < fitting[b].required;
+            if (fitting[a].step.step_s != fitting[b].step.step_s)
+                return fitting[a].step.step_s < fitting[b].step.step_s;
+            return a < b; // equal layouts: the first enumerated represents them
+        });
+        // The walk replays every layout faster than all that need no more memory (a layout a
+        // replay rejects does not raise the bar): replay those first, side by side.
+        {
+            std::vector<uint32_t> candidates;
+            double bar = INFINITY;
+            for (uint32_t i : order) {
+                if (fitting[i].step.step_s < bar) {
+                    bar = fitting[i].step.step_s;
+                    candidates.push_back(i);
+                }
+            }
+            prefetch(std::move(candidates));
+        }
+        double best = INFINITY;
         for (uint32_t i : order) {
-            if (fitting[i].step.step_s < bar) {
-                bar = fitting[i].step.step_s;
-                candidates.push_back(i);
+            if (fitting[i].step.step_s < best && verified(i)) {
+                best = fitting[i].step.step_s;
+                front.push_back(i);
             }
         }
-        prefetch(std::move(candidates));
-    }
-    std::vector<char> onFront(fitting.size(), 0);
-    std::vector<uint32_t> front;
-    double best = INFINITY;
-    for (uint32_t i : order) {
-        if (fitting[i].step.step_s < best && verified(i)) {
-            best = fitting[i].step.step_s;
-            front.push_back(i);
+
+        std::vector<uint32_t> rank(fitting.size());
+        for (uint32_t i = 0; i < rank.size(); ++i)
+            rank[i] = i;
+        auto faster = [&](uint32_t a, uint32_t b) {
+            if (fitting[a].step.step_s != fitting[b].step.step_s)
+                return fitting[a].step.step_s < fitting[b].step.step_s;
+            if (fitting[a].required != fitting[b].required)
+                return fitting[a].required < fitting[b].required;
+            return a < b;
+        };
+        // Sort the head of the ranking in windows, replaying down it until `top` layouts hold.
+        size_t sorted = 0;
+        for (size_t next = 0; next < rank.size() && rankedIdx.size() < top; ++next) {
+            if (next == sorted) {
+                const size_t window = std::min(rank.size(), sorted + std::max<size_t>(top, 16));
+                std::partial_sort(rank.begin() + long(sorted), rank.begin() + long(window), rank.end(), faster);
+                sorted = window;
+            }
+            if (replayed[rank[next]] < 0) {
+                // The next layouts still needed are replayed whatever they show: side by side.
+                const size_t need = std::min(sorted, next + (top - rankedIdx.size()));
+                prefetch(std::vector<uint32_t>(rank.begin() + long(next), rank.begin() + long(need)));
+            }
+            if (verified(rank[next]))
+                rankedIdx.push_back(rank[next]);
         }
+    } else {
+        // The lazy walk. First, on the threads, every layout is checked and given a lower bound
+        // of its step time (compute, bubble and the offload of states, without communication or
+        // what activations move) and of its memory (`screen`'s bound); each task's candidates
+        // sorted by the first.
+        struct Candidate
+        {
+            double key;   ///< step time: a lower bound, exact once known
+            double bound; ///< a lower bound of peak plus reserve
+            uint32_t ord; ///< the layout's place in its task's enumeration
+            int32_t mb, dps, ulysses, block;
+            uint8_t v, bits, offMs;
+        };
+        auto pack = [](const Layout &l, double key, double bound, uint32_t ord) {
+            Candidate c{key, bound, ord, l.micro_batch, l.dp_shard, l.ulysses, l.block_layers, uint8_t(l.v), 0, 0};
+            c.bits = uint8_t(int(l.cp_algo) | int(l.sharding) << 2 | int(l.recompute) << 4 | int(l.sp) << 6 |
+                             int(l.swap) << 7);
+            c.offMs = uint8_t(l.offload | l.msRecompute << 4);
+            return c;
+        };
+        auto unpack = [&](const Task &t, const Candidate &c) {
+            Layout l;
+            l.dp = t.dp;
+            l.tp = t.tp;
+            l.pp = t.pp;
+            l.cp = t.cp;
+            l.ep = t.ep;
+            l.etp = t.etp;
+            l.first = t.first;
+            l.last = t.last;
+            l.v = c.v;
+            l.cp_algo = CpAlgo(c.bits & 3);
+            l.ulysses = c.ulysses;
+            l.dp_shard = c.dps;
+            l.micro_batch = c.mb;
+            l.grad_accum = int(global / t.dp / c.mb);
+            l.sp = (c.bits >> 6) & 1;
+            l.sharding = Sharding((c.bits >> 2) & 3);
+            l.recompute = Recompute((c.bits >> 4) & 3);
+            l.block_layers = c.block;
+            l.offload = uint8_t(c.offMs & 15);
+            l.swap = (c.bits >> 7) & 1;
+            l.msRecompute = uint8_t(c.offMs >> 4);
+            return l;
+        };
+        std::vector<std::vector<Candidate>> candidates(tasks.size());
+        parallelFor(tasks.size(), threads, [&](size_t ti, unsigned thread) {
+            if (stopped)
+                return;
+            Worker &wk = workers[thread];
+            std::vector<Candidate> &mine = candidates[ti];
+            uint32_t ord = 0;
+            enumerate(tasks[ti], [&](const Layout &l) {
+                const uint32_t o = ord++;
+                if (!tick(wk, thread))
+                    return false;
+                ComputeEstimate ce;
+                double bound = 0;
+                if (!screen(wk, l, ce, bound))
+                    return true;
+                const double key = assembleStep(wk.w, cprof, ce, 0.0, offloadBytesPerStep(wk.w, ce, 0.0)).step_s;
+                mine.push_back(pack(l, key, bound, o));
+                return true;
+            });
+            std::sort(mine.begin(), mine.end(), [](const Candidate &a, const Candidate &b) {
+                return a.key != b.key ? a.key < b.key : a.ord < b.ord;
+            });
+        });
+        auto indexOf = [&](uint32_t task, uint32_t pos) { return uint64_t(task) << 32 | candidates[task][pos].ord; };
+
+        // Then the candidates in the order of that bound (a merge of the tasks' runs), each
+        // given its communication and so its step time unless it can reach neither the ranking
+        // nor the front; those in the order of their step time, equal times together, each
+        // estimated unless it cannot reach either. A layout cannot reach the front when one on it
+        // is faster and needs no more memory than the layout's bound or its memory floor; it
+        // cannot reach the ranking once `top` faster layouts hold. Both only tighten as the walk
+        // goes on, so what is decided early (the step times are costed in batches, on the
+        // threads) is decided as the one-by-one walk would.
+        struct Run
+        {
+            double key;
+            uint64_t index;
+            uint32_t task, pos;
+        };
+        auto runLater = [](const Run &a, const Run &b) { return a.key != b.key ? a.key > b.key : a.index > b.index; };
+        std::vector<Run> runs; // each task's next candidate
+        for (uint32_t ti = 0; ti < candidates.size(); ++ti) {
+            if (!candidates[ti].empty())
+                runs.push_back({candidates[ti][0].key, indexOf(ti, 0), ti, 0});
+        }
+        std::make_heap(runs.begin(), runs.end(), runLater);
+        // A candidate with its communication costed: its step time, or (offloaded activations,
+        // swap-attention) a lower bound until its memory estimate says what it moves.
+        struct Costed
+        {
+            uint32_t task, pos;
+            bool pending; ///< step.step_s is still a lower bound
+            StepEstimate step;
+            std::optional<MemoryEstimate> memory; ///< the estimate a pending one needed
+        };
+        std::vector<Costed> slots;
+        std::vector<uint32_t> freeSlots;
+        struct Timed
+        {
+            double step_s;
+            uint64_t index;
+            uint32_t slot;
+            bool pending;
+        };
+        // Earliest first; at equal times a pending one first (it may keep that time).
+        auto timedLater = [](const Timed &a, const Timed &b) {
+            if (a.step_s != b.step_s)
+                return a.step_s > b.step_s;
+            if (a.pending != b.pending)
+                return b.pending;
+            return a.index > b.index;
+        };
+        std::vector<Timed> timed;
+        auto pushTimed = [&](Costed c, uint64_t index) {
+            uint32_t slot;
+            if (freeSlots.empty()) {
+                slot = uint32_t(slots.size());
+                slots.push_back(std::move(c));
+            } else {
+                slot = freeSlots.back();
+                freeSlots.pop_back();
+                slots[slot] = std::move(c);
+            }
+            timed.push_back({slots[slot].step.step_s, index, slot, slots[slot].pending});
+            std::push_heap(timed.begin(), timed.end(), timedLater);
+        };
+        auto popTimed = [&] {
+            std::pop_heap(timed.begin(), timed.end(), timedLater);
+            const Timed t = timed.back();
+            timed.pop_back();
+            return t;
+        };
+        double minRequired = INFINITY; // of the front so far
+        auto rankFull = [&] { return rankedIdx.size() >= top; };
+        auto blocked = [&](double bound) { return rankFull() && bound >= minRequired; };
+        auto limitNow = [&] { return rankFull() ? std::min(hbmLimit, minRequired) : hbmLimit; };
+
+        for (Worker &w : workers)
+            w.bare.clear();
+        loop.emplace(threads);
+        constexpr size_t kBatch = 512;
+        std::vector<Run> batch;
+        std::vector<std::optional<Costed>> costed;
+        std::vector<std::pair<Costed, uint64_t>> pendingTaken;
+        std::vector<Timed> taken;
+        std::vector<size_t> groupStart;
+        std::vector<uint32_t> groupFits;
+        for (;;) {
+            if (cancel && cancel->load(std::memory_order_relaxed)) {
+                stopped = true;
+                break;
+            }
+            const double next = runs.empty() ? INFINITY : runs.front().key;
+            if (!timed.empty() && timed.front().pending && timed.front().step_s <= next) {
+                // Their memory, and so what they move, now decides their place: the pending ones
+                // at the head, estimated side by side.
+                pendingTaken.clear();
+                while (!timed.empty() && timed.front().pending && timed.front().step_s <= next &&
+                       pendingTaken.size() < kBatch) {
+                    const Timed t = popTimed();
+                    pendingTaken.push_back({std::move(slots[t.slot]), t.index});
+                    freeSlots.push_back(t.slot);
+                }
+                const bool full = rankFull();
+                const double bar = minRequired, limit = limitNow();
+                loop->run(pendingTaken.size(), [&](size_t k, unsigned thread) {
+                    Worker &bw = workers[thread];
+                    Costed &c = pendingTaken[k].first;
+                    c.pending = false;
+                    const Candidate &cand = candidates[c.task][c.pos];
+                    if (full && cand.bound >= bar)
+                        return;
+                    const Layout l = unpack(tasks[c.task], cand);
+                    apply(bw.w, l);
+                    c.memory = estimateLayout(bw, l, limit);
+                    if (!c.memory)
+                        return; // cannot fit, or cannot reach the front
+                    const double actBytes =
+                        activationOffloadBytesPerMicrobatch(bw.w, *c.memory, *findBare(bw, bareOf(l)));
+                    const ComputeEstimate ce = estimateCompute(bw.w, cprof);
+                    c.step = assembleStep(bw.w, cprof, ce, c.step.communication_s, offloadBytesPerStep(bw.w, ce, actBytes));
+                    c.pending = true; // (kept)
+                });
+                for (auto &[c, index] : pendingTaken) {
+                    if (c.pending) {
+                        c.pending = false;
+                        pushTimed(std::move(c), index);
+                    }
+                }
+                continue;
+            }
+            if (!timed.empty() && timed.front().step_s < next) {
+                // Every layout that can take these step times has it now. The head's equal-time
+                // groups (up to a pending one) are estimated side by side; then, group by group,
+                // in order of memory and then enumeration, each is replayed while the ranking or
+                // the front can take it (the replays that will be needed, if every replay holds,
+                // first, side by side).
+                taken.clear();
+                while (!timed.empty() && !timed.front().pending && timed.front().step_s < next &&
+                       (taken.size() < kBatch || timed.front().step_s == slots[taken.back().slot].step.step_s)) {
+                    const Timed t = popTimed();
+                    taken.push_back(t);
+                }
+                const bool full = rankFull();
+                const double bar = minRequired, limit = limitNow();
+                loop->run(taken.size(), [&](size_t k, unsigned thread) {
+                    Worker &bw = workers[thread];
+                    Costed &c = slots[taken[k].slot];
+                    if (c.memory)
+                        return;
+                    const Candidate &cand = candidates[c.task][c.pos];
+                    if (full && cand.bound >= bar)
+                        return;
+                    const Layout l = unpack(tasks[c.task], cand);
+                    apply(bw.w, l);
+                    c.memory = estimateLayout(bw, l, limit);
+                });
+                // The fitting ones, by group.
+                groupStart.clear();
+                groupFits.clear();
+                for (size_t k = 0; k < taken.size(); ++k) {
+                    if (k == 0 || taken[k].step_s != taken[k - 1].step_s)
+                        groupStart.push_back(groupFits.size());
+                    Costed &c = slots[taken[k].slot];
+                    freeSlots.push_back(taken[k].slot);
+                    if (!c.memory)
+                        continue;
+                    const std::optional<double> required = requiredOf(*c.memory);
+                    if (required) {
+                        fitting.push_back({unpack(tasks[c.task], candidates[c.task][c.pos]), *required,
+                                           c.memory->peak_bytes, c.step});
+                        groupFits.push_back(uint32_t(fitting.size() - 1));
+                    }
+                    c.memory.reset();
+                }
+                groupStart.push_back(groupFits.size());
+                grown();
+                for (size_t g = 0; g + 1 < groupStart.size(); ++g) {
+                    std::sort(groupFits.begin() + long(groupStart[g]), groupFits.begin() + long(groupStart[g + 1]),
+                              [&](uint32_t a, uint32_t b) {
+                                  return fitting[a].required != fitting[b].required
+                                             ? fitting[a].required < fitting[b].required
+                                             : a < b;
+                              });
+                }
+                // The walk below, twice: first as if every replay held, to replay side by side.
+                auto walk = [&](bool dry) {
+                    size_t ranked = rankedIdx.size();
+                    double minReq = minRequired;
+                    std::vector<uint32_t> wanted;
+                    for (size_t g = 0; g + 1 < groupStart.size(); ++g) {
+                        for (size_t k = groupStart[g]; k < groupStart[g + 1]; ++k) {
+                            const uint32_t i = groupFits[k];
+                            const bool rank = ranked < top;
+                            const bool onFront = fitting[i].required < minReq;
+                            if (!rank && !onFront)
+                                break; // the rest of the group needs no less memory
+                            if (dry)
+                                wanted.push_back(i);
+                            else if (!verified(i))
+                                continue;
+                            if (rank) {
+                                ++ranked;
+                                if (!dry)
+                                    rankedIdx.push_back(i);
+                            }
+                            if (onFront) {
+                                minReq = fitting[i].required;
+                                if (!dry)
+                                    front.push_back(i);
+                            }
+                        }
+                    }
+                    if (dry)
+                        prefetch(std::move(wanted));
+                    else
+                        minRequired = minReq;
+                };
+                walk(true);
+                walk(false);
+                continue;
+            }
+            if (runs.empty())
+                break;
+            // The next candidates before the earliest costed one (or any, when none is), costed
+            // side by side.
+            const double before = timed.empty() ? INFINITY : timed.front().step_s;
+            batch.clear();
+            while (!runs.empty() && batch.size() < kBatch && (batch.empty() || runs.front().key < before)) {
+                std::pop_heap(runs.begin(), runs.end(), runLater);
+                const Run r = runs.back();
+                runs.pop_back();
+                if (r.pos + 1 < candidates[r.task].size()) {
+                    runs.push_back({candidates[r.task][r.pos + 1].key, indexOf(r.task, r.pos + 1), r.task, r.pos + 1});
+                    std::push_heap(runs.begin(), runs.end(), runLater);
+                }
+                if (!blocked(candidates[r.task][r.pos].bound))
+                    batch.push_back(r);
+            }
+            costed.assign(batch.size(), std::nullopt);
+            const bool full = rankFull();
+            const double floorBar = minRequired;
+            loop->run(batch.size(), [&](size_t k, unsigned thread) {
+                Worker &bw = workers[thread];
+                const Run &r = batch[k];
+                const Layout l = unpack(tasks[r.task], candidates[r.task][r.pos]);
+                apply(bw.w, l);
+                if (full && memoryFloorBytes(bw.w, catalog) >= floorBar)
+                    return; // cannot reach the front
+                const ComputeEstimate ce = estimateCompute(bw.w, cprof);
+                costed[k] = Costed{r.task, r.pos, (l.offload & 8) || l.swap, stepOf(bw.w, ce, 0.0), std::nullopt};
+            });
+            for (size_t k = 0; k < batch.size(); ++k) {
+                if (costed[k])
+                    pushTimed(std::move(*costed[k]), batch[k].index);
+            }
+        }
+        loop.reset();
     }
-    // The replay adds each one's allocator reserve to what it requires, which can reorder them:
-    // the front is taken again over the replayed figures.
+
+    uint64_t estimated = 0;
+    for (const Worker &wk : workers) {
+        evaluated += wk.pending;
+        estimated += wk.estimated;
+    }
+    out.evaluated = evaluated;
+    out.estimated = estimated;
+    out.fitting = fitting.size();
+    out.fitting_complete = !lazy && !stopped.load();
+    out.cancelled = stopped.load();
+    if (progress)
+        progress(out.evaluated, total);
+
+    auto toResult = [&](uint32_t i, bool pareto) {
+        const Scored &s = fitting[i];
+        SearchResult r;
+        r.plan = base;
+        apply(r.plan, s.layout);
+        r.peak_bytes = s.peak;
+        r.required_bytes = replayedRequired[i];
+        r.step_s = s.step.step_s;
+        r.tokens_per_s = s.step.tokens_per_s;
+        r.mfu = s.step.mfu;
+        r.pareto = pareto;
+        r.step = s.step;
+        return r;
+    };
+    // The replay adds each one's allocator reserve to what it requires, which can reorder the
+    // front: it is taken again over the replayed figures.
     std::stable_sort(front.begin(), front.end(), [&](uint32_t a, uint32_t b) {
-        if (fitting[a].required != fitting[b].required)
-            return fitting[a].required < fitting[b].required;
+        if (replayedRequired[a] != replayedRequired[b])
+            return replayedRequired[a] < replayedRequired[b];
         return fitting[a].step.step_s < fitting[b].step.step_s;
     });
-    best = INFINITY;
+    std::vector<char> onFront(fitting.size(), 0);
+    double best = INFINITY;
     for (uint32_t i : front) {
         if (fitting[i].step.step_s < best) {
             best = fitting[i].step.step_s;
             onFront[i] = 1;
-            out.pareto.push_back(toResult(fitting[i], true));
+            out.pareto.push_back(toResult(i, true));
         }
     }
-
-    const size_t top = size_t(std::max(0, request.top));
-    std::vector<uint32_t> rank(fitting.size());
-    for (uint32_t i = 0; i < rank.size(); ++i)
-        rank[i] = i;
-    auto faster = [&](uint32_t a, uint32_t b) {
-        if (fitting[a].step.step_s != fitting[b].step.step_s)
-            return fitting[a].step.step_s < fitting[b].step.step_s;
-        if (fitting[a].required != fitting[b].required)
-            return fitting[a].required < fitting[b].required;
-        return a < b;
-    };
-    // Sort the head of the ranking in windows, replaying down it until `top` layouts hold.
-    size_t sorted = 0;
-    for (size_t next = 0; next < rank.size() && out.ranked.size() < top; ++next) {
-        if (next == sorted) {
-            const size_t window = std::min(rank.size(), sorted + std::max<size_t>(top, 16));
-            std::partial_sort(rank.begin() + long(sorted), rank.begin() + long(window), rank.end(), faster);
-            sorted = window;
-        }
-        if (replayed[rank[next]] < 0) {
-            // The next layouts still needed are replayed whatever they show: side by side.
-            const size_t need = std::min(sorted, next + (top - out.ranked.size()));
-            prefetch(std::vector<uint32_t>(rank.begin() + long(next), rank.begin() + long(need)));
-        }
-        if (verified(rank[next]))
-            out.ranked.push_back(toResult(fitting[rank[next]], onFront[rank[next]]));
-    }
-
+    for (uint32_t i : rankedIdx)
+        out.ranked.push_back(toResult(i, onFront[i]));
     out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
     return out;
 }

@@ -63,6 +63,12 @@ struct SearchRequest
     /// Skip the memory estimate of layouts whose model states alone (plus the context reserve)
     /// exceed HBM; the results are the same either way (tst_search checks it).
     bool prune = true;
+    /// Estimate every layout that passes the bounds, so that `fitting` counts every layout that
+    /// fits. Without it (and with `prune`) the search walks the layouts by step time and
+    /// estimates only those that can still reach the ranking or the Pareto front: the same
+    /// `ranked` and `pareto` (tst_search checks it), far fewer estimates, and `fitting` counts
+    /// the fitting layouts among those estimated.
+    bool count_all_fitting = false;
     /// Threads the search runs on (0: one per hardware thread). The outcome is the same for any
     /// number (tst_search checks it).
     int threads = 0;
@@ -96,6 +102,9 @@ struct SearchOutcome
     uint64_t evaluated = 0;           ///< layouts evaluated (enumerated and checked)
     uint64_t estimated = 0;           ///< layouts the memory engine estimated (valid, not pruned)
     uint64_t fitting = 0;             ///< within the bound: allocated peak + reserve <= HBM
+    /// `fitting` counts every layout that fits (SearchRequest::count_all_fitting, or without
+    /// pruning); otherwise those of the estimated layouts that fit, a lower bound.
+    bool fitting_complete = true;
     uint64_t replayed = 0;            ///< layouts the allocator was replayed on
     uint64_t rejected_by_allocator = 0; ///< of those, ran out of memory (fragmentation)
     double seconds = 0;               ///< wall time of the search

@@ -70,6 +70,24 @@ void TestCliSearch::searchJson()
                  8);
     }
     QVERIFY(!j["pareto"].empty());
+    // By default only the layouts that can reach the ranking or the front are estimated;
+    // --count-fitting estimates every one, with the same results.
+    QCOMPARE(j["fitting_complete"].get<bool>(), false);
+    std::string outAll;
+    QCOMPARE(runCli({"search", casePath("hcie-ai-fsdp.plan.json"), "--top", "5", "--format", "json",
+                     "--count-fitting"},
+                    outAll, err),
+             0);
+    const json all = json::parse(outAll);
+    QCOMPARE(all["fitting_complete"].get<bool>(), true);
+    QVERIFY(all["fitting"].get<uint64_t>() >= j["fitting"].get<uint64_t>());
+    QVERIFY(all["estimated"].get<uint64_t>() > j["estimated"].get<uint64_t>());
+    QCOMPARE(all["ranked"].size(), j["ranked"].size());
+    for (size_t i = 0; i < j["ranked"].size(); ++i) {
+        QCOMPARE(all["ranked"][i]["layout"].get<std::string>(), j["ranked"][i]["layout"].get<std::string>());
+        QCOMPARE(all["ranked"][i]["step_s"].get<double>(), j["ranked"][i]["step_s"].get<double>());
+    }
+    QCOMPARE(all["pareto"].size(), j["pareto"].size());
 }
 
 void TestCliSearch::searchTable()

@@ -82,6 +82,8 @@ private slots:
     void knownLayoutFound();
     void distributedOptimizerOptionsFollowTheSharding();
     void pruningKeepsResults();
+    void lazyWalkKeepsResults_data();
+    void lazyWalkKeepsResults();
     void floorIsBelowEstimate();
     void threadsGiveTheSameOutcome();
     void everyAxisIsSearched();
@@ -333,10 +335,12 @@ void TestSearch::paretoFrontNotDominated()
 {
     const Catalog &cat = Catalog::builtin();
     SearchRequest req = request(seedCase("llama2-7b", 32768, 1, "ascend-910b2"), 8, 100000);
-    // Every fitting layout is replayed below: keep the space small.
+    // Every fitting layout is replayed below: keep the space small, and count them all.
     req.allow_offload = false;
     req.max_virtual_stages = 1;
+    req.count_all_fitting = true;
     const SearchOutcome out = searchLayouts(req, cat);
+    QVERIFY(out.fitting_complete);
     QVERIFY(out.pareto.size() >= 2);
     // Along the front memory rises and time falls, strictly.
     for (size_t i = 1; i < out.pareto.size(); ++i) {
@@ -414,9 +418,11 @@ void TestSearch::pruningKeepsResults()
     const Catalog &cat = Catalog::builtin();
     SearchRequest req = request(seedCase("llama2-70b", 4096, 2, "ascend-910b2"), 16, 200);
     req.axes = kSearchAllAxes;
+    req.count_all_fitting = true;
     const SearchOutcome pruned = searchLayouts(req, cat);
     req.prune = false;
     const SearchOutcome full = searchLayouts(req, cat);
+    QVERIFY(pruned.fitting_complete && full.fitting_complete);
     QCOMPARE(pruned.evaluated, full.evaluated);
     QCOMPARE(pruned.fitting, full.fitting);
     QVERIFY(pruned.fitting > 0);
@@ -430,6 +436,72 @@ void TestSearch::pruningKeepsResults()
         QVERIFY(sameLayout(pruned.pareto[i].plan, full.pareto[i].plan));
     // The bounds do skip estimates.
     QVERIFY(pruned.estimated < full.estimated);
+}
+
+void TestSearch::lazyWalkKeepsResults_data()
+{
+    QTest::addColumn<QByteArray>("plan");
+    QTest::addColumn<int>("globalBatch");
+    QTest::addColumn<int>("top");
+    QTest::addColumn<double>("headroomGib");
+    QTest::addColumn<uint>("axes");
+    auto add = [](const char *name, const json &j, int batch, int top, double headroom, uint32_t axes) {
+        QTest::addRow("%s", name) << QByteArray(j.dump().c_str()) << batch << top << headroom << uint(axes);
+    };
+    add("llama2-70b 4K 16 x 910B2, every axis", seedCase("llama2-70b", 4096, 2, "ascend-910b2"), 16, 20, 0.0,
+        kSearchAllAxes);
+    add("the same, top 1", seedCase("llama2-70b", 4096, 2, "ascend-910b2"), 16, 1, 0.0, kSearchAllAxes);
+    add("the same, top 0", seedCase("llama2-70b", 4096, 2, "ascend-910b2"), 16, 0, 0.0, kSearchAllAxes);
+    add("llama2-7b 32K 8 x 910B2, 16 GiB free", seedCase("llama2-7b", 32768, 1, "ascend-910b2"), 8, 25, 16.0, 0);
+    add("llama3-8b 8K 32 x H100", seedCase("llama3-8b", 8192, 4, "h100-80g"), 64, 25, 0.0, 0);
+    json mixtral = seedCase("mixtral-8x7b", 4096, 2, "ascend-910b2");
+    mixtral["framework"] = "megatron";
+    add("mixtral 4K 16 x 910B2 megatron, every axis", mixtral, 32, 20, 0.0, kSearchAllAxes);
+    json swap = seedCase("llama2-7b", 4096, 1, "ascend-910b2");
+    swap["framework"] = "megatron";
+    swap["cluster"]["host_memory_bytes"] = 80.0 * double(1ll << 30);
+    add("llama2-7b 4K 8 x 910B2 megatron, swap and host limit", swap, 8, 40, 0.0, kSearchAllAxes);
+}
+
+void TestSearch::lazyWalkKeepsResults()
+{
+    // The walk by step time estimates only the layouts that can reach the ranking or the front:
+    // it must return exactly what estimating every layout returns.
+    QFETCH(QByteArray, plan);
+    QFETCH(int, globalBatch);
+    QFETCH(int, top);
+    QFETCH(double, headroomGib);
+    QFETCH(uint, axes);
+    const Catalog &cat = Catalog::builtin();
+    SearchRequest req = request(json::parse(plan.toStdString()), globalBatch, top);
+    req.axes = axes;
+    req.min_headroom_bytes = headroomGib * double(1ll << 30);
+    const SearchOutcome lazy = searchLayouts(req, cat);
+    req.count_all_fitting = true;
+    const SearchOutcome all = searchLayouts(req, cat);
+    QVERIFY(!lazy.fitting_complete);
+    QVERIFY(all.fitting_complete);
+    QCOMPARE(lazy.evaluated, all.evaluated);
+    QVERIFY(lazy.fitting <= all.fitting);
+    QCOMPARE(lazy.replayed, all.replayed);
+    QCOMPARE(lazy.rejected_by_allocator, all.rejected_by_allocator);
+    QCOMPARE(lazy.ranked.size(), all.ranked.size());
+    for (size_t i = 0; i < all.ranked.size(); ++i) {
+        QVERIFY2(sameLayout(lazy.ranked[i].plan, all.ranked[i].plan), qPrintable(QString::number(i)));
+        QCOMPARE(lazy.ranked[i].step_s, all.ranked[i].step_s);
+        QCOMPARE(lazy.ranked[i].required_bytes, all.ranked[i].required_bytes);
+        QCOMPARE(lazy.ranked[i].peak_bytes, all.ranked[i].peak_bytes);
+        QCOMPARE(lazy.ranked[i].pareto, all.ranked[i].pareto);
+    }
+    QCOMPARE(lazy.pareto.size(), all.pareto.size());
+    QVERIFY(!all.pareto.empty());
+    for (size_t i = 0; i < all.pareto.size(); ++i) {
+        QVERIFY2(sameLayout(lazy.pareto[i].plan, all.pareto[i].plan), qPrintable(QString::number(i)));
+        QCOMPARE(lazy.pareto[i].step_s, all.pareto[i].step_s);
+        QCOMPARE(lazy.pareto[i].required_bytes, all.pareto[i].required_bytes);
+    }
+    // It does estimate fewer.
+    QVERIFY(lazy.estimated < all.estimated);
 }
 
 void TestSearch::floorIsBelowEstimate()

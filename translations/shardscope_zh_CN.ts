@@ -2347,13 +2347,13 @@ measured beside predicted.
         <source>Usage: shardscope-cli search PLAN.plan.json [--top N] [--global-batch N | --global-tokens N]
                              [--tp N] [--pp N] [--cp N] [--max-devices N] [--min-headroom GIB]
                              [--recompute LIST] [--offload none|LIST] [--no-offload]
-                             [--axes all|none|LIST] [--min-cp-tokens N]
+                             [--axes all|none|LIST] [--min-cp-tokens N] [--count-fitting]
                              [--format table|json]
 </source>
         <translation>用法：shardscope-cli search PLAN.plan.json [--top N] [--global-batch N | --global-tokens N]
                              [--tp N] [--pp N] [--cp N] [--max-devices N] [--min-headroom GIB]
                              [--recompute LIST] [--offload none|LIST] [--no-offload]
-                             [--axes all|none|LIST] [--min-cp-tokens N]
+                             [--axes all|none|LIST] [--min-cp-tokens N] [--count-fitting]
                              [--format table|json]
 </translation>
     </message>
@@ -5182,6 +5182,10 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Framework megatron, recompute none or selective: the FFN activation and the norms recomputed in backward beside neither (--recompute-activation-function, --recompute-norm)</source>
         <translation>框架 megatron，重计算为 none 或 selective 时：在都不重计算之外，也尝试在反向中重计算 FFN 激活函数和归一化（--recompute-activation-function、--recompute-norm）</translation>
+    </message>
+    <message>
+        <source>%1 layouts evaluated in %3: %2 estimated (the others break a rule, cannot fit, or cannot reach the ranking or the front).</source>
+        <translation>已评估 %1 个布局，用时 %3：估算了 %2 个（其余违反规则、放不下，或无法进入排名或帕累托前沿）。</translation>
     </message>
 </context>
 <context>

@@ -319,10 +319,17 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
         updateStale();
         m_table->resizeColumnsToContents();
         m_progress->setValue(o.cancelled ? m_progress->value() : 1000);
-        const QString summary = tr("%1 layouts evaluated, %2 fit, in %3.")
-                                    .arg(qs(formatCount((long long)o.evaluated)),
-                                         qs(formatCount((long long)o.fitting)),
-                                         qs(formatSeconds(o.seconds)));
+        // Without counting every fit, only the layouts that could reach the ranking or the front
+        // were estimated: say so rather than show their fits as all of them.
+        const QString summary =
+            o.fitting_complete
+                ? tr("%1 layouts evaluated, %2 fit, in %3.")
+                      .arg(qs(formatCount((long long)o.evaluated)), qs(formatCount((long long)o.fitting)),
+                           qs(formatSeconds(o.seconds)))
+                : tr("%1 layouts evaluated in %3: %2 estimated (the others break a rule, cannot fit, or "
+                     "cannot reach the ranking or the front).")
+                      .arg(qs(formatCount((long long)o.evaluated)), qs(formatCount((long long)o.estimated)),
+                           qs(formatSeconds(o.seconds)));
         if (o.cancelled)
             m_status->setText(tr("Cancelled: %1 Showing the best found so far.").arg(summary));
         else if (o.ranked.empty())

@@ -122,6 +122,7 @@ struct Options
     int64_t globalBatch = 0;
     int64_t globalTokens = 0;
     bool offload = true;
+    bool countFitting = false; ///< --count-fitting: estimate every layout, count every fit
     int64_t tp = 0, pp = 0, cp = 0, maxDevices = 0;
     double minHeadroomGiB = 0;
     uint8_t recompute = 0b111;
@@ -264,6 +265,8 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
                 return false;
         } else if (allowSearch && a == "--no-offload") {
             o.offload = false;
+        } else if (allowSearch && a == "--count-fitting") {
+            o.countFitting = true;
         } else if (!a.empty() && a[0] == '-') {
             err << "shardscope-cli " << verb << ": unknown option " << a << "\n";
             return false;
@@ -287,7 +290,7 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
                                            "                             [--recompute LIST] "
                                            "[--offload none|LIST] [--no-offload]\n"
                                            "                             [--axes all|none|LIST] "
-                                           "[--min-cp-tokens N]\n"
+                                           "[--min-cp-tokens N] [--count-fitting]\n"
                                            "                             [--format table|json]\n")
                    .toStdString();
         return ExitOk;
@@ -323,6 +326,7 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         req.allowed_offload = o.offloadSets;
         req.axes = o.axes;
         req.min_tokens_per_cp_rank = o.minCpTokens;
+        req.count_all_fitting = o.countFitting;
         const SearchOutcome res = searchLayouts(req, cat);
         const double rate = res.seconds > 0 ? double(res.evaluated) / res.seconds : 0.0;
         const int64_t global = req.global_batch > 0
@@ -345,6 +349,7 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
             j["evaluated"] = res.evaluated;
             j["estimated"] = res.estimated;
             j["fitting"] = res.fitting;
+            j["fitting_complete"] = res.fitting_complete;
             j["replayed"] = res.replayed;
             j["rejected_by_allocator"] = res.rejected_by_allocator;
             j["seconds"] = res.seconds;
@@ -385,10 +390,16 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
             out << "\n";
         }
         out << res.evaluated << " layouts evaluated in " << formatSeconds(res.seconds) << " ("
-            << formatFixed(rate / 1000.0, 0) << "k/s), " << res.estimated
-            << " estimated (the others break a rule or cannot fit by their memory floor), "
-            << res.fitting << " within the allocated bound; the allocator replayed on " << res.replayed << ", "
-            << res.rejected_by_allocator << " of them run out of memory.\n\n";
+            << formatFixed(rate / 1000.0, 0) << "k/s), " << res.estimated;
+        if (res.fitting_complete)
+            out << " estimated (the others break a rule or cannot fit by their memory floor), " << res.fitting
+                << " within the allocated bound";
+        else
+            out << " estimated (the others break a rule, cannot fit, or cannot reach the ranking or the "
+                   "Pareto front by bounds of their memory and step time), "
+                << res.fitting << " of those within the allocated bound (--count-fitting counts every fit)";
+        out << "; the allocator replayed on " << res.replayed << ", " << res.rejected_by_allocator
+            << " of them run out of memory.\n\n";
         if (res.ranked.empty()) {
             out << "No layout fits.\n";
             return ExitOk;
