@@ -62,14 +62,69 @@ uint64_t toBytes(double b)
 
 } // namespace
 
-namespace {
-template <class Set, class K> void eraseKey(Set &set, const K &key)
+std::vector<CachingAllocator::Pool::Bucket>::iterator CachingAllocator::Pool::bucket(int stream, uint64_t size)
 {
-    const auto it = set.find(key);
-    if (it != set.end())
-        set.erase(it);
+    return std::lower_bound(buckets_.begin(), buckets_.end(), std::pair{stream, size},
+                            [](const Bucket &b, const std::pair<int, uint64_t> &k) {
+                                return b.stream != k.first ? b.stream < k.first : b.size < k.second;
+                            });
 }
-} // namespace
+
+std::optional<CachingAllocator::Key> CachingAllocator::Pool::first(int stream, uint64_t size) const
+{
+    const auto it = const_cast<Pool *>(this)->bucket(stream, size);
+    if (it == buckets_.end())
+        return std::nullopt;
+    const Entry &e = it->entries.front();
+    return Key{it->stream, it->size, e.addr, e.block};
+}
+
+void CachingAllocator::Pool::insert(const Key &k)
+{
+    auto it = bucket(k.stream, k.size);
+    if (it == buckets_.end() || it->stream != k.stream || it->size != k.size) {
+        std::vector<Entry> storage;
+        if (!spare_.empty()) {
+            storage = std::move(spare_.back());
+            spare_.pop_back();
+        }
+        it = buckets_.insert(it, Bucket{k.stream, k.size, std::move(storage)});
+    }
+    std::vector<Entry> &v = it->entries;
+    const auto at = std::lower_bound(v.begin(), v.end(), k.addr, [](const Entry &e, uint64_t a) { return e.addr < a; });
+    if (at != v.end() && at->addr == k.addr)
+        return;
+    v.insert(at, Entry{k.addr, k.block});
+    ++count_;
+}
+
+void CachingAllocator::Pool::erase(const Key &k)
+{
+    const auto it = bucket(k.stream, k.size);
+    if (it == buckets_.end() || it->stream != k.stream || it->size != k.size)
+        return;
+    std::vector<Entry> &v = it->entries;
+    const auto at = std::lower_bound(v.begin(), v.end(), k.addr, [](const Entry &e, uint64_t a) { return e.addr < a; });
+    if (at == v.end() || at->addr != k.addr)
+        return;
+    v.erase(at);
+    --count_;
+    if (v.empty()) {
+        spare_.push_back(std::move(v));
+        buckets_.erase(it);
+    }
+}
+
+std::vector<CachingAllocator::Key> CachingAllocator::Pool::keys() const
+{
+    std::vector<Key> out;
+    out.reserve(count_);
+    for (const Bucket &b : buckets_) {
+        for (const Entry &e : b.entries)
+            out.push_back({b.stream, b.size, e.addr, e.block});
+    }
+    return out;
+}
 
 
 CachingAllocator::CachingAllocator(AllocatorRules rules, const AllocatorConfig &config, double capacity,
@@ -161,8 +216,8 @@ int CachingAllocator::findFree(bool small, int stream, uint64_t size)
 int CachingAllocator::lookupFree(bool small, int stream, uint64_t size) const
 {
     const Pool &p = small ? small_ : large_;
-    const auto it = p.lower_bound(Key{stream, size, 0, -1});
-    if (it == p.end() || it->stream != stream)
+    const std::optional<Key> it = p.first(stream, size);
+    if (!it || it->stream != stream)
         return -1;
     const uint64_t ms = maxSplit();
     if (size < ms && it->size >= ms)
@@ -243,7 +298,7 @@ int CachingAllocator::expand(bool small, int stream, uint64_t size)
         return -1;
     seg.size += more;
     if (tailFree) {
-        eraseKey(pool(small), keyOf(tail));
+        pool(small).erase(keyOf(tail));
         blocks_[size_t(tail)].size += more;
         return tail;
     }
@@ -301,7 +356,7 @@ void CachingAllocator::releaseSegment(int si)
 {
     Segment &seg = segments_[size_t(si)];
     const int b = seg.last;
-    eraseKey(pool(seg.small), keyOf(b));
+    pool(seg.small).erase(keyOf(b));
     reserved_ -= seg.size;
     seg.size = 0;
     seg.live = false;
@@ -316,8 +371,8 @@ bool CachingAllocator::releaseAvailable(bool small, int stream, uint64_t size)
     Pool &p = pool(false);
     const uint64_t key = std::max(size, ms);
     // The smallest oversize segment that covers the request, else oversize ones largest first.
-    auto it = p.lower_bound(Key{stream, key, 0, -1});
-    if (it != p.end() && it->stream == stream) {
+    const std::optional<Key> it = p.first(stream, key);
+    if (it && it->stream == stream) {
         const Block &k = blocks_[size_t(it->block)];
         if (k.prev < 0 && k.next < 0 && !segments_[size_t(k.segment)].expandable) {
             releaseSegment(k.segment);
@@ -326,7 +381,8 @@ bool CachingAllocator::releaseAvailable(bool small, int stream, uint64_t size)
     }
     uint64_t freed = 0;
     std::vector<int> victims;
-    for (auto r = p.rbegin(); r != p.rend() && freed < key; ++r) {
+    const std::vector<Key> keys = p.keys();
+    for (auto r = keys.rbegin(); r != keys.rend() && freed < key; ++r) {
         if (r->stream != stream || r->size < ms)
             continue;
         const Block &k = blocks_[size_t(r->block)];
@@ -356,7 +412,7 @@ void CachingAllocator::releaseAll()
             const uint64_t unmap = t.size / page * page;
             if (unmap == 0)
                 continue;
-            eraseKey(pool(seg.small), keyOf(tail));
+            pool(seg.small).erase(keyOf(tail));
             reserved_ -= unmap;
             seg.size -= unmap;
             t.size -= unmap;
@@ -393,7 +449,8 @@ void CachingAllocator::collectGarbage()
         // Free whole large-pool segments at least as old (unused) as the average.
         double sum = 0;
         int n = 0;
-        for (const Key &key : large_) {
+        const std::vector<Key> keys = large_.keys();
+        for (const Key &key : keys) {
             const Block &k = blocks_[size_t(key.block)];
             if (k.prev < 0 && k.next < 0 && !segments_[size_t(k.segment)].expandable) {
                 sum += double(lookups_ - k.freedAt);
@@ -404,7 +461,7 @@ void CachingAllocator::collectGarbage()
             return;
         const double average = sum / n;
         std::vector<int> victims;
-        for (const Key &key : large_) {
+        for (const Key &key : keys) {
             const Block &k = blocks_[size_t(key.block)];
             if (k.prev < 0 && k.next < 0 && !segments_[size_t(k.segment)].expandable &&
                 double(lookups_ - k.freedAt) >= average) {
@@ -427,7 +484,7 @@ int CachingAllocator::malloc(double bytes, int stream)
     const bool small = size <= kSmallSize;
     int b = findFree(small, stream, size);
     if (b >= 0) {
-        eraseKey(pool(small), keyOf(b));
+        pool(small).erase(keyOf(b));
         return take(b, size);
     }
     collectGarbage();
@@ -462,7 +519,7 @@ void CachingAllocator::free(int b)
     auto mergeNext = [&](int left, int right) {
         Block &l = blocks_[size_t(left)];
         Block &r = blocks_[size_t(right)];
-        eraseKey(p, keyOf(right));
+        p.erase(keyOf(right));
         l.size += r.size;
         l.next = r.next;
         if (r.next >= 0)
@@ -477,7 +534,7 @@ void CachingAllocator::free(int b)
         mergeNext(cur, next);
     const int prev = blocks_[size_t(cur)].prev;
     if (prev >= 0 && !blocks_[size_t(prev)].allocated) {
-        eraseKey(p, keyOf(prev));
+        p.erase(keyOf(prev));
         mergeNext(prev, cur);
         cur = prev;
     }

@@ -11,6 +11,7 @@
 // page_size:1g and segment_size_mb options.
 #include <cstdint>
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -100,33 +101,35 @@ private:
             return addr < o.addr;
         }
     };
-    /// Free blocks in best-fit order: a sorted vector (a pool holds tens to a few hundred
-    /// blocks; std::set's node allocations cost more than moving them).
+    /// Free blocks in best-fit order (stream, size, address). A pool holds a few hundred blocks
+    /// of about ten sizes: they are kept by size, each size's blocks by address, so that a
+    /// block's insertion or removal moves a few entries rather than the whole pool.
     class Pool
     {
     public:
-        using const_iterator = std::vector<Key>::const_iterator;
-        const_iterator begin() const { return keys_.begin(); }
-        const_iterator end() const { return keys_.end(); }
-        std::vector<Key>::const_reverse_iterator rbegin() const { return keys_.rbegin(); }
-        std::vector<Key>::const_reverse_iterator rend() const { return keys_.rend(); }
-        size_t size() const { return keys_.size(); }
-        const_iterator lower_bound(const Key &k) const { return std::lower_bound(keys_.begin(), keys_.end(), k); }
-        const_iterator find(const Key &k) const
-        {
-            const auto it = lower_bound(k);
-            return it != keys_.end() && !(k < *it) ? it : keys_.end();
-        }
-        void insert(const Key &k)
-        {
-            const auto it = lower_bound(k);
-            if (it == keys_.end() || k < *it)
-                keys_.insert(it, k);
-        }
-        void erase(const_iterator it) { keys_.erase(it); }
+        size_t size() const { return count_; }
+        /// The first block at least (stream, size, address 0) in best-fit order, if any.
+        std::optional<Key> first(int stream, uint64_t size) const;
+        void insert(const Key &k); ///< nothing when it is there already
+        void erase(const Key &k);  ///< nothing when it is not there
+        std::vector<Key> keys() const; ///< every block, in best-fit order
 
     private:
-        std::vector<Key> keys_;
+        struct Entry
+        {
+            uint64_t addr;
+            int block;
+        };
+        struct Bucket
+        {
+            int stream;
+            uint64_t size;
+            std::vector<Entry> entries; ///< by address; never empty
+        };
+        std::vector<Bucket>::iterator bucket(int stream, uint64_t size);
+        std::vector<Bucket> buckets_; ///< by (stream, size)
+        std::vector<std::vector<Entry>> spare_; ///< emptied buckets' storage, for reuse
+        size_t count_ = 0;
     };
 
     Pool &pool(bool small) { return small ? small_ : large_; }
