@@ -1017,8 +1017,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     } else {
         // The lazy walk. First, on the threads, every layout is checked and given a lower bound
         // of its step time (compute, bubble and the offload of states, without communication or
-        // what activations move) and of its memory (`screen`'s bound); each task's candidates
-        // sorted by the first.
+        // what activations move) and of its memory (the larger of `screen`'s bound and the
+        // memory floor; beyond HBM it cannot fit); each task's candidates sorted by the first.
         struct Candidate
         {
             double key;   ///< step time: a lower bound, exact once known
@@ -1074,6 +1074,11 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 double bound = 0;
                 if (!screen(wk, l, ce, bound))
                     return true;
+                // The tighter bound too: the first stage's floor (beyond HBM the layout cannot fit).
+                const double floor = memoryFloorBytes(wk.w, catalog);
+                if (floor > hbmLimit)
+                    return true;
+                bound = std::max(bound, floor);
                 const double key = assembleStep(wk.w, cprof, ce, 0.0, offloadBytesPerStep(wk.w, ce, 0.0)).step_s;
                 mine.push_back(pack(l, key, bound, o));
                 return true;
@@ -1088,7 +1093,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         // given its communication and so its step time unless it can reach neither the ranking
         // nor the front; those in the order of their step time, equal times together, each
         // estimated unless it cannot reach either. A layout cannot reach the front when one on it
-        // is faster and needs no more memory than the layout's bound or its memory floor; it
+        // is faster and needs no more memory than the layout's memory bound (or its floor); it
         // cannot reach the ranking once `top` faster layouts hold. Both only tighten as the walk
         // goes on, so what is decided early (the step times are costed in batches, on the
         // threads) is decided as the one-by-one walk would.
@@ -1319,15 +1324,11 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     batch.push_back(r);
             }
             costed.assign(batch.size(), std::nullopt);
-            const bool full = rankFull();
-            const double floorBar = minRequired;
             loop->run(batch.size(), [&](size_t k, unsigned thread) {
                 Worker &bw = workers[thread];
                 const Run &r = batch[k];
                 const Layout l = unpack(tasks[r.task], candidates[r.task][r.pos]);
                 apply(bw.w, l);
-                if (full && memoryFloorBytes(bw.w, catalog) >= floorBar)
-                    return; // cannot reach the front
                 const ComputeEstimate ce = estimateCompute(bw.w, cprof);
                 costed[k] = Costed{r.task, r.pos, (l.offload & 8) || l.swap, stepOf(bw.w, ce, 0.0), std::nullopt};
             });
