@@ -30,6 +30,7 @@
 #include "units.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -1405,10 +1406,18 @@ std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const 
 
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly)
 {
+    replayAllocator(plan, catalog, m, verdictOnly, [](size_t n, FunctionRef<void(size_t)> body) {
+        for (size_t k = 0; k < n; ++k)
+            body(k);
+    });
+}
+
+void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly,
+                     ForEachRank forEach)
+{
     const DeviceProfile &dev = *catalog.device(plan.cluster.device);
     const AllocatorRules rules = dev.vendor == "huawei" ? AllocatorRules::Npu : AllocatorRules::Cuda;
     const AllocatorConfig &config = plan.memory.allocator;
-    bool fits = true;
     std::vector<size_t> order(m.ranks.size());
     for (size_t i = 0; i < order.size(); ++i)
         order[i] = i;
@@ -1416,24 +1425,49 @@ void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m
         std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
             return m.ranks[a].peak_bytes > m.ranks[b].peak_bytes;
         });
-    for (size_t i : order) {
-        RankMemory &r = m.ranks[i];
+    // Each rank's replay on its own (they share nothing), then their figures in order: with
+    // `verdictOnly` up to the first that runs out, as if the others had not been replayed.
+    struct Replayed
+    {
+        DualReplay rp;
+        double firstStepPeak = 0;
+        TimelineTensor oomTensor;
+    };
+    std::vector<Replayed> done(order.size());
+    std::atomic<size_t> firstOom{order.size()}; // verdictOnly: none after it is needed
+    forEach(order.size(), [&](size_t k) {
+        if (verdictOnly && k > firstOom.load(std::memory_order_relaxed))
+            return;
+        const RankMemory &r = m.ranks[order[k]];
         const StepTimeline t = memoryTimeline(plan, catalog, r.stage);
         const double capacity = std::max(0.0, dev.hbm_bytes - r.reserve.context - r.reserve.comm_buffers);
-        const DualReplay rp = replayOnDevice(t, rules, config, capacity, false, verdictOnly);
-        r.reserved_bytes = rp.room.peak_reserved;
-        r.first_step_peak_bytes = t.peakLive(StepPart::FirstStep);
-        r.oom = rp.device.oom;
-        double reserved = rp.device.peak_reserved;
+        Replayed &d = done[k];
+        d.rp = replayOnDevice(t, rules, config, capacity, false, verdictOnly);
+        d.firstStepPeak = t.peakLive(StepPart::FirstStep);
+        if (d.rp.device.oom) {
+            d.oomTensor = t.tensors[size_t(t.events[size_t(d.rp.device.oom_event)].tensor)];
+            size_t seen = firstOom.load();
+            while (k < seen && !firstOom.compare_exchange_weak(seen, k)) {
+            }
+        }
+    });
+    bool fits = true;
+    for (size_t k = 0; k < order.size(); ++k) {
+        RankMemory &r = m.ranks[order[k]];
+        const Replayed &d = done[k];
+        r.reserved_bytes = d.rp.room.peak_reserved;
+        r.first_step_peak_bytes = d.firstStepPeak;
+        r.oom = d.rp.device.oom;
+        double reserved = d.rp.device.peak_reserved;
         if (r.oom) {
-            const TimelineTensor &tt = t.tensors[size_t(t.events[size_t(rp.device.oom_event)].tensor)];
+            const TimelineTensor &tt = d.oomTensor;
             r.oom_tensor = std::string(tensorKindKey(tt.kind));
             r.oom_layer = tt.layer;
             r.oom_phase = tt.phase;
             r.oom_step = std::string(stepPartKey(tt.part));
             r.oom_request_bytes = tt.bytes;
             // What the step needs: everything the allocator reserved on a device with room.
-            reserved = std::max(rp.room.first_step_reserved, rp.room.peak_reserved);
+            reserved = std::max(d.rp.room.first_step_reserved, d.rp.room.peak_reserved);
         }
         r.reserve.allocator = std::max(0.0, reserved - r.peak_bytes);
         fits = fits && !r.oom;

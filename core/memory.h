@@ -1,5 +1,6 @@
 #pragma once
 
+#include "functionref.h"
 #include "hcclbuffers.h"
 #include "hostmemory.h"
 #include "plan.h"
@@ -135,6 +136,12 @@ std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const 
 /// leaving the other ranks' figures unset.
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &memory,
                      bool verdictOnly = false);
+/// Runs body(k) for every k in [0, n), perhaps side by side.
+using ForEachRank = FunctionRef<void(size_t n, FunctionRef<void(size_t k)> body)>;
+/// The same, with the ranks' timelines and replays (independent of one another) run by
+/// `forEach`; the outcome is the one above.
+void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &memory, bool verdictOnly,
+                     ForEachRank forEach);
 
 struct StepTimeline;
 /// Every allocation and free of the rank kind at `stage` (core/timeline.h): the model build, the

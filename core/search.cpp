@@ -874,31 +874,40 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     // The bound above counts allocated memory; the allocator reserves more. A layout is returned
     // only when the caching allocator replayed over its timeline does not run out of memory.
     // The replay of one layout writes only its own entries, so layouts replay side by side.
-    auto replayOne = [&](uint32_t i) {
+    // The lazy walk's threads, kept between its many short loops.
+    std::optional<LoopThreads> loop;
+    // `ranksSideBySide`: its ranks replayed on the lazy walk's threads (not from within them).
+    auto replayOne = [&](uint32_t i, bool ranksSideBySide) {
         Plan p = base;
         apply(p, fitting[i].layout);
         MemoryEstimate me = estimateMemory(p, catalog);
-        replayAllocator(p, catalog, me, true);
+        if (ranksSideBySide && loop)
+            replayAllocator(p, catalog, me, true, [&](size_t n, FunctionRef<void(size_t)> body) {
+                loop->run(n, [&](size_t k, unsigned) { body(k); });
+            });
+        else
+            replayAllocator(p, catalog, me, true);
         double required = 0;
         for (const RankMemory &r : me.ranks)
             required = std::max(required, r.peak_bytes + r.reserve.total());
         replayedRequired[i] = required;
         replayed[i] = me.hbm_fits ? 1 : 0;
     };
-    // The lazy walk's threads, kept between its many short loops.
-    std::optional<LoopThreads> loop;
     // Replays, on the search's threads, those of `which` not replayed yet.
     auto prefetch = [&](std::vector<uint32_t> which) {
         which.erase(std::remove_if(which.begin(), which.end(), [&](uint32_t i) { return replayed[i] >= 0; }),
                     which.end());
-        if (loop)
-            loop->run(which.size(), [&](size_t k, unsigned) { replayOne(which[k]); });
+        if (loop && which.size() < loop->size()) {
+            for (uint32_t i : which) // too few to share the threads: each one's ranks side by side
+                replayOne(i, true);
+        } else if (loop)
+            loop->run(which.size(), [&](size_t k, unsigned) { replayOne(which[k], false); });
         else
-            parallelFor(which.size(), threads, [&](size_t k, unsigned) { replayOne(which[k]); });
+            parallelFor(which.size(), threads, [&](size_t k, unsigned) { replayOne(which[k], false); });
     };
     auto verified = [&](uint32_t i) {
         if (replayed[i] < 0)
-            replayOne(i);
+            replayOne(i, true);
         if (!counted[i]) {
             counted[i] = 1;
             ++out.replayed;
