@@ -1216,12 +1216,20 @@ double floorOf(const Context &x, const Quantities &q0, const RuntimeReserve &r0)
     // (the timeline's forwardBody): everything persistent, the reduce bucket the step allocates
     // first, and what the micro-batches in flight saved (one layer's when activations go to the
     // host). When the stage is also the last (pp 1) its forward ends with the head: the LM-head
-    // input and the logits are live too, until that backward frees them.
+    // input and the logits are live beside the layers' activations, until that backward frees
+    // them.
     double live = q0.params + q0.master + q0.states + q0.ddpBuckets + q0.p2p + q0.reduceBucket;
     if (!x.fw.grads_set_to_none)
         live += q0.grads;
+    const double persistent = live;
     live += x.plan.memory.offload.activations ? q0.actLayer : q0.actTotal;
-    live += q0.actFinal + q0.logitsForward;
+    // At the head, the layers' activations without what may be on the host by then (swap-
+    // attention's last swapped part; every layer's when activations are offloaded).
+    const double atHead = q0.logitsForward > 0
+                              ? persistent + q0.actFinal + q0.logitsForward +
+                                    (x.plan.memory.offload.activations ? 0.0 : q0.actTotal - q0.swapLayer)
+                              : 0.0;
+    live = std::max(live, atHead);
     return live + r0.context + r0.comm_buffers;
 }
 

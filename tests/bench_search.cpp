@@ -1,7 +1,9 @@
 // The layout search on its target case: llama3-70b at 32K tokens on 1024 Ascend 910B2 NPUs
 // (128 nodes x 8), global batch 512 sequences, every layout (tp, pp, cp, dp, sharding, sp,
-// recompute, offload, micro-batch, virtual stages). Target: the whole space in at most 200 ms
-// single-threaded; the `evals/s` counter reports evaluations per second.
+// recompute, offload, micro-batch, virtual stages). Target: the whole space in at most 200 ms;
+// the `evals/s` counter reports evaluations per second. By default the search walks the layouts by
+// step time and estimates only those that can reach the ranking or the front; a last argument of 1
+// estimates every layout (SearchRequest::count_all_fitting), with the same results.
 #include "core/catalog.h"
 #include "core/search.h"
 #include "planvariants.h"
@@ -56,15 +58,18 @@ void BM_SearchLlama3_70b_1024(benchmark::State &state)
     req.prune = state.range(0) != 0;
     req.threads = int(state.range(1));
     req.axes = uint32_t(state.range(2));
+    req.count_all_fitting = state.range(3) != 0;
     timeSearch(state, req);
 }
-// Arguments: 1 with the memory bounds' pruning (the default), 0 without; the threads (0: one
-// per hardware thread, the default); the axes beyond the classic ones (SearchAxis bits).
+// Arguments: 1 with the memory bounds' pruning (the default), 0 without (every layout
+// estimated); the threads (0: one per hardware thread, the default); the axes beyond the classic
+// ones (SearchAxis bits); 1 to estimate every layout that passes the bounds.
 BENCHMARK(BM_SearchLlama3_70b_1024)
-    ->Args({1, 0, 0})
-    ->Args({1, 1, 0})
-    ->Args({0, 0, 0})
-    ->Args({1, 0, kSearchAllAxes})
+    ->Args({1, 0, 0, 0})
+    ->Args({1, 1, 0, 0})
+    ->Args({1, 0, 0, 1})
+    ->Args({0, 0, 0, 0})
+    ->Args({1, 0, kSearchAllAxes, 0})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(1.0);
@@ -77,15 +82,17 @@ void BM_SearchDeepSeekV3_2048(benchmark::State &state)
     SearchRequest req = caseRequest("deepseek-v3 4K on 2048 x 910B2", "deepseek-v3", 4096, 256, 1024);
     req.axes = uint32_t(state.range(0));
     req.threads = int(state.range(1));
+    req.count_all_fitting = state.range(2) != 0;
     timeSearch(state, req);
 }
-// Arguments: the axes (SearchAxis bits; 31: etp, CP algorithms, HSDP, block recompute and uneven
-// stages, without MindSpeed's swap-attention and activation / norm recompute), the threads (0: one
-// per hardware thread).
+// Arguments: the axes (SearchAxis bits; 31: etp, CP algorithms, HSDP, block recompute and
+// uneven stages, without MindSpeed's swap-attention and activation / norm recompute), the threads
+// (0: one per hardware thread), 1 to estimate every layout that passes the bounds.
 BENCHMARK(BM_SearchDeepSeekV3_2048)
-    ->Args({kSearchExpertTp | kSearchCpAlgo | kSearchDpShard | kSearchRecomputeBlock | kSearchUnevenStages, 0})
-    ->Args({kSearchAllAxes, 0})
-    ->Args({kSearchAllAxes, 1})
+    ->Args({kSearchExpertTp | kSearchCpAlgo | kSearchDpShard | kSearchRecomputeBlock | kSearchUnevenStages, 0, 0})
+    ->Args({kSearchAllAxes, 0, 0})
+    ->Args({kSearchAllAxes, 1, 0})
+    ->Args({kSearchAllAxes, 0, 1})
     ->Unit(benchmark::kMillisecond)
     ->UseRealTime()
     ->MinTime(1.0);

@@ -517,6 +517,19 @@ void TestSearch::floorIsBelowEstimate()
     req.axes = kSearchAllAxes;
     for (const SearchResult &r : searchLayouts(req, cat).ranked)
         plans.push_back(r.plan);
+    // One stage that holds the head, under Megatron with MTP and swap-attention (at the head the
+    // last layer's swapped part is on the host), and with activations offloaded.
+    for (const char *preset : {"deepseek-v2-lite", "llama2-7b"}) {
+        for (int variant = 0; variant < 3; ++variant) {
+            json j = seedCase(preset, 4096, 1, "ascend-910b2");
+            j["framework"] = "megatron";
+            j["parallel"]["sharding"] = "grads";
+            j["memory"]["recompute"] = variant == 2 ? "selective" : "none";
+            j["memory"]["swap_attention"] = variant != 1;
+            j["memory"]["offload"]["activations"] = variant == 1;
+            plans.push_back(parsePlan(j, cat));
+        }
+    }
     QVERIFY(plans.size() > 300);
     int bounded = 0;
     for (const Plan &p : plans) {
