@@ -8,6 +8,7 @@
 #include "core/units.h"
 
 #include <QAbstractItemModelTester>
+#include <QLabel>
 #include <QSignalSpy>
 #include <QCheckBox>
 #include <QHeaderView>
@@ -171,6 +172,15 @@ private Q_SLOTS:
         QVERIFY(finished.wait(120000));
         const SearchOutcome &o = panel.job()->outcome();
         QVERIFY(!o.pareto.empty());
+        // The summary says how many were estimated, not those estimated that fit as if they were
+        // every fit.
+        QVERIFY(!o.fitting_complete);
+        const QLabel *status = panel.findChild<QLabel *>(QStringLiteral("searchStatus"));
+        QVERIFY(status);
+        QVERIFY2(status->text().contains(QString::fromStdString(formatCount((long long)o.estimated)) +
+                                         QStringLiteral(" estimated")),
+                 qPrintable(status->text()));
+        QVERIFY(!status->text().contains(QStringLiteral(" fit, in ")));
         const QList<QPointF> points = panel.paretoPoints();
         QCOMPARE(points.size(), int(o.pareto.size()));
         QCOMPARE(points.front().x(), o.pareto.front().required_bytes / kGiB);

@@ -159,6 +159,7 @@ SearchPanel::SearchPanel(PlanDocument *document, QWidget *parent)
     m_progress->setValue(0);
     m_progress->setTextVisible(true);
     m_status->setWordWrap(true);
+    m_status->setObjectName(QStringLiteral("searchStatus"));
     m_status->setText(tr("Finds the fastest layouts of this model, sequence and cluster that fit."));
     m_staleLabel->setWordWrap(true);
     m_staleLabel->setVisible(false);
