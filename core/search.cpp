@@ -157,6 +157,21 @@ struct Task
     int first, last; ///< uneven first / last stage layers (0: even)
 };
 
+/// A layout with the task's outer degrees (the rest as Layout's defaults).
+Layout taskLayout(const Task &t)
+{
+    Layout l;
+    l.dp = t.dp;
+    l.tp = t.tp;
+    l.pp = t.pp;
+    l.cp = t.cp;
+    l.ep = t.ep;
+    l.etp = t.etp;
+    l.first = t.first;
+    l.last = t.last;
+    return l;
+}
+
 /// Uneven first / last stages for `layers` over `pp` stages when they do not split evenly:
 /// the middle stages hold m = floor or ceil(layers / pp) each, the first and last share the
 /// rest (the first the larger half), neither more than m + 1 nor fewer than 1.
@@ -696,15 +711,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                                 continue;
                                             for (const bool swap : swapChoices(Recompute(rc), off))
                                             for (const uint8_t ms : msChoices(Recompute(rc))) {
-                                            Layout l;
-                                            l.dp = t.dp;
-                                            l.tp = t.tp;
-                                            l.pp = t.pp;
-                                            l.cp = t.cp;
-                                            l.ep = t.ep;
-                                            l.etp = t.etp;
-                                            l.first = t.first;
-                                            l.last = t.last;
+                                            Layout l = taskLayout(t);
                                             l.v = v;
                                             l.cp_algo = algo;
                                             l.ulysses = ulysses;
@@ -1044,15 +1051,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             return c;
         };
         auto unpack = [&](const Task &t, const Candidate &c) {
-            Layout l;
-            l.dp = t.dp;
-            l.tp = t.tp;
-            l.pp = t.pp;
-            l.cp = t.cp;
-            l.ep = t.ep;
-            l.etp = t.etp;
-            l.first = t.first;
-            l.last = t.last;
+            Layout l = taskLayout(t);
             l.v = c.v;
             l.cp_algo = CpAlgo(c.bits & 3);
             l.ulysses = c.ulysses;
