@@ -749,8 +749,11 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
 
     const unsigned threads = searchThreads(request.threads, tasks.size());
     // Without counting every fit, the layouts are walked by step time and only those that can
-    // still reach the ranking or the front are estimated (see below).
-    const bool lazy = request.prune && !request.count_all_fitting;
+    // still reach the ranking or the front are estimated (see below). That walk needs bounds of
+    // the memory: under LoRA, QLoRA or freezing there are none (stateBytes, memoryFloorBytes), and
+    // every layout is estimated.
+    const bool lazy = request.prune && !request.count_all_fitting &&
+                      work.training.method.method == TrainingMethod::Full;
     std::atomic<uint64_t> evaluated{0};
     std::atomic<bool> stopped{false};
     const double hbmLimit = dev.hbm_bytes - request.min_headroom_bytes;

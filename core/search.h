@@ -67,7 +67,8 @@ struct SearchRequest
     /// fits. Without it (and with `prune`) the search walks the layouts by step time and
     /// estimates only those that can still reach the ranking or the Pareto front: the same
     /// `ranked` and `pareto` (tst_search checks it), far fewer estimates, and `fitting` counts
-    /// the fitting layouts among those estimated.
+    /// the fitting layouts among those estimated. Under LoRA, QLoRA or freezing there is no
+    /// memory bound to walk by: every layout is estimated.
     bool count_all_fitting = false;
     /// Threads the search runs on (0: one per hardware thread). The outcome is the same for any
     /// number (tst_search checks it).
