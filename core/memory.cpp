@@ -1395,6 +1395,14 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog, const Me
     return estimateMemoryImpl(plan, catalog, &withoutOffload);
 }
 
+double worstRankBytes(const MemoryEstimate &memory)
+{
+    double worst = 0;
+    for (const RankMemory &r : memory.ranks)
+        worst = std::max(worst, r.peak_bytes + r.reserve.total());
+    return worst;
+}
+
 double memoryFloorBytes(const Plan &plan, const Catalog &catalog)
 {
     if (plan.training.method.method != TrainingMethod::Full)

@@ -119,6 +119,9 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog);
 /// search, which evaluates both) saves estimating it again.
 MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog, const MemoryEstimate &withoutOffload);
 
+/// What the fullest rank needs: the largest peak plus runtime reserve of any rank.
+double worstRankBytes(const MemoryEstimate &memory);
+
 /// A lower bound of what estimateMemory reports as the largest peak plus runtime reserve of any
 /// rank (before the allocator replay), without the timeline: the first stage's persistent bytes
 /// and one micro-batch's saved activations. The search skips layouts whose floor exceeds HBM.

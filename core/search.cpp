@@ -432,11 +432,7 @@ bool fitsWithHeadroom(const Plan &p, const Catalog &catalog, const DeviceProfile
     replayAllocator(p, catalog, me, true);
     if (!me.fits)
         return false;
-    for (const RankMemory &r : me.ranks) {
-        if (r.peak_bytes + r.reserve.total() + headroom > dev.hbm_bytes)
-            return false;
-    }
-    return true;
+    return worstRankBytes(me) + headroom <= dev.hbm_bytes;
 }
 
 /// The largest k in [1, limit] with fits(k), assuming fits is monotonic (memory grows with k);
@@ -832,9 +828,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     auto requiredOf = [&](const MemoryEstimate &me) -> std::optional<double> {
         if (!me.fits)
             return std::nullopt;
-        double required = 0;
-        for (const RankMemory &r : me.ranks)
-            required = std::max(required, r.peak_bytes + r.reserve.total());
+        const double required = worstRankBytes(me);
         if (required + request.min_headroom_bytes > dev.hbm_bytes)
             return std::nullopt;
         return required;
@@ -881,12 +875,12 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         replayedRequired.resize(fitting.size(), 0.0);
         counted.resize(fitting.size(), 0);
     };
-    // The bound above counts allocated memory; the allocator reserves more. A layout is returned
-    // only when the caching allocator replayed over its timeline does not run out of memory.
-    // The replay of one layout writes only its own entries, so layouts replay side by side.
     // The lazy walk's threads, kept between its many short loops.
     std::optional<LoopThreads> loop;
-    // `ranksSideBySide`: its ranks replayed on the lazy walk's threads (not from within them).
+    // The bound above counts allocated memory; the allocator reserves more. A layout is returned
+    // only when the caching allocator replayed over its timeline does not run out of memory.
+    // The replay of one layout writes only its own entries, so layouts replay side by side;
+    // `ranksSideBySide`: its ranks on the lazy walk's threads (not from within them).
     auto replayOne = [&](uint32_t i, bool ranksSideBySide) {
         Plan p = base;
         apply(p, fitting[i].layout);
@@ -897,10 +891,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             });
         else
             replayAllocator(p, catalog, me, true);
-        double required = 0;
-        for (const RankMemory &r : me.ranks)
-            required = std::max(required, r.peak_bytes + r.reserve.total());
-        replayedRequired[i] = required;
+        replayedRequired[i] = worstRankBytes(me);
         replayed[i] = me.hbm_fits ? 1 : 0;
     };
     // Replays, on the search's threads, those of `which` not replayed yet.
@@ -1171,6 +1162,17 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         auto rankFull = [&] { return rankedIdx.size() >= top; };
         auto blocked = [&](double bound) { return rankFull() && bound >= minRequired; };
         auto limitNow = [&] { return rankFull() ? std::min(hbmLimit, minRequired) : hbmLimit; };
+        // The estimate of a costed candidate (`l` its layout, applied to the worker's plan), or
+        // nothing when it is blocked, cannot fit or its floor is above the front's memory. The
+        // threads call it side by side: the ranking and the front change only between loops.
+        auto estimateCandidate = [&](Worker &bw, const Costed &c, Layout &l) -> std::optional<MemoryEstimate> {
+            const Candidate &cand = candidates[c.task][c.pos];
+            if (blocked(cand.bound))
+                return std::nullopt;
+            l = unpack(tasks[c.task], cand);
+            apply(bw.w, l);
+            return estimateLayout(bw, l, limitNow());
+        };
 
         for (Worker &w : workers)
             w.bare.clear();
@@ -1199,31 +1201,22 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     pendingTaken.push_back({std::move(slots[t.slot]), t.index});
                     freeSlots.push_back(t.slot);
                 }
-                const bool full = rankFull();
-                const double bar = minRequired, limit = limitNow();
                 loop->run(pendingTaken.size(), [&](size_t k, unsigned thread) {
                     Worker &bw = workers[thread];
                     Costed &c = pendingTaken[k].first;
-                    c.pending = false;
-                    const Candidate &cand = candidates[c.task][c.pos];
-                    if (full && cand.bound >= bar)
-                        return;
-                    const Layout l = unpack(tasks[c.task], cand);
-                    apply(bw.w, l);
-                    c.memory = estimateLayout(bw, l, limit);
+                    Layout l;
+                    c.memory = estimateCandidate(bw, c, l);
                     if (!c.memory)
-                        return; // cannot fit, or cannot reach the front
+                        return; // cannot fit, or cannot reach the ranking or the front
                     const double actBytes =
                         activationOffloadBytesPerMicrobatch(bw.w, *c.memory, *findBare(bw, bareOf(l)));
                     const ComputeEstimate ce = estimateCompute(bw.w, cprof);
                     c.step = assembleStep(bw.w, cprof, ce, c.step.communication_s, offloadBytesPerStep(bw.w, ce, actBytes));
-                    c.pending = true; // (kept)
+                    c.pending = false;
                 });
                 for (auto &[c, index] : pendingTaken) {
-                    if (c.pending) {
-                        c.pending = false;
+                    if (c.memory)
                         pushTimed(std::move(c), index);
-                    }
                 }
                 continue;
             }
@@ -1239,19 +1232,12 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     const Timed t = popTimed();
                     taken.push_back(t);
                 }
-                const bool full = rankFull();
-                const double bar = minRequired, limit = limitNow();
                 loop->run(taken.size(), [&](size_t k, unsigned thread) {
-                    Worker &bw = workers[thread];
                     Costed &c = slots[taken[k].slot];
-                    if (c.memory)
-                        return;
-                    const Candidate &cand = candidates[c.task][c.pos];
-                    if (full && cand.bound >= bar)
-                        return;
-                    const Layout l = unpack(tasks[c.task], cand);
-                    apply(bw.w, l);
-                    c.memory = estimateLayout(bw, l, limit);
+                    if (!c.memory) {
+                        Layout l;
+                        c.memory = estimateCandidate(workers[thread], c, l);
+                    }
                 });
                 // The fitting ones, by group.
                 groupStart.clear();

@@ -473,12 +473,7 @@ int compareCommand(const std::vector<std::string> &args, std::ostream &out, std:
         }
     }
 
-    auto required = [](const Estimate &e) {
-        double req = 0;
-        for (const RankMemory &r : e.memory.ranks)
-            req = std::max(req, r.peak_bytes + r.reserve.total());
-        return req;
-    };
+    auto required = [](const Estimate &e) { return worstRankBytes(e.memory); };
 
     if (o.format == "json") {
         json j = json::array();
