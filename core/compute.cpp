@@ -402,8 +402,8 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
     const ParameterCounts &pc = counts;
     // A mean layer of the model on this rank (core/layers.h's split), MTP modules on the last
     // stage counted as layers.
-    const RankLayer dl = rankLayer(denseSpec, pa.tp, pa.ep, pa.expertTp());
-    const RankLayer ml = moe ? rankLayer(moeSpec, pa.tp, pa.ep, pa.expertTp()) : RankLayer{};
+    const RankLayer dl = rankLayer(mo, LayerKind::Dense, pa.tp, pa.ep, pa.expertTp());
+    const RankLayer ml = moe ? rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()) : RankLayer{};
     const double layersAll = std::max(1, mo.layers);
     const double layerDense = (dl.dense() * pc.dense_layers + ml.dense() * pc.moe_layers) / layersAll;
     const double layerExperts = ml.experts * pc.moe_layers / layersAll;

@@ -110,29 +110,68 @@ LayerSpec buildLayerSpec(const ModelShape &m, LayerKind kind)
 
 } // namespace
 
+namespace {
+
+/// The engine asks for the same model's layers over and over (each layout a search visits, each
+/// part of one estimate): the last model's two kinds are kept per thread, with their per-rank
+/// splits already asked for.
+struct KeptLayers
+{
+    struct RankSplit
+    {
+        LayerKind kind;
+        int tp, ep, etp;
+        RankLayer rank;
+    };
+    std::optional<ModelShape> model;
+    std::optional<LayerSpec> spec[2];
+    std::vector<RankSplit> splits;
+
+    static KeptLayers &of(const ModelShape &m)
+    {
+        thread_local KeptLayers last;
+        // A decoder layer does not depend on the vocabulary: the kept layers serve a model whose
+        // vocabulary alone differs (the engine asks with the plan's and with the padded one).
+        if (last.model) {
+            last.model->vocab = m.vocab;
+            last.model->vocab_divisible_by = m.vocab_divisible_by;
+        }
+        if (!last.model || !(*last.model == m)) {
+            last.model = m;
+            last.spec[0].reset();
+            last.spec[1].reset();
+            last.splits.clear();
+        }
+        return last;
+    }
+    const LayerSpec &specOf(LayerKind kind)
+    {
+        std::optional<LayerSpec> &kept = spec[kind == LayerKind::Moe ? 1 : 0];
+        if (!kept)
+            kept = buildLayerSpec(*model, kind);
+        return *kept;
+    }
+};
+
+} // namespace
+
 LayerSpec layerSpec(const ModelShape &m, LayerKind kind)
 {
-    // The engine asks for the same model's layers over and over (each layout a search visits,
-    // each part of one estimate): the last model's two kinds are kept, per thread.
-    thread_local struct
-    {
-        std::optional<ModelShape> model;
-        std::optional<LayerSpec> spec[2];
-    } last;
-    if (!last.model || !(*last.model == m)) {
-        last.model = m;
-        last.spec[0].reset();
-        last.spec[1].reset();
-    }
-    std::optional<LayerSpec> &kept = last.spec[kind == LayerKind::Moe ? 1 : 0];
-    if (!kept)
-        kept = buildLayerSpec(m, kind);
-    return *kept;
+    return KeptLayers::of(m).specOf(kind);
 }
 
 RankLayer rankLayer(const ModelShape &m, LayerKind kind, int tp, int ep, int etp)
 {
-    return rankLayer(layerSpec(m, kind), tp, ep, etp);
+    KeptLayers &k = KeptLayers::of(m);
+    for (const KeptLayers::RankSplit &s : k.splits) {
+        if (s.kind == kind && s.tp == tp && s.ep == ep && s.etp == etp)
+            return s.rank;
+    }
+    const RankLayer r = rankLayer(k.specOf(kind), tp, ep, etp);
+    if (k.splits.size() >= 16)
+        k.splits.erase(k.splits.begin());
+    k.splits.push_back({kind, tp, ep, etp, r});
+    return r;
 }
 
 RankLayer rankLayer(const LayerSpec &s, int tp, int ep, int etp)

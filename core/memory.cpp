@@ -190,10 +190,10 @@ struct Context
     {
         const ModelShape &mo = plan.model;
         denseSpec = layerSpec(mo, LayerKind::Dense);
-        denseRank = rankLayer(denseSpec, tp, ep, etp);
+        denseRank = rankLayer(mo, LayerKind::Dense, tp, ep, etp);
         if (mo.moe.enabled()) {
             moeSpec = layerSpec(mo, LayerKind::Moe);
-            moeRank = rankLayer(moeSpec, tp, ep, etp);
+            moeRank = rankLayer(mo, LayerKind::Moe, tp, ep, etp);
         }
         mixes.assign(size_t(std::max(1, pp)), LayerMix{});
         const std::vector<int> stages = layerStages(plan.parallel, mo.layers);

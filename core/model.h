@@ -97,10 +97,11 @@ struct ModelShape
     }
     int moeLayers() const
     {
-        int n = 0;
-        for (int l = 0; l < layers; ++l)
-            n += moeLayer(l) ? 1 : 0;
-        return n;
+        // Layers first_dense_layers, + layer_freq, ... below `layers`: those moeLayer counts
+        // (parsePlan keeps first_dense_layers >= 0 and layer_freq >= 1).
+        if (!moe.enabled() || layers <= moe.first_dense_layers)
+            return 0;
+        return (layers - moe.first_dense_layers + moe.layer_freq - 1) / moe.layer_freq;
     }
 };
 

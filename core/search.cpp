@@ -488,6 +488,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     SearchOutcome out;
     Plan work = request.base;
     validatePlan(work, catalog); // the fixed part (device, framework, dtypes) must be valid
+    // The working plans are copied within every estimate; what no estimate reads need not be.
+    work.name.clear();
+    work.warnings.clear();
     // Every result is the base plan on the (possibly cut) cluster with a layout applied.
     Plan base = request.base;
     base.cluster = searchCluster(base.cluster, request.max_devices);

@@ -139,6 +139,20 @@ private slots:
         every.moe.layer_freq = 3;
         QCOMPARE(every.moeLayers(), 3);
         QVERIFY(every.moeLayer(1) && every.moeLayer(4) && every.moeLayer(7) && !every.moeLayer(2));
+        // The count is a closed form: the same as counting moeLayer over the layers.
+        for (int layers : {1, 2, 7, 10, 61})
+            for (int dense = 0; dense < layers; ++dense)
+                for (int freq : {1, 2, 3, 5, 64}) {
+                    every.layers = layers;
+                    every.moe.first_dense_layers = dense;
+                    every.moe.layer_freq = freq;
+                    int n = 0;
+                    for (int l = 0; l < layers; ++l)
+                        n += every.moeLayer(l) ? 1 : 0;
+                    QCOMPARE(every.moeLayers(), n);
+                }
+        every.moe.experts = 0;
+        QCOMPARE(every.moeLayers(), 0);
     }
 
     // A Qwen3-MoE layer: attention with QK norms (2 x 128), 128 experts of 3 x 2048 x 768 and
