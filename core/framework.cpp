@@ -32,6 +32,7 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     f.overlap_grad_reduce = r.boolean("overlap_grad_reduce", true);
     f.overlap_param_gather = r.boolean("overlap_param_gather", false);
     f.vocab_divisible_by = int(r.integer("vocab_divisible_by", 1, 1048576, 1));
+    f.megatron_process_groups = r.boolean("megatron_process_groups", false);
     {
         const std::string a = r.string("adapter_dtype", std::string("fp32"));
         const std::optional<DType> d = parseDType(a);

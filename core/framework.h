@@ -51,6 +51,13 @@ struct FrameworkProfile
     /// (`model.vocab_divisible_by`; Megatron's --make-vocab-size-divisible-by, default 128);
     /// 1: not padded.
     int vocab_divisible_by = 1;
+    /// The process groups are Megatron-Core's (parallel_state.initialize_model_parallel): besides
+    /// the groups a layout's collectives need, every rank's world group (the start-up
+    /// reductions), the data-parallel group apart from the one with context parallelism (the
+    /// gradients use dp_cp even at cp 1, the last stage's logged loss dp), the model-parallel
+    /// group's per-step reductions and, with experts, the tp_cp and tp_ep_mp groups. false:
+    /// PyTorch's, the default group serving the data-parallel collectives.
+    bool megatron_process_groups = false;
 
     /// Dtype of LoRA / DoRA adapters unless the plan gives one: PEFT keeps them in fp32 beside
     /// a bf16 / fp16 base (autocast_adapter_dtype); MindSpeed-LLM in the compute dtype

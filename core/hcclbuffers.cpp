@@ -146,6 +146,10 @@ int adaptiveHcclBufferMb(const Plan &plan, const std::string &group)
         const __int128 r = plan.parallel.ringDegree();
         return int(2 * 2 * ceilDiv(s * b * h * kv, r * heads * tp * kMiBInt));
     }
+    // The model-parallel group's optimizer reductions and tp_cp's router counts: small
+    // messages, a constant 10 MB.
+    if (group == "mp" || group == "tp_cp")
+        return 10;
     return 0;
 }
 

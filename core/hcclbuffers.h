@@ -27,8 +27,10 @@ struct Plan;
 /// One communicator of a rank and the device memory of its buffers.
 struct CommGroupBuffer
 {
-    /// MindSpeed's process-group name ("dp", "dp_cp", "tp", "pp", "cp", "cp_ulysses",
-    /// "cp_ring", "exp", "ep_tp", "dp_modulo_exp", "embd"; "dp_replicate" for HSDP's replicas).
+    /// MindSpeed's process-group name ("dp", "dp_cp", "mp", "tp", "pp", "cp", "cp_ulysses",
+    /// "cp_ring", "exp", "ep_tp", "dp_modulo_exp", "tp_cp", "tp_ep_mp", "embd"; "dp_replicate"
+    /// for HSDP's replicas, "world" for torch.distributed's default group, which no MindSpeed
+    /// option sizes).
     std::string group;
     double bytes = 0;
     enum class Source { Default, Explicit, Adaptive } source = Source::Default;
@@ -55,7 +57,7 @@ std::string formatHcclGroupBuffer(const std::map<std::string, int> &groups);
 double hcclDefaultBufferMb(const Plan &plan, const DeviceProfile &dev);
 
 /// MindSpeed's adaptive size of `group`, MB (hccl_buffer_auto_adaptive), 0 where the rule
-/// leaves the group at HCCL_BUFFSIZE (dp, dp_cp, embd, expert groups but "exp").
+/// leaves the group at HCCL_BUFFSIZE (world, dp, dp_cp, embd, expert groups but "exp").
 int adaptiveHcclBufferMb(const Plan &plan, const std::string &group);
 
 /// Each communicator of `groups` (names as CommGroupBuffer::group, one entry per communicator)

@@ -1147,8 +1147,19 @@ RankEval evaluate(const StepShape &s)
 std::vector<std::string> communicatorGroups(const Context &x, int stage)
 {
     std::vector<std::string> g;
-    if (double(x.dp) * x.cp > 1)
-        g.push_back(x.cp > 1 ? "dp_cp" : "dp"); // data-parallel gradient / parameter collectives
+    // HCCL and NCCL make a group's communicator at its first collective: only the groups a rank
+    // uses count. Megatron-Core (Megatron-LM core_v0.12.1, the version MindSpeed-LLM pins)
+    // creates its groups apart even where they hold the same ranks.
+    const bool megatron = x.fw.megatron_process_groups;
+    const int world = x.plan.cluster.world();
+    if (megatron && world > 1)
+        g.push_back("world"); // start-up reductions, timers and barriers (torch.distributed's default group)
+    if (double(x.dp) * x.cp > 1) // data-parallel gradient / parameter collectives
+        g.push_back(x.cp > 1 || megatron ? "dp_cp" : "dp");
+    if (megatron && x.dp > 1 && stage == x.pp - 1)
+        g.push_back("dp"); // pretrain_gpt.py's loss_func: the logged loss, all-reduced per micro-batch
+    if (megatron && x.tp * x.pp > 1)
+        g.push_back("mp"); // train_step's update-success, grad-norm and learning-rate reductions
     if (x.plan.parallel.replicas() > 1 && x.shard > 1)
         g.push_back("dp_replicate"); // HSDP: the shard group and the replica group apart
     if (x.tp > 1)
@@ -1166,6 +1177,10 @@ std::vector<std::string> communicatorGroups(const Context &x, int stage)
             g.push_back("ep_tp"); // the expert tensor-parallel group
         if (x.expertShard > 1 && x.expertShard != x.shard)
             g.push_back("dp_modulo_exp"); // the experts' data-parallel group (their gradients' reduction)
+        if (megatron && x.tp * x.cp > 1)
+            g.push_back("tp_cp"); // the router's tokens-per-expert for the load-balancing loss
+        if (megatron && x.ep * x.etp > 1)
+            g.push_back("tp_ep_mp"); // the alltoall dispatcher's gather of tokens per expert
     }
     if (x.pp > 1) { // send/recv with each neighbour
         g.push_back("pp");

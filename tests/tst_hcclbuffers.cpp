@@ -35,6 +35,14 @@ json ascendPlan(json memory = json::object())
 
 Plan parse(const json &j) { return parsePlan(j, Catalog::builtin()); }
 
+std::vector<std::string> names(const std::vector<CommGroupBuffer> &g)
+{
+    std::vector<std::string> out;
+    for (const CommGroupBuffer &c : g)
+        out.push_back(c.group);
+    return out;
+}
+
 const CommGroupBuffer *find(const std::vector<CommGroupBuffer> &g, const std::string &name)
 {
     for (const CommGroupBuffer &c : g)
@@ -51,20 +59,62 @@ class TestHcclBuffers : public QObject
 private slots:
     void defaultIsTheProfileFigure()
     {
-        // Nothing set: every communicator 2 x 200 MiB, as before (dp, tp, pp on stage 0).
+        // Nothing set: every communicator 2 x 200 MiB. Megatron-Core's groups on stage 0: the
+        // world group, the gradients' dp_cp (cp 1), the model-parallel group, tp, pp.
         const Plan plan = parse(ascendPlan());
         const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
         const RuntimeReserve &r = m.ranks.front().reserve;
-        QCOMPARE(int(r.groups.size()), 3);
-        QCOMPARE(r.groups[0].group, std::string("dp"));
-        QCOMPARE(r.groups[1].group, std::string("tp"));
-        QCOMPARE(r.groups[2].group, std::string("pp"));
-        QCOMPARE(r.communicators, 3);
-        QCOMPARE(r.comm_buffers, 3 * 400.0 * kMiBd);
+        QCOMPARE(names(r.groups), (std::vector<std::string>{"world", "dp_cp", "mp", "tp", "pp"}));
+        QCOMPARE(r.communicators, 5);
+        QCOMPARE(r.comm_buffers, 5 * 400.0 * kMiBd);
         for (const CommGroupBuffer &g : r.groups) {
             QCOMPARE(g.mb, 200);
             QVERIFY(g.source == CommGroupBuffer::Source::Default);
         }
+        // The last stage also all-reduces the logged loss over dp, a group of its own.
+        QCOMPARE(names(m.ranks.back().reserve.groups),
+                 (std::vector<std::string>{"world", "dp_cp", "dp", "mp", "tp", "pp"}));
+        QCOMPARE(m.ranks.back().reserve.comm_buffers, 6 * 400.0 * kMiBd);
+    }
+
+    void pytorchGroups()
+    {
+        // PyTorch's default group is the data-parallel one: dp (FSDP over 16 ranks) and nothing
+        // Megatron-Core adds.
+        json j = ascendPlan();
+        j["framework"] = "pytorch";
+        j["parallel"] = {{"dp", 16}, {"sharding", "full"}};
+        const MemoryEstimate m = estimateMemory(parse(j), Catalog::builtin());
+        QCOMPARE(names(m.ranks.front().reserve.groups), (std::vector<std::string>{"dp"}));
+        // Megatron at the same layout: the world group, dp_cp for the gradients, dp for the loss.
+        j["framework"] = "megatron";
+        j["parallel"] = {{"dp", 16}, {"sharding", "optimizer"}};
+        const MemoryEstimate mg = estimateMemory(parse(j), Catalog::builtin());
+        QCOMPARE(names(mg.ranks.front().reserve.groups), (std::vector<std::string>{"world", "dp_cp", "dp"}));
+        QCOMPARE(mg.ranks.front().reserve.comm_buffers, 3 * 400.0 * kMiBd);
+    }
+
+    void moeGroups()
+    {
+        // DeepSeek-V3 on 256 x 910B2, tp 2 x pp 8 (5 layers last) x dp 16, ep 8 (etp = tp): the experts add the
+        // alltoall group (exp), their own data-parallel group (dp x tp / (ep x etp) = 2 ranks,
+        // not the 16 of dp), tp_cp for the router's counts and tp_ep_mp for the dispatcher's.
+        json j = ascendPlan();
+        j["model"] = {{"preset", "deepseek-v3"}};
+        j["parallel"] = {{"dp", 16}, {"tp", 2}, {"pp", 8}, {"last_stage_layers", 5}, {"ep", 8}, {"sp", true},
+                         {"sharding", "optimizer"}};
+        j["cluster"]["nodes"] = 32;
+        const MemoryEstimate m = estimateMemory(parse(j), Catalog::builtin());
+        QCOMPARE(names(m.ranks.front().reserve.groups),
+                 (std::vector<std::string>{"world", "dp_cp", "mp", "tp", "exp", "dp_modulo_exp", "tp_cp",
+                                           "tp_ep_mp", "pp", "embd"}));
+        // MindSpeed's adaptive table sizes mp and tp_cp at a constant 10 MB; world is not in it.
+        Plan plan = parse(j);
+        plan.memory.hccl_buffer_adaptive = true;
+        QCOMPARE(adaptiveHcclBufferMb(plan, "mp"), 10);
+        QCOMPARE(adaptiveHcclBufferMb(plan, "tp_cp"), 10);
+        QCOMPARE(adaptiveHcclBufferMb(plan, "world"), 0);
+        QCOMPARE(adaptiveHcclBufferMb(plan, "tp_ep_mp"), 0);
     }
 
     void adaptiveRule()
@@ -111,22 +161,25 @@ private slots:
 
     void explicitOverAdaptiveAndDefault()
     {
-        // HCCL_BUFFSIZE 100, dp set to 300, adaptive on: dp 2 x 300, tp 2 x 32 (adaptive),
-        // pp 2 x 8 (adaptive); tp explicitly 50 wins over the adaptive 32.
+        // HCCL_BUFFSIZE 100, dp_cp set to 300, adaptive on: world 2 x 100 (HCCL_BUFFSIZE), dp_cp
+        // 2 x 300, mp 2 x 10 (adaptive), tp 2 x 32 (adaptive), pp 2 x 8 (adaptive); tp
+        // explicitly 50 wins over the adaptive 32.
         const Plan plan = parse(ascendPlan({{"hccl_buffer_mb", 100},
-                                            {"hccl_group_buffer", {{"dp", 300}, {"tp", 50}}},
+                                            {"hccl_group_buffer", {{"dp_cp", 300}, {"tp", 50}}},
                                             {"hccl_buffer_adaptive", true}}));
         const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
         const std::vector<CommGroupBuffer> &g = m.ranks.front().reserve.groups;
-        QCOMPARE(find(g, "dp")->bytes, 600.0 * kMiBd);
+        QCOMPARE(find(g, "world")->bytes, 200.0 * kMiBd);
+        QCOMPARE(find(g, "dp_cp")->bytes, 600.0 * kMiBd);
+        QCOMPARE(find(g, "mp")->bytes, 20.0 * kMiBd);
         QCOMPARE(find(g, "tp")->bytes, 100.0 * kMiBd);
         QVERIFY(find(g, "tp")->source == CommGroupBuffer::Source::Explicit);
         QCOMPARE(find(g, "pp")->bytes, 16.0 * kMiBd);
         QVERIFY(find(g, "pp")->source == CommGroupBuffer::Source::Adaptive);
-        QCOMPARE(m.ranks.front().reserve.comm_buffers, (600.0 + 100.0 + 16.0) * kMiBd);
+        QCOMPARE(m.ranks.front().reserve.comm_buffers, (200.0 + 600.0 + 20.0 + 100.0 + 16.0) * kMiBd);
         // Only HCCL_BUFFSIZE: every group 2 x 100 MiB.
         const Plan only = parse(ascendPlan({{"hccl_buffer_mb", 100}}));
-        QCOMPARE(estimateMemory(only, Catalog::builtin()).ranks.front().reserve.comm_buffers, 3 * 200.0 * kMiBd);
+        QCOMPARE(estimateMemory(only, Catalog::builtin()).ranks.front().reserve.comm_buffers, 5 * 200.0 * kMiBd);
     }
 
     void groupNames()
@@ -142,8 +195,8 @@ private slots:
             first.push_back(c.group);
         for (const CommGroupBuffer &c : m.ranks[1].reserve.groups)
             middle.push_back(c.group);
-        QCOMPARE(first, (std::vector<std::string>{"dp_cp", "tp", "cp", "pp", "embd"}));
-        QCOMPARE(middle, (std::vector<std::string>{"dp_cp", "tp", "cp", "pp", "pp"}));
+        QCOMPARE(first, (std::vector<std::string>{"world", "dp_cp", "mp", "tp", "cp", "pp", "embd"}));
+        QCOMPARE(middle, (std::vector<std::string>{"world", "dp_cp", "mp", "tp", "cp", "pp", "pp"}));
     }
 
     void nvidiaKeepsThePerCommunicatorFigure()
@@ -192,7 +245,8 @@ private slots:
         const std::string text =
             explainCommGroups(plan, *Catalog::builtin().device("ascend-910b2"), m.ranks.front().reserve.groups).english();
         QVERIFY2(text.find("tp 2 x 32 MB (adaptive)") != std::string::npos, text.c_str());
-        QVERIFY2(text.find("dp 2 x 200 MB (HCCL_BUFFSIZE)") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("dp_cp 2 x 200 MB (HCCL_BUFFSIZE)") != std::string::npos, text.c_str());
+        QVERIFY2(text.find("mp 2 x 10 MB (adaptive)") != std::string::npos, text.c_str());
     }
 };
 
