@@ -941,6 +941,25 @@ std::vector<double> splitExactly(double total, std::initializer_list<double> par
 }
 
 /// The step of one kind of rank as the timeline generator needs it.
+/// What a layer's backward brings back (its recompute) and needs beyond that (its working set),
+/// before swap-attention's share: the timeline allocates both before it frees anything of the
+/// layer.
+struct LayerBackward
+{
+    double recompute = 0, work = 0;
+};
+LayerBackward layerBackward(const Context &x, const Quantities &q)
+{
+    LayerBackward b;
+    switch (x.plan.memory.recompute) {
+    case Recompute::Full: b.recompute = q.actLayerFull * q.recomputeGroup; break;
+    case Recompute::Selective: b.recompute = std::max(0.0, q.actLayerFull - q.actLayer); break;
+    case Recompute::None: b.recompute = 0; break;
+    }
+    b.work = std::max(0.0, q.bwdTransient - b.recompute);
+    return b;
+}
+
 StepShape stepShape(const Context &x, const Quantities &q, int stage)
 {
     const auto &pa = x.plan.parallel;
@@ -998,12 +1017,9 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     }
 
     s.actLayer = q.actLayer;
-    switch (x.plan.memory.recompute) {
-    case Recompute::Full: s.recomputeSet = q.actLayerFull * q.recomputeGroup; break;
-    case Recompute::Selective: s.recomputeSet = std::max(0.0, q.actLayerFull - q.actLayer); break;
-    case Recompute::None: s.recomputeSet = 0; break;
-    }
-    s.bwdWork = std::max(0.0, q.bwdTransient - s.recomputeSet);
+    const LayerBackward bwd = layerBackward(x, q);
+    s.recomputeSet = bwd.recompute;
+    s.bwdWork = bwd.work;
     s.fwdWork = q.fwdTransient;
     // Swap-attention: the swapped share of a layer is on the device only while the layer runs
     // its forward (freed once its copies reach the host) and its backward (copied back as it
@@ -1245,6 +1261,17 @@ double floorOf(const Context &x, const Quantities &q0, const RuntimeReserve &r0)
                                     (x.plan.memory.offload.activations ? 0.0 : q0.actTotal - q0.swapLayer)
                               : 0.0;
     live = std::max(live, atHead);
+    // The first backward's first layer (the timeline's backwardBody): with every layer's
+    // activations still on the device (neither offloaded nor swapped), they are all live when it
+    // allocates its recompute and working set; the head's tensors are freed by then. (A chunk
+    // without decoder layers has no such layer.)
+    bool everyChunkHasLayers = true;
+    for (int c = 0; c < x.layout.chunks; ++c)
+        everyChunkHasLayers = everyChunkHasLayers && x.layout.chunk(0, c) > 0;
+    if (!x.plan.memory.offload.activations && q0.swapLayer == 0 && everyChunkHasLayers) {
+        const LayerBackward bwd = layerBackward(x, q0);
+        live = std::max(live, persistent + q0.actTotal + bwd.recompute + bwd.work);
+    }
     return live + r0.context + r0.comm_buffers;
 }
 
