@@ -1437,12 +1437,20 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog, const Me
     return estimateMemoryImpl(plan, catalog, &withoutOffload);
 }
 
+const RankMemory *worstRank(const MemoryEstimate &memory)
+{
+    const RankMemory *worst = nullptr;
+    for (const RankMemory &r : memory.ranks) {
+        if (!worst || r.peak_bytes + r.reserve.total() > worst->peak_bytes + worst->reserve.total())
+            worst = &r;
+    }
+    return worst;
+}
+
 double worstRankBytes(const MemoryEstimate &memory)
 {
-    double worst = 0;
-    for (const RankMemory &r : memory.ranks)
-        worst = std::max(worst, r.peak_bytes + r.reserve.total());
-    return worst;
+    const RankMemory *worst = worstRank(memory);
+    return worst ? std::max(0.0, worst->peak_bytes + worst->reserve.total()) : 0.0;
 }
 
 double memoryFloorBytes(const Plan &plan, const Catalog &catalog)

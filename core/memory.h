@@ -121,6 +121,8 @@ MemoryEstimate estimateMemory(const Plan &plan, const Catalog &catalog, const Me
 
 /// What the fullest rank needs: the largest peak plus runtime reserve of any rank.
 double worstRankBytes(const MemoryEstimate &memory);
+/// The rank whose peak plus reserve is largest (the first of equals); null without ranks.
+const RankMemory *worstRank(const MemoryEstimate &memory);
 
 /// A lower bound of what estimateMemory reports as the largest peak plus runtime reserve of any
 /// rank (before the allocator replay), without the timeline: the first stage's persistent bytes

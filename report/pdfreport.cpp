@@ -83,13 +83,9 @@ Evaluated evaluate(const ReportPlan &rp, const Catalog &catalog)
         throw PlanError("framework", "unknown framework profile \"" + rp.plan.framework + "\"");
     ev.estimate = estimate(rp.plan, catalog);
     ev.hbm = ev.estimate.memory.hbm_bytes;
-    for (size_t i = 0; i < ev.estimate.memory.ranks.size(); ++i) {
-        const RankMemory &r = ev.estimate.memory.ranks[i];
-        const double need = r.peak_bytes + r.reserve.total();
-        if (i == 0 || need > ev.need) {
-            ev.need = need;
-            ev.worst = i;
-        }
+    if (const RankMemory *w = worstRank(ev.estimate.memory)) {
+        ev.need = w->peak_bytes + w->reserve.total();
+        ev.worst = size_t(w - ev.estimate.memory.ranks.data());
     }
     return ev;
 }

@@ -112,12 +112,7 @@ void ComparisonModel::setBaseline(int row)
 
 const RankMemory *ComparisonModel::worstRank(const Estimate &estimate)
 {
-    const RankMemory *worst = nullptr;
-    for (const RankMemory &r : estimate.memory.ranks) {
-        if (!worst || r.peak_bytes + r.reserve.total() > worst->peak_bytes + worst->reserve.total())
-            worst = &r;
-    }
-    return worst;
+    return shardscope::worstRank(estimate.memory);
 }
 
 QString ComparisonModel::title(int row) const

@@ -136,11 +136,7 @@ QString MemoryPanel::headline() const
 {
     const Plan &plan = m_document->plan();
     const MemoryEstimate &mem = m_document->estimate().memory;
-    const RankMemory *worst = nullptr;
-    for (const RankMemory &r : mem.ranks) {
-        if (!worst || r.peak_bytes + r.reserve.total() > worst->peak_bytes + worst->reserve.total())
-            worst = &r;
-    }
+    const RankMemory *worst = worstRank(mem);
     if (!worst)
         return tr("No estimate for this plan.");
     const DeviceProfile *device = m_document->catalog().device(plan.cluster.device);
