@@ -195,12 +195,15 @@ struct Context
             moeSpec = layerSpec(mo, LayerKind::Moe);
             moeRank = rankLayer(mo, LayerKind::Moe, tp, ep, etp);
         }
-        mixes.assign(size_t(std::max(1, pp)), LayerMix{});
-        const std::vector<int> stages = layerStages(plan.parallel, mo.layers);
-        for (int layer = 0; layer < mo.layers; ++layer) {
-            LayerMix &mix = mixes[size_t(stages[size_t(layer)])];
-            (mo.moeLayer(layer) ? mix.moe : mix.dense) += 1;
-        }
+        mixes.assign(size_t(layout.pp), LayerMix{});
+        // The layers in Megatron's order (layerStages): chunk by chunk, each through the stages.
+        int layer = 0;
+        for (int c = 0; c < layout.chunks; ++c)
+            for (int s = 0; s < layout.pp; ++s)
+                for (int k = 0; k < layout.chunk(s, c) && layer < mo.layers; ++k, ++layer) {
+                    LayerMix &mix = mixes[size_t(s)];
+                    (mo.moeLayer(layer) ? mix.moe : mix.dense) += 1;
+                }
     }
 };
 
