@@ -126,7 +126,11 @@ const RankMemory *worstRank(const MemoryEstimate &memory);
 
 /// A lower bound of what estimateMemory reports as the largest peak plus runtime reserve of any
 /// rank (before the allocator replay), without the timeline: the first stage's persistent bytes
-/// and one micro-batch's saved activations. The search skips layouts whose floor exceeds HBM.
+/// with its runtime reserve, and the largest of three moments of its first micro-batches: the
+/// end of the forward before the first backward (every micro-batch in flight saved), the head
+/// (a stage that holds it: its input and the logits), and the first backward's first layer
+/// (its recompute and working set; activations on the device). The search skips layouts whose
+/// floor exceeds HBM.
 /// 0 for training methods other than full training (no bound).
 double memoryFloorBytes(const Plan &plan, const Catalog &catalog);
 
