@@ -943,7 +943,6 @@ std::vector<double> splitExactly(double total, std::initializer_list<double> par
     return out;
 }
 
-/// The step of one kind of rank as the timeline generator needs it.
 /// What a layer's backward brings back (its recompute) and needs beyond that (its working set),
 /// before swap-attention's share: the timeline allocates both before it frees anything of the
 /// layer.
@@ -963,6 +962,7 @@ LayerBackward layerBackward(const Context &x, const Quantities &q)
     return b;
 }
 
+/// The step of one kind of rank as the timeline generator needs it.
 StepShape stepShape(const Context &x, const Quantities &q, int stage)
 {
     const auto &pa = x.plan.parallel;
