@@ -69,7 +69,7 @@ private Q_SLOTS:
         // The bars are the worst rank of each pinned plan, as the engine computed it.
         for (int i = 0; i < caseCount(); ++i) {
             const PinnedPlan &p = model->plans()[size_t(i)];
-            const RankMemory *worst = ComparisonModel::worstRank(p.estimate);
+            const RankMemory *worst = worstRank(p.estimate.memory);
             QVERIFY(worst);
             QCOMPARE(model->index(i, ComparisonModel::RequiredColumn).data(ComparisonModel::SortRole).toDouble(),
                      worst->peak_bytes + worst->reserve.total());

@@ -190,13 +190,10 @@ private slots:
         j["parallel"] = {{"dp", 1}, {"tp", 2}, {"pp", 4}, {"cp", 2}, {"sp", true}};
         j["model"]["tied_embeddings"] = true;
         const MemoryEstimate m = estimateMemory(parse(j), Catalog::builtin());
-        std::vector<std::string> first, middle;
-        for (const CommGroupBuffer &c : m.ranks[0].reserve.groups)
-            first.push_back(c.group);
-        for (const CommGroupBuffer &c : m.ranks[1].reserve.groups)
-            middle.push_back(c.group);
-        QCOMPARE(first, (std::vector<std::string>{"world", "dp_cp", "mp", "tp", "cp", "pp", "embd"}));
-        QCOMPARE(middle, (std::vector<std::string>{"world", "dp_cp", "mp", "tp", "cp", "pp", "pp"}));
+        QCOMPARE(names(m.ranks[0].reserve.groups),
+                 (std::vector<std::string>{"world", "dp_cp", "mp", "tp", "cp", "pp", "embd"}));
+        QCOMPARE(names(m.ranks[1].reserve.groups),
+                 (std::vector<std::string>{"world", "dp_cp", "mp", "tp", "cp", "pp", "pp"}));
     }
 
     void nvidiaKeepsThePerCommunicatorFigure()

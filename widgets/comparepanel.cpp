@@ -116,7 +116,7 @@ ComparePanel::ComparePanel(PlanDocument *document, QWidget *parent)
         if (bar < 0 || bar >= int(m_model->plans().size()))
             return {};
         const PinnedPlan &p = m_model->plans()[size_t(bar)];
-        const RankMemory *r = ComparisonModel::worstRank(p.estimate);
+        const RankMemory *r = worstRank(p.estimate.memory);
         if (!r)
             return {};
         const double bytes = segment == ComponentStyle::kReserve ? r->reserve.total()
@@ -332,7 +332,7 @@ void ComparePanel::refreshChart()
     double hbm = 0, usable = 0;
     int i = 0;
     for (const PinnedPlan &p : m_model->plans()) {
-        const RankMemory *r = ComparisonModel::worstRank(p.estimate);
+        const RankMemory *r = worstRank(p.estimate.memory);
         ChartBar bar;
         bar.label = QStringLiteral("%1: %2").arg(ComparisonModel::tag(i++), layoutText(p.plan));
         if (r) {

@@ -110,11 +110,6 @@ void ComparisonModel::setBaseline(int row)
     }
 }
 
-const RankMemory *ComparisonModel::worstRank(const Estimate &estimate)
-{
-    return shardscope::worstRank(estimate.memory);
-}
-
 QString ComparisonModel::title(int row) const
 {
     if (row < 0 || row >= int(m_plans.size()))
@@ -140,7 +135,7 @@ QString ComparisonModel::delta(int row, Column column) const
         return {};
     const PinnedPlan &p = m_plans[size_t(row)];
     const PinnedPlan &b = m_plans[size_t(m_baseline)];
-    const RankMemory *pw = worstRank(p.estimate), *bw = worstRank(b.estimate);
+    const RankMemory *pw = worstRank(p.estimate.memory), *bw = worstRank(b.estimate.memory);
     const StepEstimate &ps = p.estimate.step, &bs = b.estimate.step;
     auto percent = [](double v, double base) {
         return base > 0 && v > 0 ? tr("%1%").arg(signedNumber(100.0 * (v - base) / base, 0)) : QString();
@@ -163,7 +158,7 @@ QVariant ComparisonModel::data(const QModelIndex &index, int role) const
     if (!checkIndex(index, CheckIndexOption::IndexIsValid | CheckIndexOption::ParentIsInvalid))
         return {};
     const PinnedPlan &p = m_plans[size_t(index.row())];
-    const RankMemory *worst = worstRank(p.estimate);
+    const RankMemory *worst = worstRank(p.estimate.memory);
     const double peak = worst ? worst->peak_bytes : 0;
     const double reserve = worst ? worst->reserve.total() : 0;
     const StepEstimate &s = p.estimate.step;

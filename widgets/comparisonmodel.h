@@ -60,8 +60,6 @@ public:
     void unpin(int row);
     void clear();
     const std::vector<PinnedPlan> &plans() const { return m_plans; }
-    /// Worst rank's peak allocated bytes and its runtime reserve.
-    static const RankMemory *worstRank(const Estimate &estimate);
 
     /// The row the others are compared against; -1 for none. The first plan pinned into an
     /// empty comparison becomes the baseline.
