@@ -12,10 +12,15 @@ namespace shardscope {
 
 Estimate estimate(const Plan &plan, const Catalog &catalog)
 {
+    return estimate(plan, catalog, forEachInTurn);
+}
+
+Estimate estimate(const Plan &plan, const Catalog &catalog, ForEachRank forEach)
+{
     Estimate e;
     e.padded_vocab = paddedVocab(plan, *catalog.framework(plan.framework));
     e.memory = estimateMemory(plan, catalog);
-    replayAllocator(plan, catalog, e.memory);
+    replayAllocator(plan, catalog, e.memory, false, forEach);
     const DeviceProfile &dev = *catalog.device(plan.cluster.device);
     const FrameworkProfile &fw = *catalog.framework(plan.framework);
     const ComputeProfile cp = computeProfile(dev, fw, plan.precision.compute);

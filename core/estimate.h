@@ -48,6 +48,9 @@ struct Estimate
 
 /// Memory, communication and step time of a validated plan.
 Estimate estimate(const Plan &plan, const Catalog &catalog);
+/// The same, with the allocator replays of the rank kinds run by `forEach` (replayAllocator's
+/// overload): a caller with idle cores runs them side by side; the outcome is the one above.
+Estimate estimate(const Plan &plan, const Catalog &catalog, ForEachRank forEach);
 
 /// Bytes of activations one micro-batch saves on the first stage when they are not offloaded
 /// (what memory.offload.activations moves to the host and back); 0 when not offloading.

@@ -1475,10 +1475,7 @@ std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const 
 
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly)
 {
-    replayAllocator(plan, catalog, m, verdictOnly, [](size_t n, FunctionRef<void(size_t)> body) {
-        for (size_t k = 0; k < n; ++k)
-            body(k);
-    });
+    replayAllocator(plan, catalog, m, verdictOnly, forEachInTurn);
 }
 
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly,

@@ -147,6 +147,11 @@ void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m
                      bool verdictOnly = false);
 /// Runs body(k) for every k in [0, n), perhaps side by side.
 using ForEachRank = FunctionRef<void(size_t n, FunctionRef<void(size_t k)> body)>;
+/// The ForEachRank of one thread: body(k) for k = 0, 1 ... n - 1 in turn.
+inline constexpr auto forEachInTurn = [](size_t n, FunctionRef<void(size_t k)> body) {
+    for (size_t k = 0; k < n; ++k)
+        body(k);
+};
 /// The same, with the ranks' timelines and replays (independent of one another) run by
 /// `forEach`; the outcome is the one above.
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &memory, bool verdictOnly,

@@ -91,39 +91,41 @@ private Q_SLOTS:
 
     void controlChangeToChartP95()
     {
-        // Wall time depends on what else the machine runs; the thread's CPU time is the work
-        // the change costs. Both are reported; the budget applies to the CPU time.
-        auto cpuMs = [] {
+        // What the user waits for is the wall time from the change to the painted chart. The main
+        // thread's CPU time is that work without what else the machine runs; the process's CPU
+        // time adds the allocator replays run beside it on the pool's threads (PlanDocument).
+        auto cpuMs = [](clockid_t clock) {
             timespec ts{};
-            clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+            clock_gettime(clock, &ts);
             return double(ts.tv_sec) * 1e3 + double(ts.tv_nsec) / 1e6;
         };
         constexpr int kSamples = 200;
-        std::vector<double> ms, wall;
-        ms.reserve(kSamples);
-        wall.reserve(kSamples);
+        std::vector<double> thread, process, wall;
         for (int i = 0; i < kSamples; ++i) {
             QElapsedTimer t;
             t.start();
-            const double c0 = cpuMs();
+            const double c0 = cpuMs(CLOCK_THREAD_CPUTIME_ID), p0 = cpuMs(CLOCK_PROCESS_CPUTIME_ID);
             changeAndDraw();
-            ms.push_back(cpuMs() - c0);
+            thread.push_back(cpuMs(CLOCK_THREAD_CPUTIME_ID) - c0);
+            process.push_back(cpuMs(CLOCK_PROCESS_CPUTIME_ID) - p0);
             wall.push_back(double(t.nsecsElapsed()) / 1e6);
         }
-        std::sort(wall.begin(), wall.end());
         // The chart shows the engine's numbers of the last change.
         const double expected = m_window->document()->estimate().memory.ranks.front().peak().bytes[0];
         QCOMPARE(m_window->memoryPanel()->chartView()->segmentValue(0, 0) * (1024.0 * 1024.0 * 1024.0), expected);
-        std::sort(ms.begin(), ms.end());
-        const double p50 = ms[size_t(kSamples / 2)];
-        const double p95 = ms[size_t(kSamples * 95 / 100)];
-        qInfo("control change to redrawn chart at 64 ranks: CPU p50 %.2f ms, p95 %.2f ms, max %.2f ms; "
-              "wall p50 %.2f ms, p95 %.2f ms",
-              p50, p95, ms.back(), wall[size_t(kSamples / 2)], wall[size_t(kSamples * 95 / 100)]);
-        // The one-frame budget (16 ms) is checked where the machine is quiet enough to measure it:
-        // SHARDSCOPE_FRAME_BUDGET_MS=16 bench_gui
+        auto quantile = [](std::vector<double> v, int percent) {
+            std::sort(v.begin(), v.end());
+            return v[v.size() * size_t(percent) / 100];
+        };
+        qInfo("control change to redrawn chart at 64 ranks: wall p50 %.2f ms, p95 %.2f ms, max %.2f ms; "
+              "main thread CPU p50 %.2f ms, p95 %.2f ms; process CPU p50 %.2f ms, p95 %.2f ms",
+              quantile(wall, 50), quantile(wall, 95), *std::max_element(wall.begin(), wall.end()), quantile(thread, 50),
+              quantile(thread, 95), quantile(process, 50), quantile(process, 95));
+        // The one-frame budget (16 ms) applies to the wall time, checked where the machine is
+        // quiet enough to measure it: SHARDSCOPE_FRAME_BUDGET_MS=16 bench_gui
         if (qEnvironmentVariableIsSet("SHARDSCOPE_FRAME_BUDGET_MS")) {
             const double budget = qEnvironmentVariable("SHARDSCOPE_FRAME_BUDGET_MS").toDouble();
+            const double p95 = quantile(wall, 95);
             QVERIFY2(p95 <= budget, qPrintable(QStringLiteral("p95 %1 ms over %2 ms").arg(p95).arg(budget)));
         }
     }

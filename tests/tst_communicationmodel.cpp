@@ -9,6 +9,10 @@
 #include "i18n/language.h"
 
 #include <QAbstractItemModelTester>
+#include <QBarCategoryAxis>
+#include <QBarSet>
+#include <QSignalSpy>
+#include <QValueAxis>
 #include <QChart>
 #include <QChartView>
 #include <QGraphicsScene>
@@ -136,6 +140,103 @@ private Q_SLOTS:
         for (int i = 0; i < rows; ++i)
             QCOMPARE(panel.model()->index(i, CommunicationModel::StepTimeColumn).data(CommunicationModel::SortRole).toDouble(),
                      e.communication[size_t(i)].time_s * e.communication[size_t(i)].count_per_step);
+    }
+
+    /// A change that moves a few numbers announces only the cells that moved, each on its own
+    /// (a view repaints one cell for each, but its whole table for a range).
+    void onlyChangedCellsAreAnnounced()
+    {
+        CommunicationModel model;
+        std::vector<Collective> rows = {collective("all_gather", "dp", 0.2, 0.1),
+                                        collective("reduce_scatter", "dp", 0.3, 0.0)};
+        model.setCollectives(rows);
+        QSignalSpy changed(&model, &QAbstractItemModel::dataChanged);
+        QSignalSpy reset(&model, &QAbstractItemModel::modelReset);
+        rows[1].exposed_time_s = 0.05;
+        model.setCollectives(rows);
+        QCOMPARE(reset.count(), 0);
+        QCOMPARE(changed.count(), 1);
+        const QModelIndex cell = model.index(1, CommunicationModel::ExposedColumn);
+        QCOMPARE(changed.first().at(0).toModelIndex(), cell);
+        QCOMPARE(changed.first().at(1).toModelIndex(), cell);
+        QCOMPARE(cell.data(CommunicationModel::SortRole).toDouble(), 0.05);
+        // Calls per step move the count and the time per step, not the time per call.
+        changed.clear();
+        rows[0].count_per_step = 20;
+        model.setCollectives(rows);
+        QSet<int> columns;
+        for (const QList<QVariant> &args : changed) {
+            QCOMPARE(args.at(0).toModelIndex(), args.at(1).toModelIndex());
+            QCOMPARE(args.at(0).toModelIndex().row(), 0);
+            columns.insert(args.at(0).toModelIndex().column());
+        }
+        QCOMPARE(columns, (QSet<int>{CommunicationModel::CountColumn, CommunicationModel::StepTimeColumn}));
+        changed.clear();
+        model.setCollectives(rows);
+        QCOMPARE(changed.count(), 0);
+    }
+
+    /// The value axis ends on a step of 1, 2 or 5 times a power of ten, at most six ticks, labels
+    /// with the step's decimals.
+    void chartAxisIsNice()
+    {
+        struct Case
+        {
+            double top, max;
+            int ticks, decimals;
+        };
+        for (const Case &c : {Case{319.5, 400, 5, 0}, Case{100, 100, 6, 0}, Case{101, 150, 4, 0},
+                              Case{0.33, 0.4, 5, 1}, Case{7.2, 8, 5, 0}, Case{0.0042, 0.005, 6, 3},
+                              Case{2600, 3000, 4, 0}}) {
+            const CollectiveChartView::NiceAxis a = CollectiveChartView::niceAxis(c.top);
+            QVERIFY2(std::abs(a.max - c.max) < 1e-9 * c.max && a.ticks == c.ticks && a.decimals == c.decimals,
+                     qPrintable(QStringLiteral("top %1: max %2, %3 ticks, %4 decimals")
+                                    .arg(c.top).arg(a.max).arg(a.ticks).arg(a.decimals)));
+            QVERIFY(a.max >= c.top && a.ticks <= 7);
+        }
+    }
+
+    /// New numbers for the same bars change the bars in place: the categories are not set again
+    /// and the value axis is not laid out again while its range holds; it grows when a bar needs
+    /// it and shrinks when the bars use less than a third of it.
+    void chartNumbersChangeInPlace()
+    {
+        CollectiveChartView view;
+        std::vector<Collective> rows = {collective("all_gather", "dp", 0.2, 0.1),
+                                        collective("reduce_scatter", "dp", 0.3, 0.0)};
+        view.setCollectives(rows);
+        auto *categories = qobject_cast<QBarCategoryAxis *>(view.chart()->axes(Qt::Vertical).first());
+        auto *values = qobject_cast<QValueAxis *>(view.chart()->axes(Qt::Horizontal).first());
+        QVERIFY(categories && values);
+        QCOMPARE(values->max(), 400.0);
+        QSignalSpy categoriesSet(categories, &QBarCategoryAxis::categoriesChanged);
+        QSignalSpy rangeSet(values, &QValueAxis::rangeChanged);
+        QSignalSpy removed(view.totalSet(), &QBarSet::valuesRemoved);
+        rows[1].time_s = 0.031; // 310 ms per step: the same axis
+        view.setCollectives(rows);
+        QCOMPARE(categoriesSet.count(), 0);
+        QCOMPARE(rangeSet.count(), 0);
+        QCOMPARE(removed.count(), 0);
+        QCOMPARE(view.totalSet()->at(1), 310.0);
+        rows[1].time_s = 0.05; // 500 ms: 550 with the margin, a new axis
+        view.setCollectives(rows);
+        QCOMPARE(rangeSet.count(), 1);
+        QCOMPARE(values->max(), 600.0);
+        rows[1].time_s = 0.025; // half: 275 ms with the margin, over a third of the axis, it stays
+        view.setCollectives(rows);
+        QCOMPARE(rangeSet.count(), 1);
+        QCOMPARE(values->max(), 600.0);
+        rows[0].time_s = 0.01;
+        rows[1].time_s = 0.015; // 165 ms: under a third, the axis shrinks to fit
+        view.setCollectives(rows);
+        QCOMPARE(rangeSet.count(), 2);
+        QCOMPARE(values->max(), 200.0);
+        rows.push_back(collective("all_reduce", "tp", 0.1, 0.1));
+        view.setCollectives(rows);
+        QCOMPARE(categories->categories(),
+                 (QStringList{QStringLiteral("all_gather dp"), QStringLiteral("reduce_scatter dp"),
+                              QStringLiteral("all_reduce tp")}));
+        QCOMPARE(view.totalSet()->count(), 3);
     }
 
     /// At the width the bottom dock has on a 1366x768 screen, what each collective carries is

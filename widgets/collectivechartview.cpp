@@ -13,6 +13,7 @@
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
+#include <cmath>
 
 namespace shardscope {
 
@@ -71,26 +72,61 @@ void CollectiveChartView::setCollectives(const std::vector<Collective> &collecti
         exposed[i] += c.exposed_time_s * 1e3;
         top = std::max({top, total.at(i), exposed.at(i)});
     }
-    if (labels == m_axisY->categories() && m_total->count() == total.size() && [&] {
-            for (int i = 0; i < total.size(); ++i) {
-                if (m_total->at(i) != total.at(i) || m_exposed->at(i) != exposed.at(i))
-                    return false;
-            }
-            return true;
-        }())
+    // The numbers of the same bars (a plan change that moves figures only) change in place: each
+    // removal and append would rebuild the bar items, and each range change lays out the axis.
+    if (labels != m_axisY->categories() || m_total->count() != total.size()) {
+        // Each category (Qt Charts divides the axis into one more than there are) at least a
+        // label's height and its padding, so that no label is elided to "..."; the dock scrolls
+        // when the panel gets too short for them. The rest is the legend, the value axis and the
+        // margins.
+        const int labelHeight = QFontMetrics(m_axisY->labelsFont()).height() + 12;
+        m_view->setMinimumHeight(int(labels.size() + 1) * labelHeight + 130);
+        m_total->remove(0, m_total->count());
+        m_exposed->remove(0, m_exposed->count());
+        m_axisY->setCategories(labels);
+        m_total->append(total);
+        m_exposed->append(exposed);
+    } else {
+        for (int i = 0; i < total.size(); ++i) {
+            if (m_total->at(i) != total.at(i))
+                m_total->replace(i, total.at(i));
+            if (m_exposed->at(i) != exposed.at(i))
+                m_exposed->replace(i, exposed.at(i));
+        }
+    }
+    // The axis grows as soon as a bar needs it, and shrinks only once the longest bar uses less
+    // than a third of it: a plan moved back and forth by a factor of two (micro-batch 1, 2, 1)
+    // keeps one scale, so that its bars can be compared by eye, and the axis is not laid out
+    // again each time.
+    const double wanted = top > 0 ? top * 1.1 : 1.0;
+    if (wanted <= m_axisX->max() && wanted >= m_axisX->max() / 3 && m_axisX->min() == 0)
         return;
-    // Each category (Qt Charts divides the axis into one more than there are) at least a label's
-    // height and its padding, so that no label is elided to "..."; the dock scrolls when the
-    // panel gets too short for them. The rest is the legend, the value axis and the margins.
-    const int labelHeight = QFontMetrics(m_axisY->labelsFont()).height() + 12;
-    m_view->setMinimumHeight(int(labels.size() + 1) * labelHeight + 130);
-    m_total->remove(0, m_total->count());
-    m_exposed->remove(0, m_exposed->count());
-    m_axisY->setCategories(labels);
-    m_total->append(total);
-    m_exposed->append(exposed);
-    m_axisX->setRange(0, top > 0 ? top * 1.1 : 1.0);
-    m_axisX->applyNiceNumbers();
+    const NiceAxis axis = niceAxis(wanted);
+    if (m_axisX->min() != 0 || m_axisX->max() != axis.max)
+        m_axisX->setRange(0, axis.max);
+    if (m_axisX->tickCount() != axis.ticks)
+        m_axisX->setTickCount(axis.ticks);
+    const QString format = QStringLiteral("%.%1f").arg(axis.decimals);
+    if (m_axisX->labelFormat() != format)
+        m_axisX->setLabelFormat(format);
+}
+
+CollectiveChartView::NiceAxis CollectiveChartView::niceAxis(double top)
+{
+    // A step of 1, 2 or 5 times a power of ten that labels [0, top] with at most six ticks, the
+    // axis ending on the first tick at or above top.
+    constexpr int kMaxIntervals = 5;
+    const double raw = top / kMaxIntervals;
+    const double decade = std::pow(10.0, std::floor(std::log10(raw)));
+    double step = 10 * decade;
+    for (double m : {1.0, 2.0, 5.0}) {
+        if (m * decade >= raw * (1 - 1e-12)) {
+            step = m * decade;
+            break;
+        }
+    }
+    const int intervals = std::max(1, int(std::ceil(top / step - 1e-9)));
+    return {intervals * step, intervals + 1, std::max(0, -int(std::floor(std::log10(step) + 1e-9)))};
 }
 
 void CollectiveChartView::changeEvent(QEvent *event)

@@ -29,6 +29,15 @@ public:
     QBarSet *exposedSet() const { return m_exposed; }
     QChart *chart() const { return m_chart; }
 
+    /// The value axis for bars up to `top` (> 0): its end, tick count and label decimals.
+    struct NiceAxis
+    {
+        double max = 0;
+        int ticks = 0;
+        int decimals = 0; ///< of the labels: as many as the step has
+    };
+    static NiceAxis niceAxis(double top);
+
 protected:
     void changeEvent(QEvent *event) override;
 

@@ -28,9 +28,27 @@ void CommunicationModel::setCollectives(std::vector<Collective> collectives)
 {
     // As many rows as before (a plan change that moves numbers only): the rows change in place,
     // so that the view keeps its selection and scroll position and is not rebuilt.
+    // Only the cells whose text or sort key moved are announced, one by one: a view repaints a
+    // single changed cell, but the whole table for a range.
     if (collectives.size() == m_rows.size() && !m_rows.empty()) {
+        const int rows = int(m_rows.size());
+        std::vector<QVariant> before;
+        before.reserve(size_t(rows) * 2 * ColumnCount);
+        for (int r = 0; r < rows; ++r)
+            for (int c = 0; c < ColumnCount; ++c)
+                for (int role : {int(Qt::DisplayRole), int(SortRole)})
+                    before.push_back(data(index(r, c), role));
         m_rows = std::move(collectives);
-        Q_EMIT dataChanged(index(0, 0), index(int(m_rows.size()) - 1, ColumnCount - 1));
+        size_t k = 0;
+        for (int r = 0; r < rows; ++r) {
+            for (int c = 0; c < ColumnCount; ++c) {
+                const QModelIndex i = index(r, c);
+                const bool changed = before[k] != data(i, Qt::DisplayRole) || before[k + 1] != data(i, SortRole);
+                k += 2;
+                if (changed)
+                    Q_EMIT dataChanged(i, i);
+            }
+        }
         return;
     }
     beginResetModel();
