@@ -198,7 +198,7 @@ private Q_SLOTS:
 
     /// New numbers for the same bars change the bars in place: the categories are not set again
     /// and the value axis is not laid out again while its range holds; it grows when a bar needs
-    /// it and shrinks when the bars use less than a third of it.
+    /// it and shrinks when the bars use less than a third of it; other bars get an axis of their own.
     void chartNumbersChangeInPlace()
     {
         CollectiveChartView view;
@@ -231,8 +231,11 @@ private Q_SLOTS:
         view.setCollectives(rows);
         QCOMPARE(rangeSet.count(), 2);
         QCOMPARE(values->max(), 200.0);
-        rows.push_back(collective("all_reduce", "tp", 0.1, 0.1));
-        view.setCollectives(rows);
+        rows[1].time_s = 0.006;
+        rows.push_back(collective("all_reduce", "tp", 0.06, 0.06));
+        view.setCollectives(rows); // 110 ms with the margin: over a third, but other bars
+        QCOMPARE(rangeSet.count(), 3);
+        QCOMPARE(values->max(), 150.0);
         QCOMPARE(categories->categories(),
                  (QStringList{QStringLiteral("all_gather dp"), QStringLiteral("reduce_scatter dp"),
                               QStringLiteral("all_reduce tp")}));

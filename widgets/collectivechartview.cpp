@@ -74,7 +74,8 @@ void CollectiveChartView::setCollectives(const std::vector<Collective> &collecti
     }
     // The numbers of the same bars (a plan change that moves figures only) change in place: each
     // removal and append would rebuild the bar items, and each range change lays out the axis.
-    if (labels != m_axisY->categories() || m_total->count() != total.size()) {
+    const bool sameBars = labels == m_axisY->categories() && m_total->count() == total.size();
+    if (!sameBars) {
         // Each category (Qt Charts divides the axis into one more than there are) at least a
         // label's height and its padding, so that no label is elided to "..."; the dock scrolls
         // when the panel gets too short for them. The rest is the legend, the value axis and the
@@ -94,12 +95,12 @@ void CollectiveChartView::setCollectives(const std::vector<Collective> &collecti
                 m_exposed->replace(i, exposed.at(i));
         }
     }
-    // The axis grows as soon as a bar needs it, and shrinks only once the longest bar uses less
-    // than a third of it: a plan moved back and forth by a factor of two (micro-batch 1, 2, 1)
-    // keeps one scale, so that its bars can be compared by eye, and the axis is not laid out
-    // again each time.
+    // For the same bars the axis grows as soon as a bar needs it, and shrinks only once the
+    // longest bar uses less than a third of it: a plan moved back and forth by a factor of two
+    // (micro-batch 1, 2, 1) keeps one scale, so that its bars can be compared by eye, and the
+    // axis is not laid out again each time. Other bars (another layout) get their own axis.
     const double wanted = top > 0 ? top * 1.1 : 1.0;
-    if (wanted <= m_axisX->max() && wanted >= m_axisX->max() / 3 && m_axisX->min() == 0)
+    if (sameBars && wanted <= m_axisX->max() && wanted >= m_axisX->max() / 3 && m_axisX->min() == 0)
         return;
     const NiceAxis axis = niceAxis(wanted);
     if (m_axisX->min() != 0 || m_axisX->max() != axis.max)
