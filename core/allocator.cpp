@@ -600,7 +600,7 @@ DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorCo
 {
     const bool dual = std::isfinite(deviceCapacity);
     const double allowed = dual ? deviceCapacity : roomCapacity;
-    Follower room{CachingAllocator(rules, config, roomCapacity, allowed), std::vector<int>(t.tensors.size(), -1)};
+    Follower room{CachingAllocator(rules, config, roomCapacity, allowed), std::vector<int>(t.tensors.size(), -1), {}};
     room.keepCurve = keepCurve;
     if (keepCurve)
         room.result.reserved.reserve(t.events.size());

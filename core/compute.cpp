@@ -423,11 +423,11 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
         const double perLayer = layerDense + layerExperts;
         double most = perLayer * Lrank + root;
         for (size_t i = 0; i < stageL.size(); ++i) {
-            const double r = (i == 0 ? rootFirst : 0.0) + (i + 1 == stageL.size() ? rootLast : 0.0);
-            if (perLayer * stageL[i] + r > most) {
-                most = perLayer * stageL[i] + r;
+            const double held = (i == 0 ? rootFirst : 0.0) + (i + 1 == stageL.size() ? rootLast : 0.0);
+            if (perLayer * stageL[i] + held > most) {
+                most = perLayer * stageL[i] + held;
                 Lrank = stageL[i];
-                root = r;
+                root = held;
             }
         }
     }

@@ -13,9 +13,12 @@ namespace {
 
 constexpr int64_t kMiBInt = 1024 * 1024;
 
+/// Products of a shape's sizes, exact beyond 64 bits (a GCC and Clang extension).
+__extension__ typedef __int128 Wide;
+
 /// ceil(num / den) of positive integers, exactly (MindSpeed's math.ceil of a float quotient;
 /// the same outside ties of rounding).
-int64_t ceilDiv(__int128 num, __int128 den)
+int64_t ceilDiv(Wide num, Wide den)
 {
     return int64_t((num + den - 1) / den);
 }
@@ -110,9 +113,9 @@ int adaptiveHcclBufferMb(const Plan &plan, const std::string &group)
 {
     // mindspeed/core/hccl_buffer/hccl_adaptive_func.py, hccl_buffer_auto_adaptive: each size
     // is 2 x ceil(elements / 2^20) MB, i.e. the bf16 message rounded up to whole MiB.
-    const __int128 s = plan.training.seq_len, b = plan.training.micro_batch, h = plan.model.hidden;
-    const __int128 tp = plan.parallel.tp, cp = plan.parallel.cp;
-    const __int128 heads = plan.model.heads, kv = plan.model.kv_heads;
+    const Wide s = plan.training.seq_len, b = plan.training.micro_batch, h = plan.model.hidden;
+    const Wide tp = plan.parallel.tp, cp = plan.parallel.cp;
+    const Wide heads = plan.model.heads, kv = plan.model.kv_heads;
     const bool sp = plan.parallel.sp;
     if (group == "tp") {
         // MoE with alltoall_seq aside (not modelled): the FFN's all-reduce S/CP x B x H, twice
@@ -127,7 +130,7 @@ int adaptiveHcclBufferMb(const Plan &plan, const std::string &group)
         // itself does not scale it), else a constant 200 MB.
         if (plan.memory.hccl_ep_group_buffer_adaptive_factor <= 0)
             return 200;
-        const __int128 k = std::max(1, plan.model.moe.top_k);
+        const Wide k = std::max(1, plan.model.moe.top_k);
         return int(2 * ceilDiv(s * b * h * k, cp * tp * kMiBInt));
     }
     const CpAlgo algo = plan.parallel.cp_algo;
@@ -139,11 +142,11 @@ int adaptiveHcclBufferMb(const Plan &plan, const std::string &group)
         return 10; // hybrid: the loss' small collectives over all of cp
     }
     if (group == "cp_ulysses" && algo == CpAlgo::Hybrid) {
-        const __int128 u = plan.parallel.ulyssesDegree();
+        const Wide u = plan.parallel.ulyssesDegree();
         return int(2 * ceilDiv(s * b * h, u * tp * kMiBInt));
     }
     if (group == "cp_ring" && algo == CpAlgo::Hybrid) {
-        const __int128 r = plan.parallel.ringDegree();
+        const Wide r = plan.parallel.ringDegree();
         return int(2 * 2 * ceilDiv(s * b * h * kv, r * heads * tp * kMiBInt));
     }
     // The model-parallel group's optimizer reductions and tp_cp's router counts: small

@@ -198,9 +198,9 @@ struct Context
         mixes.assign(size_t(layout.pp), LayerMix{});
         // The layers in Megatron's order (layerStages): chunk by chunk, each through the stages.
         int layer = 0;
-        for (int c = 0; c < layout.chunks; ++c)
+        for (int chunk = 0; chunk < layout.chunks; ++chunk)
             for (int s = 0; s < layout.pp; ++s)
-                for (int k = 0; k < layout.chunk(s, c) && layer < mo.layers; ++k, ++layer) {
+                for (int k = 0; k < layout.chunk(s, chunk) && layer < mo.layers; ++k, ++layer) {
                     LayerMix &mix = mixes[size_t(s)];
                     (mo.moeLayer(layer) ? mix.moe : mix.dense) += 1;
                 }

@@ -195,10 +195,10 @@ private:
     int fwdChunk(int f) const { return (f / std::max(1, s.pp)) % s.chunks; }
     /// The micro-batch of the f-th forward (b-th backward): groups of pp micro-batches run
     /// through every chunk before the next group starts.
-    int unitOf(int k) const
+    int unitOf(int n) const
     {
         const int pp = std::max(1, s.pp);
-        return (k / (pp * s.chunks)) * pp + k % pp;
+        return (n / (pp * s.chunks)) * pp + n % pp;
     }
     int bwdChunk(int b) const { return s.chunks - 1 - (b / std::max(1, s.pp)) % s.chunks; }
     bool hasHead(int chunk) const { return s.last && chunk == s.chunks - 1; }

@@ -42,7 +42,7 @@ QString casePath(const QString &name)
 ReportPlan loadCase(const QString &name)
 {
     const std::string path = casePath(name).toStdString();
-    return {parsePlanText(readTextFile(path), Catalog::builtin()), name};
+    return {parsePlanText(readTextFile(path), Catalog::builtin()), name, {}};
 }
 
 /// Text of a PDF as pdftotext writes it, its lines kept.
