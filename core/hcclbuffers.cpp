@@ -109,7 +109,7 @@ double hcclDefaultBufferMb(const Plan &plan, const DeviceProfile &dev)
     return dev.comm_buffer_bytes_per_group / 2.0 / kMiB;
 }
 
-int adaptiveHcclBufferMb(const Plan &plan, const std::string &group)
+int adaptiveHcclBufferMb(const Plan &plan, std::string_view group)
 {
     // mindspeed/core/hccl_buffer/hccl_adaptive_func.py, hccl_buffer_auto_adaptive: each size
     // is 2 x ceil(elements / 2^20) MB, i.e. the bf16 message rounded up to whole MiB.
@@ -156,43 +156,76 @@ int adaptiveHcclBufferMb(const Plan &plan, const std::string &group)
     return 0;
 }
 
+namespace {
+
+/// One communicator's buffers, as commGroupBuffers describes them (without the name).
+struct GroupSize
+{
+    double bytes = 0;
+    CommGroupBuffer::Source source = CommGroupBuffer::Source::Default;
+    int mb = 0;
+};
+
+GroupSize sizeGroup(const Plan &plan, const DeviceProfile &dev, bool hccl, double defaultMb, std::string_view g)
+{
+    GroupSize c;
+    if (!hccl) {
+        c.bytes = dev.comm_buffer_bytes_per_group;
+        return c;
+    }
+    // parallel_state.py, initialize_model_parallel_wrapper: the adaptive table first, the
+    // explicit entries over it; get_nccl_options_wrapper gives a group in the table its
+    // hccl_buffer_size, any other group HCCL_BUFFSIZE.
+    double mb = defaultMb;
+    if (plan.memory.hccl_buffer_adaptive) {
+        if (const int a = adaptiveHcclBufferMb(plan, g); a > 0) {
+            mb = a;
+            c.source = CommGroupBuffer::Source::Adaptive;
+        }
+    }
+    if (!plan.memory.hccl_group_buffer.empty()) {
+        if (auto it = plan.memory.hccl_group_buffer.find(std::string(g)); it != plan.memory.hccl_group_buffer.end()) {
+            mb = it->second;
+            c.source = CommGroupBuffer::Source::Explicit;
+        }
+    }
+    c.mb = int(std::lround(mb));
+    if (c.source == CommGroupBuffer::Source::Default && plan.memory.hccl_buffer_mb <= 0)
+        c.bytes = dev.comm_buffer_bytes_per_group; // the profile's figure as it stands
+    else
+        c.bytes = 2.0 * mb * kMiB; // HCCL's input and output buffers of that size
+    return c;
+}
+
+} // namespace
+
 std::vector<CommGroupBuffer> commGroupBuffers(const Plan &plan, const DeviceProfile &dev,
-                                              const std::vector<std::string> &groups)
+                                              std::span<const std::string_view> groups)
 {
     std::vector<CommGroupBuffer> out;
     out.reserve(groups.size());
     const bool hccl = isHcclDevice(dev);
     const double defaultMb = hcclDefaultBufferMb(plan, dev);
-    for (const std::string &g : groups) {
+    for (std::string_view g : groups) {
+        const GroupSize s = sizeGroup(plan, dev, hccl, defaultMb, g);
         CommGroupBuffer c;
-        c.group = g;
-        if (!hccl) {
-            c.bytes = dev.comm_buffer_bytes_per_group;
-            out.push_back(c);
-            continue;
-        }
-        // parallel_state.py, initialize_model_parallel_wrapper: the adaptive table first, the
-        // explicit entries over it; get_nccl_options_wrapper gives a group in the table its
-        // hccl_buffer_size, any other group HCCL_BUFFSIZE.
-        double mb = defaultMb;
-        if (plan.memory.hccl_buffer_adaptive) {
-            if (const int a = adaptiveHcclBufferMb(plan, g); a > 0) {
-                mb = a;
-                c.source = CommGroupBuffer::Source::Adaptive;
-            }
-        }
-        if (auto it = plan.memory.hccl_group_buffer.find(g); it != plan.memory.hccl_group_buffer.end()) {
-            mb = it->second;
-            c.source = CommGroupBuffer::Source::Explicit;
-        }
-        c.mb = int(std::lround(mb));
-        if (c.source == CommGroupBuffer::Source::Default && plan.memory.hccl_buffer_mb <= 0)
-            c.bytes = dev.comm_buffer_bytes_per_group; // the profile's figure as it stands
-        else
-            c.bytes = 2.0 * mb * kMiB; // HCCL's input and output buffers of that size
-        out.push_back(c);
+        c.group = std::string(g);
+        c.bytes = s.bytes;
+        c.source = s.source;
+        c.mb = s.mb;
+        out.push_back(std::move(c));
     }
     return out;
+}
+
+double commGroupBufferBytes(const Plan &plan, const DeviceProfile &dev, std::span<const std::string_view> groups)
+{
+    const bool hccl = isHcclDevice(dev);
+    const double defaultMb = hcclDefaultBufferMb(plan, dev);
+    double total = 0;
+    for (std::string_view g : groups)
+        total += sizeGroup(plan, dev, hccl, defaultMb, g).bytes;
+    return total;
 }
 
 Text explainCommGroups(const Plan &plan, const DeviceProfile &dev,

@@ -16,7 +16,9 @@
 #include "text.h"
 
 #include <map>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shardscope {
@@ -58,12 +60,15 @@ double hcclDefaultBufferMb(const Plan &plan, const DeviceProfile &dev);
 
 /// MindSpeed's adaptive size of `group`, MB (hccl_buffer_auto_adaptive), 0 where the rule
 /// leaves the group at HCCL_BUFFSIZE (world, dp, dp_cp, embd, expert groups but "exp").
-int adaptiveHcclBufferMb(const Plan &plan, const std::string &group);
+int adaptiveHcclBufferMb(const Plan &plan, std::string_view group);
 
 /// Each communicator of `groups` (names as CommGroupBuffer::group, one entry per communicator)
 /// with its bytes: 2 x its buffer size on HCCL devices, the profile's figure on NCCL ones.
 std::vector<CommGroupBuffer> commGroupBuffers(const Plan &plan, const DeviceProfile &dev,
-                                              const std::vector<std::string> &groups);
+                                              std::span<const std::string_view> groups);
+/// The bytes of those communicators together, sized as commGroupBuffers sizes each (the memory
+/// floor's reserve, which needs no more than their sum).
+double commGroupBufferBytes(const Plan &plan, const DeviceProfile &dev, std::span<const std::string_view> groups);
 
 /// The formula of the collective buffers (per group) and its assumptions, as phrases; empty
 /// for a rank without communicators.

@@ -30,10 +30,14 @@
 #include "units.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
+#include <cassert>
 #include <cmath>
 #include <limits>
+#include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace shardscope {
@@ -1161,11 +1165,28 @@ RankEval evaluate(const StepShape &s)
     return e;
 }
 
+/// Names of communicators, without allocating: the memory floor asks for them for every layout
+/// the search meets.
+class CommunicatorNames
+{
+public:
+    void push_back(std::string_view name)
+    {
+        assert(n_ < names_.size());
+        names_[n_++] = name;
+    }
+    operator std::span<const std::string_view>() const { return {names_.data(), n_}; }
+
+private:
+    std::array<std::string_view, 20> names_{};
+    size_t n_ = 0;
+};
+
 /// The communicators a rank of `stage` belongs to, by MindSpeed's process-group names (one
 /// entry per communicator; core/hcclbuffers.h sizes their buffers).
-std::vector<std::string> communicatorGroups(const Context &x, int stage)
+CommunicatorNames communicatorGroups(const Context &x, int stage)
 {
-    std::vector<std::string> g;
+    CommunicatorNames g;
     // HCCL and NCCL make a group's communicator at its first collective: only the groups a rank
     // uses count. Megatron-Core (Megatron-LM core_v0.12.1, the version MindSpeed-LLM pins)
     // creates its groups apart even where they hold the same ranks.
@@ -1225,6 +1246,12 @@ RuntimeReserve commReserve(const Context &x, int stage)
     return r;
 }
 
+/// commReserve(x, stage).total() before the allocator's share: its context and buffers.
+double commReserveBytes(const Context &x, int stage)
+{
+    return x.dev.context_reserve_bytes + commGroupBufferBytes(x.plan, x.dev, communicatorGroups(x, stage));
+}
+
 /// Whether stages 1 .. pp-2 hold the same layers (count and kinds): only their warm-up differs.
 bool middleStagesAlike(const Context &x)
 {
@@ -1240,9 +1267,9 @@ bool middleStagesAlike(const Context &x)
 
 namespace {
 
-/// memoryFloorBytes of the plan of `x`, from its first stage's quantities `q0` and runtime
-/// reserve `r0`.
-double floorOf(const Context &x, const Quantities &q0, const RuntimeReserve &r0)
+/// memoryFloorBytes of the plan of `x`, from its first stage's quantities `q0` and the bytes of
+/// its runtime reserve before the allocator's share, `reserve0`.
+double floorOf(const Context &x, const Quantities &q0, double reserve0)
 {
     if (x.plan.training.method.method != TrainingMethod::Full)
         return 0.0;
@@ -1275,7 +1302,7 @@ double floorOf(const Context &x, const Quantities &q0, const RuntimeReserve &r0)
         const LayerBackward bwd = layerBackward(x, q0);
         live = std::max(live, persistent + q0.actTotal + bwd.recompute + bwd.work);
     }
-    return live + r0.context + r0.comm_buffers;
+    return live + reserve0;
 }
 
 /// The estimate; with `floorLimit`, nothing but `*aboveFloor` = true when the plan's memory
@@ -1289,7 +1316,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
     const Quantities q0 = computeQuantities(x, 0);
     const RuntimeReserve r0 = commReserve(x, 0);
     if (aboveFloor) {
-        *aboveFloor = floorOf(x, q0, r0) > floorLimit;
+        *aboveFloor = floorOf(x, q0, r0.context + r0.comm_buffers) > floorLimit;
         if (*aboveFloor)
             return {};
     }
@@ -1461,7 +1488,7 @@ double memoryFloorBytes(const Plan &plan, const Catalog &catalog)
     if (plan.training.method.method != TrainingMethod::Full)
         return 0.0;
     const Context x(plan, *catalog.device(plan.cluster.device), *catalog.framework(plan.framework));
-    return floorOf(x, computeQuantities(x, 0), commReserve(x, 0));
+    return floorOf(x, computeQuantities(x, 0), commReserveBytes(x, 0));
 }
 
 std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const Catalog &catalog, double limit)

@@ -182,6 +182,33 @@ private slots:
         QCOMPARE(estimateMemory(only, Catalog::builtin()).ranks.front().reserve.comm_buffers, 5 * 200.0 * kMiBd);
     }
 
+    /// The memory floor's sum of the buffers is the sum of what each communicator is given, for
+    /// the default, explicit, adaptive and NCCL sizes.
+    void bytesAreTheGroupsSum()
+    {
+        const std::vector<std::string_view> groups = {"world", "dp_cp", "mp", "tp", "pp", "pp", "exp", "embd"};
+        const Catalog &catalog = Catalog::builtin();
+        for (const Plan &plan : {parse(ascendPlan()), parse(ascendPlan({{"hccl_buffer_mb", 100}})),
+                                 parse(ascendPlan({{"hccl_buffer_mb", 100},
+                                                   {"hccl_group_buffer", {{"dp_cp", 300}, {"tp", 50}}},
+                                                   {"hccl_buffer_adaptive", true}}))}) {
+            for (const char *device : {"ascend-910b2", "h100-80g"}) {
+                const DeviceProfile &dev = *catalog.device(device);
+                double sum = 0;
+                for (const CommGroupBuffer &g : commGroupBuffers(plan, dev, groups))
+                    sum += g.bytes;
+                QVERIFY(sum > 0);
+                QCOMPARE(commGroupBufferBytes(plan, dev, groups), sum);
+            }
+        }
+        // The floor counts the first stage's whole reserve but the allocator's share.
+        const Plan plan = parse(ascendPlan({{"hccl_buffer_adaptive", true}}));
+        const RuntimeReserve &r0 = estimateMemory(plan, catalog).ranks.front().reserve;
+        QCOMPARE(commGroupBufferBytes(plan, *catalog.device(plan.cluster.device),
+                                      std::vector<std::string_view>{"world", "dp_cp", "mp", "tp", "pp"}),
+                 r0.comm_buffers);
+    }
+
     void groupNames()
     {
         // cp > 1: the gradient group is dp_cp; a middle stage has two pp communicators; tied
