@@ -98,10 +98,16 @@ int64_t paddedVocab(const Plan &plan, const FrameworkProfile &fw) { return padVo
 
 Plan paddedVocabPlan(const Plan &plan, int profileDivisor)
 {
-    Plan p = plan;
-    p.model.vocab = padVocab(plan, divisorOf(plan, profileDivisor));
-    p.model.vocab_divisible_by = 1;
+    Plan p;
+    assignPaddedVocabPlan(plan, profileDivisor, p);
     return p;
+}
+
+void assignPaddedVocabPlan(const Plan &plan, int profileDivisor, Plan &out)
+{
+    out = plan;
+    out.model.vocab = padVocab(plan, divisorOf(plan, profileDivisor));
+    out.model.vocab_divisible_by = 1;
 }
 
 Plan paddedVocabPlan(const Plan &plan, const FrameworkProfile &fw)

@@ -118,6 +118,8 @@ int vocabDivisor(const Plan &plan, const FrameworkProfile &fw);
 Plan paddedVocabPlan(const Plan &plan, const FrameworkProfile &fw);
 /// The same with the profile's divisor given (the compute model's ComputeProfile carries it).
 Plan paddedVocabPlan(const Plan &plan, int profileDivisor);
+/// The same assigned to `out`, whose strings and vectors are reused (a hot path's kept plan).
+void assignPaddedVocabPlan(const Plan &plan, int profileDivisor, Plan &out);
 
 /// `memory.overlap_grad_reduce` / `memory.overlap_param_gather`, else the profile's.
 bool overlapGradReduceOf(const Plan &plan, const FrameworkProfile &fw);

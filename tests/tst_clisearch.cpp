@@ -138,9 +138,9 @@ void TestCliSearch::searchConstraints()
         args.insert(args.end(), extra.begin(), extra.end());
         if (runCli(args, out, err) != 0)
             return -1;
-        const json j = json::parse(out);
+        const json result = json::parse(out);
         int other = 0;
-        for (const json &r : j["ranked"]) {
+        for (const json &r : result["ranked"]) {
             const json &pa = r["parallel"];
             if (pa.value("cp_algo", std::string("ring")) != "ring" || pa.value("dp_shard", 0) > 0)
                 ++other;

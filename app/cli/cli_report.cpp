@@ -109,7 +109,7 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
     for (const std::string &file : files) {
         try {
             plans.push_back({readPlan(file, err),
-                             QFileInfo(QString::fromStdString(file)).fileName()});
+                             QFileInfo(QString::fromStdString(file)).fileName(), {}});
         } catch (const PlanError &e) {
             err << "shardscope-cli: error: " << located(file, e.what()) << "\n";
             return ExitBadInput;
