@@ -103,22 +103,9 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
 {
     // The head and the loss over the vocabulary the framework pads (framework.h). The padded copy
     // is assigned into a plan this thread keeps, whose strings and vectors are reused: the search
-    // calls this for every layout it meets. A call within a call gets a copy of its own.
-    thread_local Plan kept;
-    thread_local bool inUse = false;
-    std::optional<Plan> own;
-    Plan &padded = inUse ? own.emplace() : kept;
-    const bool outer = !inUse;
-    inUse = true;
-    struct Release
-    {
-        bool outer;
-        ~Release()
-        {
-            if (outer)
-                inUse = false;
-        }
-    } release{outer};
+    // calls this for every layout it meets. (Nothing this function calls estimates compute
+    // again, so the kept plan is this call's until it returns.)
+    thread_local Plan padded;
     assignPaddedVocabPlan(given, cp.vocab_divisible_by, padded);
     const Plan &plan = padded;
     ComputeEstimate out;
