@@ -140,7 +140,10 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
     const double k0 = cp.kernel_overhead_s;
     // The decoder layers of each stage (core/layers.h: even, or an uneven layout); the stages
     // run in lockstep, the slowest sets the pace (below).
-    const std::vector<int> stageL = stageLayers(pa, mo.layers);
+    const StageLayout layout = stageLayout(pa, mo.layers);
+    std::vector<int> stageL(size_t(layout.pp));
+    for (int st = 0; st < layout.pp; ++st)
+        stageL[size_t(st)] = layout.stage(st);
     const int L0 = stageL.front(); // stage 0, whose elements are read below
     int L = *std::max_element(stageL.begin(), stageL.end());
 
@@ -319,14 +322,12 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
         ew += 2.0 * c * (q + kv); // fused RoPE
         ewKernels += 2;
     }
-    if (swiglu) {
-        // silu(gate) r c w c; * up r 2c w c (unfused); fused: reads gate|up, writes f.
-        ew += (cp.fused_swiglu ? 3.0 : 5.0) * c * f;
-        ewKernels += cp.fused_swiglu ? 1 : 2;
-    } else {
-        ew += 2.0 * c * f;
-        ewKernels += 1;
-    }
+    // The activation function: silu(gate) r c w c; * up r 2c w c (unfused); fused: reads
+    // gate|up, writes f. GELU / ReLU^2 read and write f.
+    const double actFn = swiglu ? (cp.fused_swiglu ? 3.0 : 5.0) * c * f : 2.0 * c * f;
+    const double actFnKernels = swiglu ? (cp.fused_swiglu ? 1 : 2) : 1;
+    ew += actFn;
+    ewKernels += actFnKernels;
     if (moe) {
         ew += moeShare * 2.0 * route.copies * 2.0 * c * h; // permute and unpermute token copies
         ewKernels += 4;
@@ -361,6 +362,14 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
     case Recompute::None:
         break;
     }
+    if (plan.memory.recompute != Recompute::Full) {
+        // MindSpeed's --recompute-activation-function / --recompute-norm: the activation
+        // function's forward (the two pre-norms' forwards) run again in backward.
+        if (plan.memory.recompute_activation_function)
+            out.layer_recompute_s += traffic(actFn * T, actFnKernels);
+        if (plan.memory.recompute_norm)
+            out.layer_recompute_s += traffic(2.0 * norm * hSp * T, 2 * normKernels);
+    }
 
     // ---- embedding (first stage) and head + loss (last stage), per micro-batch -------------
     const double V = double(mo.vocab);
@@ -385,23 +394,42 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
         out.head_s = 3.0 * headGemm + traffic(T * (lossBytes * V / t + finalNorm), 10);
     }
     const double layerMb = out.layer_forward_s + out.layer_backward_s + out.layer_recompute_s;
+    // The layers of a stage that recompute: all of them, but under Megatron's full recompute
+    // with --recompute-method block only the first n of each model chunk (as the memory engine
+    // keeps the rest's activations).
+    const bool block = plan.memory.recompute == Recompute::Full &&
+                       plan.memory.recompute_method == RecomputeMethod::Block;
+    auto recomputedOf = [&](size_t st) {
+        if (!block)
+            return stageL[st];
+        int n = 0;
+        for (int k = 0; k < layout.chunks; ++k)
+            n += std::min(std::max(1, plan.memory.recompute_num_layers), layout.chunk(int(st), k));
+        return n;
+    };
+    // One micro-batch through a stage's layers.
+    auto layersTime = [&](size_t st) {
+        return stageL[st] * (layerMb - out.layer_recompute_s) + recomputedOf(st) * out.layer_recompute_s;
+    };
     // A micro-batch on each stage: its layers, the embedding on the first, the head, loss and
     // MTP modules on the last; the slowest stage paces the pipeline (and its bubble).
+    const size_t lastIdx = stageL.size() - 1;
     const int Lfirst = stageL.front(), Llast = stageL.back();
-    const double firstStage = Lfirst * layerMb + out.embedding_s + (pa.pp == 1 ? out.head_s : 0.0);
-    const double lastStage = Llast * layerMb + out.head_s + (pa.pp == 1 ? out.embedding_s : 0.0) +
+    const double firstStage = layersTime(0) + out.embedding_s + (pa.pp == 1 ? out.head_s : 0.0);
+    const double lastStage = layersTime(lastIdx) + out.head_s + (pa.pp == 1 ? out.embedding_s : 0.0) +
                              mo.mtp_layers * (layerMb + out.head_s);
     out.microbatch_s = std::max(firstStage, lastStage);
-    L = lastStage >= firstStage ? Llast : Lfirst;
-    for (size_t i = 1; i + 1 < stageL.size(); ++i) {
-        const double middle = stageL[i] * layerMb;
+    size_t slowest = lastStage >= firstStage ? lastIdx : 0;
+    for (size_t i = 1; i < lastIdx; ++i) {
+        const double middle = layersTime(i);
         if (middle > out.microbatch_s) {
             out.microbatch_s = middle;
-            L = stageL[i];
+            slowest = i;
         }
     }
+    L = stageL[slowest];
     out.layers = L;
-    out.backward_microbatch_s = L * (out.layer_backward_s + out.layer_recompute_s);
+    out.backward_microbatch_s = L * out.layer_backward_s + recomputedOf(slowest) * out.layer_recompute_s;
 
     // ---- per step: autocast casts and the optimizer ---------------------------------------
     const ParameterCounts &pc = counts;
@@ -543,8 +571,13 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
     // weight's gradient is never formed).
     out.model_flops = (2.0 + trainedWeightShare) * modelFwd / world;
     double extra = 0;
-    if (plan.memory.recompute == Recompute::Full)
-        extra = tokensPerStep * mo.layers * layerFwd;
+    if (plan.memory.recompute == Recompute::Full) {
+        // The layers that recompute (block: the first n of each chunk), over the whole pipeline.
+        double recomputed = 0;
+        for (size_t st = 0; st < stageL.size(); ++st)
+            recomputed += recomputedOf(st);
+        extra = tokensPerStep * recomputed * layerFwd;
+    }
     else if (plan.memory.recompute == Recompute::Selective)
         extra = tokensPerStep * mo.layers * attnCore;
     out.hardware_flops = out.model_flops + extra / world;

@@ -36,6 +36,7 @@ private slots:
     void calibrationStepTime();
     void flopsByHand();
     void bubbleAndThroughput();
+    void partialRecompute();
 };
 
 void TestStep::calibrationStepTime_data()
@@ -131,6 +132,51 @@ void TestStep::bubbleAndThroughput()
     QCOMPARE(e2.step.bubble_s, 1.5 * estimateCompute(p2, cp).microbatch_s);
     QVERIFY(e2.step.bubble_s < e1.step.bubble_s);
     QVERIFY(e1.step.mfu > 0 && e1.step.mfu < 1 && e1.step.hfu >= e1.step.mfu);
+}
+
+void TestStep::partialRecompute()
+{
+    // Megatron's full recompute with --recompute-method block recomputes only the first n layers
+    // of each model chunk; uniform recomputes every layer (in groups). Llama-2-7B, pp 2: 16
+    // layers a stage, block n = 4 recomputes 4 of them.
+    json j = tinyPlan(4096, 1, false, true, false);
+    j["model"] = {{"preset", "llama2-7b"}};
+    j["framework"] = "megatron";
+    j["training"]["grad_accum"] = 4;
+    j["parallel"] = {{"dp", 4}, {"pp", 2}};
+    j["cluster"] = {{"device", "ascend-910b2"}, {"devices_per_node", 8}, {"nodes", 1}};
+    const Catalog &cat = Catalog::builtin();
+    const ComputeProfile cp =
+        computeProfile(*cat.device("ascend-910b2"), *cat.framework("megatron"), DType::BF16);
+    const ComputeEstimate full = estimateCompute(parsePlan(j, cat), cp);
+    j["memory"]["recompute_method"] = "block";
+    j["memory"]["recompute_num_layers"] = 4;
+    const ComputeEstimate block = estimateCompute(parsePlan(j, cat), cp);
+    j["memory"]["recompute_method"] = "uniform";
+    const ComputeEstimate uniform = estimateCompute(parsePlan(j, cat), cp);
+    QVERIFY(full.layer_recompute_s > 0);
+    QCOMPARE(block.layer_recompute_s, full.layer_recompute_s); // per recomputed layer
+    QCOMPARE(block.microbatch_s, full.microbatch_s - 12 * full.layer_recompute_s);
+    QCOMPARE(block.backward_microbatch_s, full.backward_microbatch_s - 12 * full.layer_recompute_s);
+    QCOMPARE(uniform.microbatch_s, full.microbatch_s);
+    // The extra forward FLOPs: 8 of the 32 layers recompute.
+    QCOMPARE(block.hardware_flops - block.model_flops, 0.25 * (full.hardware_flops - full.model_flops));
+
+    // MindSpeed's activation-function and norm recompute add their forwards to the backward.
+    j["memory"].erase("recompute_method");
+    j["memory"].erase("recompute_num_layers");
+    j["memory"]["recompute"] = "none";
+    const ComputeEstimate none = estimateCompute(parsePlan(j, cat), cp);
+    j["memory"]["recompute_activation_function"] = true;
+    const ComputeEstimate act = estimateCompute(parsePlan(j, cat), cp);
+    j["memory"]["recompute_norm"] = true;
+    const ComputeEstimate both = estimateCompute(parsePlan(j, cat), cp);
+    QCOMPARE(none.layer_recompute_s, 0.0);
+    QVERIFY(act.layer_recompute_s > 0);
+    QVERIFY(both.layer_recompute_s > act.layer_recompute_s);
+    // Elementwise work: well under the layer's forward.
+    QVERIFY(both.layer_recompute_s < 0.2 * both.layer_forward_s);
+    QCOMPARE(act.microbatch_s, none.microbatch_s + 16 * act.layer_recompute_s);
 }
 
 QTEST_APPLESS_MAIN(TestStep)
