@@ -29,8 +29,10 @@
 #include "model.h"
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
+#include <optional>
 
 namespace shardscope {
 
@@ -99,16 +101,28 @@ ComputeProfile computeProfile(const DeviceProfile &dev, const FrameworkProfile &
     return p;
 }
 
-ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
+namespace {
+
+/// What estimateCompute works out per micro-batch (the layers, the embedding, the head, the
+/// stages' pace) and the heaviest rank's parameters before any sharding: a function of the
+/// (padded) model, the precision, the attention and loss kinds, the profile, and of the layout's
+/// tp, pp and its layer layout, cp, sp, ep, etp, the micro-batch, the sequence, recompute
+/// (with Megatron's method and MindSpeed's options) and whether autocast casts the weights;
+/// not of dp, sharding, offload or grad_accum.
+struct PerMicrobatch
 {
-    // The head and the loss over the vocabulary the framework pads (framework.h). The padded copy
-    // is assigned into a plan this thread keeps, whose strings and vectors are reused: the search
-    // calls this for every layout it meets. (Nothing this function calls estimates compute
-    // again, so the kept plan is this call's until it returns.)
-    thread_local Plan padded;
-    assignPaddedVocabPlan(given, cp.vocab_divisible_by, padded);
-    const Plan &plan = padded;
-    ComputeEstimate out;
+    ComputeEstimate out; ///< the per-layer and per-micro-batch fields, and `layers`
+    StageElements se;    ///< what the first stage trains (LoRA, QLoRA, freezing; Muon)
+    double trainedWeightShare = 1.0;
+    double ffnFlopsPerToken = 0, attnProjPerToken = 0; ///< forward matmul FLOPs per token
+    double denseOnRank = 0, expertsOnRank = 0, matmulOnRank = 0; ///< heaviest rank, elements
+    double recomputedLayers = 0; ///< layers that recompute, over the pipeline
+};
+
+PerMicrobatch perMicrobatch(const Plan &plan, const ComputeProfile &cp)
+{
+    PerMicrobatch pm;
+    ComputeEstimate &out = pm.out;
     const ModelShape &mo = plan.model;
     const Parallel &pa = plan.parallel;
     const Precision &pr = plan.precision;
@@ -116,7 +130,6 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
     const double b = plan.training.micro_batch;
     const double s = double(plan.training.seq_len);
     const double T = s * b / pa.cp; // tokens per micro-batch on this rank
-    const double m = plan.training.grad_accum;
     const double c = bytesOf(pr.compute);
     const double pBytes = bytesOf(pr.params);
     const bool fsdp = pa.sharding == Sharding::Full;
@@ -467,6 +480,117 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
     const double denseOnRank = layerDense * Lrank + root;
     const double expertsOnRank = layerExperts * Lrank;
     const double matmulOnRank = layerMatmul * Lrank + double(pc.lm_head > 0 ? pc.lm_head : pc.embedding) / t;
+    pm.se = se;
+    pm.trainedWeightShare = trainedWeightShare;
+    pm.ffnFlopsPerToken = ffnFlopsPerToken;
+    pm.attnProjPerToken = attnProjPerToken;
+    pm.denseOnRank = denseOnRank;
+    pm.expertsOnRank = expertsOnRank;
+    pm.matmulOnRank = matmulOnRank;
+    for (size_t st = 0; st < stageL.size(); ++st)
+        pm.recomputedLayers += recomputedOf(st);
+    return pm;
+}
+
+/// The search asks for the compute of layouts that share their per-micro-batch part far more
+/// often than not (their sharding, dp, offload or grad_accum differ): each thread keeps the last
+/// few parts of one model, precision and profile, keyed by everything else perMicrobatch reads.
+class KeptMicrobatches
+{
+public:
+    const PerMicrobatch &of(const Plan &plan, const ComputeProfile &cp)
+    {
+        if (!reusable(plan))
+            return fresh_ = perMicrobatch(plan, cp);
+        const Pa pa = paOf(plan, cp);
+        if (!shared_ || !(shared_->model == plan.model) || !(shared_->precision == plan.precision) ||
+            !(shared_->profile == cp) || shared_->attention != plan.memory.attention ||
+            shared_->loss != plan.memory.loss) {
+            shared_ = Shared{plan.model, plan.precision, cp, plan.memory.attention, plan.memory.loss};
+            size_ = next_ = 0;
+        }
+        for (size_t k = 0; k < size_; ++k) {
+            if (kept_[k].key == pa)
+                return kept_[k].pm;
+        }
+        Entry &e = kept_[next_];
+        next_ = (next_ + 1) % kept_.size();
+        size_ = std::max(size_, next_ == 0 ? kept_.size() : next_);
+        e.key = pa;
+        e.pm = perMicrobatch(plan, cp);
+        return e.pm;
+    }
+
+private:
+    /// Per-micro-batch parts that depend on more than the key holds are not kept: what LoRA,
+    /// QLoRA, freezing or Muon read of the stage, and listed stage layouts.
+    static bool reusable(const Plan &plan)
+    {
+        return plan.training.method.method == TrainingMethod::Full && plan.precision.optimizer != Optimizer::Muon &&
+               plan.parallel.stage_layers.empty() && plan.parallel.pipeline_layout.empty();
+    }
+    /// What perMicrobatch reads of the plan beyond the shared part.
+    struct Pa
+    {
+        int64_t seq;
+        int tp, pp, cp, ep, etp, v, first, last, mb, recomputeLayers;
+        PpSchedule schedule;
+        Recompute recompute;
+        RecomputeMethod method;
+        bool sp, accountEmbedding, accountLoss, actFn, norm, autocast;
+        bool operator==(const Pa &) const = default;
+    };
+    static Pa paOf(const Plan &p, const ComputeProfile &cp)
+    {
+        const Parallel &pa = p.parallel;
+        const double c = bytesOf(p.precision.compute);
+        const bool autocast = bytesOf(p.precision.params) > c && pa.sharding != Sharding::Full && cp.autocast_casts;
+        return {p.training.seq_len, pa.tp, pa.pp, pa.cp, pa.ep, pa.expertTp(), pa.virtual_stages,
+                pa.first_stage_layers, pa.last_stage_layers, p.training.micro_batch,
+                p.memory.recompute_num_layers, pa.pp_schedule, p.memory.recompute, p.memory.recompute_method,
+                pa.sp, pa.account_for_embedding, pa.account_for_loss, p.memory.recompute_activation_function,
+                p.memory.recompute_norm, autocast};
+    }
+    struct Shared
+    {
+        ModelShape model;
+        Precision precision;
+        ComputeProfile profile;
+        Attention attention;
+        LossHead loss;
+    };
+    struct Entry
+    {
+        Pa key{};
+        PerMicrobatch pm;
+    };
+    std::optional<Shared> shared_;
+    std::array<Entry, 16> kept_{};
+    size_t size_ = 0, next_ = 0;
+    PerMicrobatch fresh_;
+};
+
+ComputeEstimate perStep(const Plan &plan, const ComputeProfile &cp, const PerMicrobatch &pm)
+{
+    ComputeEstimate out = pm.out;
+    const ModelShape &mo = plan.model;
+    const Parallel &pa = plan.parallel;
+    const Precision &pr = plan.precision;
+    const MethodOptions &method = plan.training.method;
+    const StageElements &se = pm.se;
+    const double b = plan.training.micro_batch;
+    const double s = double(plan.training.seq_len);
+    const double m = plan.training.grad_accum;
+    const double c = bytesOf(pr.compute);
+    const double pBytes = bytesOf(pr.params);
+    const bool autocast = pBytes > c && pa.sharding != Sharding::Full && cp.autocast_casts;
+    const double h = double(mo.hidden);
+    const double gemmRate = cp.peak_flops * cp.gemm_efficiency;
+    const double memRate = cp.hbm_bandwidth * cp.memory_efficiency;
+    auto traffic = [&](double bytes, double kernels) { return bytes / memRate + kernels * cp.kernel_overhead_s; };
+    const double denseOnRank = pm.denseOnRank, expertsOnRank = pm.expertsOnRank, matmulOnRank = pm.matmulOnRank;
+    const double trainedWeightShare = pm.trainedWeightShare;
+    const double ffnFlopsPerToken = pm.ffnFlopsPerToken, attnProjPerToken = pm.attnProjPerToken;
     const double gBytes = bytesOf(pr.grads);
     {
         const double shard = double(pa.shardGroup());
@@ -571,17 +695,33 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
     // weight's gradient is never formed).
     out.model_flops = (2.0 + trainedWeightShare) * modelFwd / world;
     double extra = 0;
-    if (plan.memory.recompute == Recompute::Full) {
-        // The layers that recompute (block: the first n of each chunk), over the whole pipeline.
-        double recomputed = 0;
-        for (size_t st = 0; st < stageL.size(); ++st)
-            recomputed += recomputedOf(st);
-        extra = tokensPerStep * recomputed * layerFwd;
-    }
+    if (plan.memory.recompute == Recompute::Full) // the layers that recompute (block: the first n of each chunk)
+        extra = tokensPerStep * pm.recomputedLayers * layerFwd;
     else if (plan.memory.recompute == Recompute::Selective)
         extra = tokensPerStep * mo.layers * attnCore;
     out.hardware_flops = out.model_flops + extra / world;
     return out;
+}
+
+} // namespace
+
+ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
+{
+    // The head and the loss over the vocabulary the framework pads (framework.h). The padded copy
+    // is assigned into a plan this thread keeps, whose strings and vectors are reused: the search
+    // calls this for every layout it meets. (Nothing this function calls estimates compute
+    // again, so the kept plan is this call's until it returns.)
+    thread_local Plan padded;
+    thread_local KeptMicrobatches kept;
+    assignPaddedVocabPlan(given, cp.vocab_divisible_by, padded);
+    return perStep(padded, cp, kept.of(padded, cp));
+}
+
+ComputeEstimate estimateComputeAfresh(const Plan &given, const ComputeProfile &cp)
+{
+    Plan padded;
+    assignPaddedVocabPlan(given, cp.vocab_divisible_by, padded);
+    return perStep(padded, cp, perMicrobatch(padded, cp));
 }
 
 double offloadBytesPerStep(const Plan &plan, const ComputeEstimate &ce,

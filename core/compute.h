@@ -60,6 +60,7 @@ struct ComputeProfile
     bool hf_loss = true;    ///< fp32-upcast Hugging Face loss (else fused vocab-parallel loss)
     bool autocast_casts = true;
     OptimizerImpl default_optimizer_impl = OptimizerImpl::Foreach;
+    bool operator==(const ComputeProfile &) const = default;
 };
 
 /// Reads the compute figures from the profiles. Device fields: `gemm_efficiency`,
@@ -104,7 +105,13 @@ struct ComputeEstimate
     double sharded_grads = 0;      ///< gradient elements kept on this rank
 };
 
+/// The compute of one rank of the plan. Each thread keeps the per-micro-batch part of the last
+/// few layouts of one model (what the layers, the embedding and the head take): plans that differ
+/// only in dp, sharding, offload or grad_accum reuse it (the search meets such plans in turn).
 ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp);
+/// The same estimate computed from scratch, with nothing kept or reused (tst_step checks that
+/// both agree).
+ComputeEstimate estimateComputeAfresh(const Plan &plan, const ComputeProfile &cp);
 
 /// Bytes moved between device and host per step by the offload switches: optimizer (gradients
 /// down, updated parameters up, once per step), parameters (the shard up before each forward

@@ -69,6 +69,7 @@ struct Precision
     /// MindSpeed's --reuse-fp32-param: the bf16 parameters live in the fp32 master copy's memory
     /// (FP32 = BF16 + residual), saving 2 B per parameter, / dp under the distributed optimizer.
     bool reuse_fp32_param = false;
+    bool operator==(const Precision &) const = default;
 };
 
 struct Parallel

@@ -5,12 +5,14 @@
 // Also: FLOP counts and step assembly against hand calculations.
 #include "core/catalog.h"
 #include "core/compute.h"
+#include "core/errors.h"
 #include "core/estimate.h"
 #include "calibrationdata.h"
 
 #include <QFile>
 #include <QTest>
 #include <cmath>
+#include <random>
 #include <nlohmann/json.hpp>
 
 using namespace shardscope;
@@ -37,6 +39,7 @@ private slots:
     void flopsByHand();
     void bubbleAndThroughput();
     void partialRecompute();
+    void keptPartsAgree();
 };
 
 void TestStep::calibrationStepTime_data()
@@ -177,6 +180,136 @@ void TestStep::partialRecompute()
     // Elementwise work: well under the layer's forward.
     QVERIFY(both.layer_recompute_s < 0.2 * both.layer_forward_s);
     QCOMPARE(act.microbatch_s, none.microbatch_s + 16 * act.layer_recompute_s);
+}
+
+void TestStep::keptPartsAgree()
+{
+    // estimateCompute keeps per-micro-batch parts per thread, keyed by what they read: every
+    // layout below, and each of its neighbours that differ in one field, must get exactly what a
+    // computation from scratch gives. A field missing from the key shows as a neighbour that
+    // reuses the layout's part.
+    const Catalog &cat = Catalog::builtin();
+    struct Base { const char *model, *framework, *params; };
+    const Base bases[] = {{"llama2-7b", "megatron", "bf16"},
+                          {"mixtral-8x7b", "megatron", "bf16"},
+                          {"deepseek-v2-lite", "pytorch", "fp32"}};
+    auto fields = [](const ComputeEstimate &e) {
+        return std::vector<double>{e.layer_forward_s, e.layer_backward_s, e.layer_recompute_s,
+                                   e.layer_gemm_forward_s, e.layer_attention_forward_s,
+                                   e.layer_attention_backward_s, e.layer_elementwise_forward_s,
+                                   e.embedding_s, e.head_s, e.microbatch_s, e.backward_microbatch_s,
+                                   e.casts_s, e.optimizer_s, e.compute_s, e.model_flops,
+                                   e.hardware_flops, double(e.layers), e.params_on_rank,
+                                   e.optimizer_elements, e.sharded_params, e.sharded_grads};
+    };
+    std::mt19937 rng(16);
+    auto pick = [&](std::initializer_list<int> v) { return *(v.begin() + std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)); };
+    int compared = 0, reused = 0;
+    for (const Base &b : bases) {
+        json j = tinyPlan(4096, 1, std::string(b.params) == "fp32", false, false);
+        j["model"] = {{"preset", b.model}};
+        j["framework"] = b.framework;
+        j["parallel"] = {{"dp", 64}};
+        j["cluster"] = {{"device", "ascend-910b2"}, {"devices_per_node", 8}, {"nodes", 8}};
+        const Plan base = parsePlan(j, cat);
+        const ComputeProfile cp = computeProfile(*cat.device("ascend-910b2"), *cat.framework(b.framework),
+                                                 base.precision.compute);
+        // One change of one field of a layout (`axis`), or none (-1).
+        auto change = [&](Plan &p, int axis) {
+            Parallel &pa = p.parallel;
+            MemoryOptions &m = p.memory;
+            switch (axis) {
+            case 0: pa.tp = pick({1, 2, 4, 8}); break;
+            case 1: pa.pp = pick({1, 2, 4}); break;
+            case 2: pa.virtual_stages = pick({1, 2}); break;
+            case 3: pa.cp = pick({1, 2, 4}); break;
+            case 4: pa.sp = !pa.sp; break;
+            case 5: pa.sharding = Sharding(pick({0, 1, 2, 3})); break;
+            case 6: p.training.micro_batch = pick({1, 2, 4}); break;
+            case 7: p.training.grad_accum = pick({4, 8, 16}); break;
+            case 8: m.recompute = Recompute(pick({0, 1, 2})); break;
+            case 9: m.recompute_method = m.recompute_method == RecomputeMethod::Block ? RecomputeMethod::Uniform
+                                                                                      : RecomputeMethod::Block;
+                    break;
+            case 10: m.recompute_num_layers = pick({1, 2, 3}); break;
+            case 11: m.recompute_activation_function = !m.recompute_activation_function; break;
+            case 12: m.recompute_norm = !m.recompute_norm; break;
+            case 13: m.offload.optimizer = !m.offload.optimizer; break;
+            case 14: pa.ep = pick({1, 2, 4, 8}); break;
+            case 15: pa.etp = pick({0, 1}); break;
+            case 16: pa.first_stage_layers = pick({0, 5}); pa.last_stage_layers = pa.first_stage_layers ? 3 : 0; break;
+            case 17: pa.dp_shard = pick({0, 2, 4}); break;
+            case 18: p.training.seq_len = pick({2048, 4096, 8192}); break;
+            default: break;
+            }
+            pa.pp_schedule = pa.virtual_stages > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
+            pa.dp = int(p.cluster.world() / (int64_t(pa.tp) * pa.pp * pa.cp));
+        };
+        auto valid = [&](const Plan &p) {
+            try {
+                validatePlan(p, cat);
+                return true;
+            } catch (const PlanError &) {
+                return false;
+            }
+        };
+        for (int layout = 0; layout < 1000; ++layout) {
+            Plan p = base;
+            for (int axis = 0; axis < 19; ++axis)
+                change(p, axis);
+            // Fewer invalid layouts: what a field rules out of the others.
+            if (p.memory.recompute == Recompute::Full)
+                p.memory.recompute_activation_function = p.memory.recompute_norm = false;
+            if (p.parallel.sharding != Sharding::Full)
+                p.parallel.dp_shard = 0;
+            if (!p.model.moe.enabled())
+                p.parallel.ep = 1, p.parallel.etp = 0;
+            if (p.parallel.tp == 1)
+                p.parallel.sp = false;
+            if (!valid(p))
+                continue;
+            for (int axis = -1; axis < 19; ++axis) {
+                Plan n = p;
+                change(n, axis);
+                if (!valid(n))
+                    continue;
+                const std::vector<double> kept = fields(estimateCompute(n, cp));
+                const std::vector<double> fresh = fields(estimateComputeAfresh(n, cp));
+                ++compared;
+                if (axis >= 0 && kept == fields(estimateComputeAfresh(p, cp)))
+                    ++reused; // the neighbour's compute equals the layout's
+                for (size_t f = 0; f < fresh.size(); ++f)
+                    QVERIFY2(kept[f] == fresh[f], qPrintable(QStringLiteral("%1 layout %2 axis %3 field %4: %5 vs %6")
+                                                                 .arg(QString::fromUtf8(b.model)).arg(layout).arg(axis).arg(f)
+                                                                 .arg(kept[f]).arg(fresh[f])));
+            }
+        }
+    }
+    // The same layouts under two models and two profiles in turn: nothing kept for one serves
+    // the other.
+    {
+        json j = tinyPlan(4096, 1, false, true, false);
+        j["parallel"] = {{"dp", 8}};
+        j["cluster"] = {{"device", "ascend-910b2"}, {"devices_per_node", 8}, {"nodes", 1}};
+        j["model"] = {{"preset", "llama2-7b"}};
+        const Plan a = parsePlan(j, cat);
+        j["model"] = {{"preset", "mistral-7b"}};
+        const Plan b = parsePlan(j, cat);
+        const ComputeProfile pt = computeProfile(*cat.device("ascend-910b2"), *cat.framework("pytorch"), DType::BF16);
+        const ComputeProfile mg = computeProfile(*cat.device("ascend-910b2"), *cat.framework("megatron"), DType::BF16);
+        for (int round = 0; round < 3; ++round) {
+            for (const auto &[plan, prof] : {std::pair{&a, &pt}, {&b, &pt}, {&a, &mg}, {&b, &mg}}) {
+                for (const int mb : {1, 2, 4}) {
+                    Plan p = *plan;
+                    p.training.micro_batch = mb;
+                    QCOMPARE(fields(estimateCompute(p, *prof)), fields(estimateComputeAfresh(p, *prof)));
+                    ++compared;
+                }
+            }
+        }
+    }
+    qInfo("%d estimates compared, %d neighbours with the layout's compute", compared, reused);
+    QVERIFY(compared > 1000);
 }
 
 QTEST_APPLESS_MAIN(TestStep)
