@@ -103,6 +103,14 @@ ComputeProfile computeProfile(const DeviceProfile &dev, const FrameworkProfile &
 
 namespace {
 
+/// torch.autocast casts the weights: parameters stored above the compute dtype, not gathered by
+/// FSDP (as in the memory engine).
+bool autocastsWeights(const Plan &plan, const ComputeProfile &cp)
+{
+    return bytesOf(plan.precision.params) > bytesOf(plan.precision.compute) &&
+           plan.parallel.sharding != Sharding::Full && cp.autocast_casts;
+}
+
 /// What estimateCompute works out per micro-batch (the layers, the embedding, the head, the
 /// stages' pace) and the heaviest rank's parameters before any sharding: a function of the
 /// (padded) model, the precision, the attention and loss kinds, the profile, and of the layout's
@@ -132,9 +140,7 @@ PerMicrobatch perMicrobatch(const Plan &plan, const ComputeProfile &cp)
     const double T = s * b / pa.cp; // tokens per micro-batch on this rank
     const double c = bytesOf(pr.compute);
     const double pBytes = bytesOf(pr.params);
-    const bool fsdp = pa.sharding == Sharding::Full;
-    // torch.autocast: parameters stored above the compute dtype (as in the memory engine).
-    const bool autocast = pBytes > c && !fsdp && cp.autocast_casts;
+    const bool autocast = autocastsWeights(plan, cp);
     const double r = autocast ? pBytes : c; // residual stream dtype
     const double h = double(mo.hidden);
     const double hSp = h / (pa.sp ? t : 1.0); // norm / residual region
@@ -154,9 +160,7 @@ PerMicrobatch perMicrobatch(const Plan &plan, const ComputeProfile &cp)
     // The decoder layers of each stage (core/layers.h: even, or an uneven layout); the stages
     // run in lockstep, the slowest sets the pace (below).
     const StageLayout layout = stageLayout(pa, mo.layers);
-    std::vector<int> stageL(size_t(layout.pp));
-    for (int st = 0; st < layout.pp; ++st)
-        stageL[size_t(st)] = layout.stage(st);
+    const std::vector<int> stageL = layout.stages();
     const int L0 = stageL.front(); // stage 0, whose elements are read below
     int L = *std::max_element(stageL.begin(), stageL.end());
 
@@ -413,12 +417,7 @@ PerMicrobatch perMicrobatch(const Plan &plan, const ComputeProfile &cp)
     const bool block = plan.memory.recompute == Recompute::Full &&
                        plan.memory.recompute_method == RecomputeMethod::Block;
     auto recomputedOf = [&](size_t st) {
-        if (!block)
-            return stageL[st];
-        int n = 0;
-        for (int k = 0; k < layout.chunks; ++k)
-            n += std::min(std::max(1, plan.memory.recompute_num_layers), layout.chunk(int(st), k));
-        return n;
+        return block ? layout.blockRecomputed(int(st), plan.memory.recompute_num_layers) : stageL[st];
     };
     // One micro-batch through a stage's layers.
     auto layersTime = [&](size_t st) {
@@ -543,13 +542,11 @@ private:
     static Pa paOf(const Plan &p, const ComputeProfile &cp)
     {
         const Parallel &pa = p.parallel;
-        const double c = bytesOf(p.precision.compute);
-        const bool autocast = bytesOf(p.precision.params) > c && pa.sharding != Sharding::Full && cp.autocast_casts;
         return {p.training.seq_len, pa.tp, pa.pp, pa.cp, pa.ep, pa.expertTp(), pa.virtual_stages,
                 pa.first_stage_layers, pa.last_stage_layers, p.training.micro_batch,
                 p.memory.recompute_num_layers, pa.pp_schedule, p.memory.recompute, p.memory.recompute_method,
                 pa.sp, pa.account_for_embedding, pa.account_for_loss, p.memory.recompute_activation_function,
-                p.memory.recompute_norm, autocast};
+                p.memory.recompute_norm, autocastsWeights(p, cp)};
     }
     struct Shared
     {
@@ -583,7 +580,7 @@ ComputeEstimate perStep(const Plan &plan, const ComputeProfile &cp, const PerMic
     const double m = plan.training.grad_accum;
     const double c = bytesOf(pr.compute);
     const double pBytes = bytesOf(pr.params);
-    const bool autocast = pBytes > c && pa.sharding != Sharding::Full && cp.autocast_casts;
+    const bool autocast = autocastsWeights(plan, cp);
     const double h = double(mo.hidden);
     const double gemmRate = cp.peak_flops * cp.gemm_efficiency;
     const double memRate = cp.hbm_bandwidth * cp.memory_efficiency;

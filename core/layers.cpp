@@ -313,13 +313,25 @@ StageLayout stageLayout(const Parallel &pa, int layers)
     return l;
 }
 
+std::vector<int> StageLayout::stages() const
+{
+    std::vector<int> out(static_cast<size_t>(pp));
+    for (int s = 0; s < pp; ++s)
+        out[size_t(s)] = stage(s);
+    return out;
+}
+
+int StageLayout::blockRecomputed(int s, int n) const
+{
+    int r = 0;
+    for (int c = 0; c < chunks; ++c)
+        r += std::min(std::max(1, n), chunk(s, c));
+    return r;
+}
+
 std::vector<int> stageLayers(const Parallel &pa, int layers)
 {
-    const StageLayout l = stageLayout(pa, layers);
-    std::vector<int> out(size_t(l.pp));
-    for (int s = 0; s < l.pp; ++s)
-        out[size_t(s)] = l.stage(s);
-    return out;
+    return stageLayout(pa, layers).stages();
 }
 
 std::vector<int> stageLayers(const Plan &plan)

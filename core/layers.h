@@ -110,6 +110,10 @@ struct StageLayout
     std::vector<int> counts; ///< decoder layers of chunk c of stage s at [s * chunks + c]
     int chunk(int stage, int c) const { return counts[size_t(stage * chunks + c)]; }
     int stage(int stage) const; ///< the stage's layers, all its chunks
+    std::vector<int> stages() const; ///< each stage's layers (pp entries)
+    /// The layers of `stage` that Megatron's --recompute-method block recomputes with
+    /// --recompute-num-layers n: the first max(1, n) of each of its chunks.
+    int blockRecomputed(int stage, int n) const;
     /// Index of the first layer of chunk c of `stage` (the model's layer numbering).
     int offset(int stage, int c) const;
     int largestChunk() const;

@@ -730,12 +730,8 @@ Quantities computeQuantities(const Context &x, int stage)
         // one input per group, a whole group recomputed at once.
         // Chunks of a stage differ only under the embedding / loss counted as a layer; each
         // recomputes its first n (block) or its groups of n (uniform).
-        int perChunk = 0, recomputed = 0;
-        for (int c = 0; c < x.v; ++c) {
-            perChunk = std::max(perChunk, x.layout.chunk(stage, c));
-            recomputed += std::min(std::max(1, x.plan.memory.recompute_num_layers), x.layout.chunk(stage, c));
-        }
-        perChunk = std::max(1, perChunk);
+        const int recomputed = x.layout.blockRecomputed(stage, x.plan.memory.recompute_num_layers);
+        const int perChunk = std::max(1, x.largestChunkOf(stage));
         const int n = std::min(std::max(1, x.plan.memory.recompute_num_layers), perChunk);
         const bool chunksAlike = x.layout.chunk(stage, 0) * x.v == L;
         if (x.plan.memory.recompute_method == RecomputeMethod::Block && chunksAlike && n < perChunk)
