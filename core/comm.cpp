@@ -214,7 +214,8 @@ StageParams stageParams(const Plan &plan)
 void forEachCollective(const Plan &given, const DeviceProfile &dev, const FrameworkProfile &fw,
                        const ComputeEstimate &ce, CommSink &sink)
 {
-    const Plan plan = paddedVocabPlan(given, fw); // the framework's padded vocabulary
+    const PaddedVocabPlan padded(given, fw.vocab_divisible_by); // the framework's padded vocabulary
+    const Plan &plan = padded.get();
 
     const ModelShape &mo = plan.model;
     const Parallel &pa = plan.parallel;

@@ -704,13 +704,16 @@ ComputeEstimate perStep(const Plan &plan, const ComputeProfile &cp, const PerMic
 
 ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
 {
-    // The head and the loss over the vocabulary the framework pads (framework.h). The padded copy
-    // is assigned into a plan this thread keeps, whose strings and vectors are reused: the search
-    // calls this for every layout it meets. (Nothing this function calls estimates compute
-    // again, so the kept plan is this call's until it returns.)
-    thread_local Plan padded;
+    // The head and the loss over the vocabulary the framework pads (framework.h): the plan itself
+    // when it is padded already (the search's working plans), else a padded copy assigned into a
+    // plan this thread keeps, whose strings and vectors are reused. (Nothing this function calls
+    // estimates compute again, so the kept plan is this call's until it returns.)
+    thread_local Plan keptPadded;
     thread_local KeptMicrobatches kept;
-    assignPaddedVocabPlan(given, cp.vocab_divisible_by, padded);
+    const bool pad = vocabNeedsPadding(given, cp.vocab_divisible_by);
+    if (pad)
+        assignPaddedVocabPlan(given, cp.vocab_divisible_by, keptPadded);
+    const Plan &padded = pad ? keptPadded : given;
     return perStep(padded, cp, kept.of(padded, cp));
 }
 

@@ -110,6 +110,17 @@ void assignPaddedVocabPlan(const Plan &plan, int profileDivisor, Plan &out)
     out.model.vocab_divisible_by = 1;
 }
 
+bool vocabNeedsPadding(const Plan &plan, int profileDivisor)
+{
+    return padVocab(plan, divisorOf(plan, profileDivisor)) != plan.model.vocab;
+}
+
+PaddedVocabPlan::PaddedVocabPlan(const Plan &plan, int profileDivisor) : given_(plan)
+{
+    if (vocabNeedsPadding(plan, profileDivisor))
+        copy_ = paddedVocabPlan(plan, profileDivisor);
+}
+
 Plan paddedVocabPlan(const Plan &plan, const FrameworkProfile &fw)
 {
     return paddedVocabPlan(plan, fw.vocab_divisible_by);

@@ -4,6 +4,7 @@
 #include "plan.h"
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 namespace shardscope {
@@ -120,6 +121,25 @@ Plan paddedVocabPlan(const Plan &plan, const FrameworkProfile &fw);
 Plan paddedVocabPlan(const Plan &plan, int profileDivisor);
 /// The same assigned to `out`, whose strings and vectors are reused (a hot path's kept plan).
 void assignPaddedVocabPlan(const Plan &plan, int profileDivisor, Plan &out);
+/// Whether padding changes `plan`'s vocabulary (with the profile's divisor given).
+bool vocabNeedsPadding(const Plan &plan, int profileDivisor);
+
+/// `plan` with its vocabulary padded, copied only when padding changes it: get() is the plan
+/// given when its vocabulary is already a multiple (a search pads its working plan once per tp;
+/// padding again leaves a padded vocabulary as it is), else the padded copy this object holds.
+/// The plan given must outlive it.
+class PaddedVocabPlan
+{
+public:
+    PaddedVocabPlan(const Plan &plan, int profileDivisor);
+    PaddedVocabPlan(const PaddedVocabPlan &) = delete;
+    PaddedVocabPlan &operator=(const PaddedVocabPlan &) = delete;
+    const Plan &get() const { return copy_ ? *copy_ : given_; }
+
+private:
+    const Plan &given_;
+    std::optional<Plan> copy_;
+};
 
 /// `memory.overlap_grad_reduce` / `memory.overlap_param_gather`, else the profile's.
 bool overlapGradReduceOf(const Plan &plan, const FrameworkProfile &fw);

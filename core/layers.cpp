@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -599,6 +600,91 @@ RankLayer mtpModuleOnRank(const ModelShape &m, int tp, int ep, int etp)
     const double norm = m.norm == NormKind::LayerNorm ? 2.0 * h : h;
     r.norms += 3.0 * norm; // enorm, hnorm, the module's final norm
     return r;
+}
+
+namespace {
+
+/// The last few RankShapes of each thread, with what each was built from.
+struct KeptRankShapes
+{
+    struct Entry
+    {
+        ModelShape model;
+        int tp, ep, etp, pp, virtualStages, first, last;
+        PpSchedule schedule;
+        bool embedding, loss;
+        std::vector<int> stageLayers;
+        std::string pipelineLayout;
+        std::shared_ptr<const RankShape> shape;
+
+        bool matches(const ModelShape &m, const Parallel &pa) const
+        {
+            return tp == pa.tp && ep == pa.ep && etp == pa.expertTp() && pp == pa.pp &&
+                   virtualStages == pa.virtual_stages && first == pa.first_stage_layers &&
+                   last == pa.last_stage_layers && schedule == pa.pp_schedule &&
+                   embedding == pa.account_for_embedding && loss == pa.account_for_loss &&
+                   stageLayers == pa.stage_layers && pipelineLayout == pa.pipeline_layout && model == m;
+        }
+    };
+    static constexpr size_t kEntries = 8;
+    std::vector<Entry> entries;
+    size_t next = 0; ///< the entry replaced next once all are taken
+};
+
+std::shared_ptr<const RankShape> buildRankShape(const ModelShape &m, const Parallel &pa)
+{
+    auto out = std::make_shared<RankShape>();
+    out->counts = countParameters(m);
+    out->layout = stageLayout(pa, int(m.layers));
+    out->dense = layerSpec(m, LayerKind::Dense);
+    out->denseRank = rankLayer(m, LayerKind::Dense, pa.tp, pa.ep, pa.expertTp());
+    if (m.moe.enabled()) {
+        out->moe = layerSpec(m, LayerKind::Moe);
+        out->moeRank = rankLayer(m, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp());
+    }
+    const StageLayout &l = out->layout;
+    out->mixes.assign(size_t(l.pp), LayerMix{});
+    int layer = 0;
+    for (int chunk = 0; chunk < l.chunks; ++chunk)
+        for (int s = 0; s < l.pp; ++s)
+            for (int k = 0; k < l.chunk(s, chunk) && layer < m.layers; ++k, ++layer) {
+                LayerMix &mix = out->mixes[size_t(s)];
+                (m.moeLayer(layer) ? mix.moe : mix.dense) += 1;
+            }
+    return out;
+}
+
+} // namespace
+
+std::shared_ptr<const RankShape> rankShape(const ModelShape &m, const Parallel &pa)
+{
+    thread_local KeptRankShapes kept;
+    for (const KeptRankShapes::Entry &e : kept.entries) {
+        if (e.matches(m, pa))
+            return e.shape;
+    }
+    KeptRankShapes::Entry e{m,
+                            pa.tp,
+                            pa.ep,
+                            pa.expertTp(),
+                            pa.pp,
+                            pa.virtual_stages,
+                            pa.first_stage_layers,
+                            pa.last_stage_layers,
+                            pa.pp_schedule,
+                            pa.account_for_embedding,
+                            pa.account_for_loss,
+                            pa.stage_layers,
+                            pa.pipeline_layout,
+                            buildRankShape(m, pa)};
+    std::shared_ptr<const RankShape> shape = e.shape;
+    if (kept.entries.size() < KeptRankShapes::kEntries) {
+        kept.entries.push_back(std::move(e));
+    } else {
+        kept.entries[kept.next] = std::move(e);
+        kept.next = (kept.next + 1) % KeptRankShapes::kEntries;
+    }
+    return shape;
 }
 
 } // namespace shardscope

@@ -8,6 +8,7 @@
 #include "model.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -154,5 +155,24 @@ struct LayerMix
     int dense = 0, moe = 0;
     int total() const { return dense + moe; }
 };
+
+/// What the engine derives from a model and a layout's model-parallel degrees and layer layout
+/// alone (tp, ep, etp; pp, the schedule's chunks, the stages' layers): the same for every layout
+/// that differs only in dp, sharding, micro-batch, recompute or offload, of which a search meets
+/// thousands per combination.
+struct RankShape
+{
+    ParameterCounts counts;       ///< countParameters of the model
+    StageLayout layout;           ///< stageLayout of the layout's pipeline
+    LayerSpec dense, moe;         ///< layerSpec of each kind (moe: only when the model has MoE layers)
+    RankLayer denseRank, moeRank; ///< rankLayer of each kind under tp, ep, etp
+    std::vector<LayerMix> mixes;  ///< each stage's decoder layers by kind (chunk by chunk, each
+                                  ///< through the stages: Megatron's order, layerStages)
+};
+
+/// The RankShape of `m` under `pa`. Each thread keeps the last few it was asked for and hands
+/// out the kept one for the same model and fields; an entry the keep drops lives on while a
+/// caller holds it.
+std::shared_ptr<const RankShape> rankShape(const ModelShape &m, const Parallel &pa);
 
 } // namespace shardscope

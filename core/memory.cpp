@@ -100,13 +100,16 @@ namespace {
 struct Context
 {
     /// The plan with its vocabulary padded as the framework pads it (framework.h).
-    const Plan padded;
+    const PaddedVocabPlan padded;
     const Plan &plan;
     /// The plan's own (unpadded) vocabulary.
     int64_t unpaddedVocab;
     const DeviceProfile &dev;
     const FrameworkProfile &fw;
-    ParameterCounts pc;
+    /// What the padded model and the layout's model-parallel degrees and layer layout give
+    /// (core/layers.h), kept per thread across the layouts of a search.
+    const std::shared_ptr<const RankShape> shape;
+    const ParameterCounts &pc;
     int tp, pp, cp, dp, ep, etp, v;
     int m;              ///< micro-batches per step per DP rank
     double c;           ///< compute dtype bytes
@@ -119,7 +122,11 @@ struct Context
     double seqTokens;   ///< tokens per sample on one rank (s / cp)
     double keyTokens;   ///< keys a query meets in one attention call (s / the ring's degree)
     /// The decoder layers of each model chunk of each stage (core/layers.h).
-    StageLayout layout;
+    const StageLayout &layout;
+    /// One layer of each kind: its linears (core/layers.h) and this rank's share of them.
+    const LayerSpec &denseSpec, &moeSpec;
+    const RankLayer &denseRank, &moeRank;
+    const std::vector<LayerMix> &mixes;
     int layersOf(int stage) const { return layout.stage(stage); }
     int largestChunkOf(int stage) const
     {
@@ -137,8 +144,10 @@ struct Context
     ActivationEnv env; ///< what the saved tensors look like (core/attention.h)
 
     Context(const Plan &p, const DeviceProfile &d, const FrameworkProfile &f)
-        : padded(paddedVocabPlan(p, f)), plan(padded), unpaddedVocab(p.model.vocab), dev(d), fw(f),
-          pc(countParameters(padded.model))
+        : padded(p, f.vocab_divisible_by), plan(padded.get()), unpaddedVocab(p.model.vocab), dev(d), fw(f),
+          shape(rankShape(plan.model, plan.parallel)), pc(shape->counts), layout(shape->layout),
+          denseSpec(shape->dense), moeSpec(shape->moe), denseRank(shape->denseRank), moeRank(shape->moeRank),
+          mixes(shape->mixes)
     {
         const auto &pa = p.parallel;
         tp = pa.tp;
@@ -158,7 +167,6 @@ struct Context
         seqTokens = double(p.training.seq_len) / cp;
         keyTokens = double(p.training.seq_len) / pa.ringDegree();
         tokens = seqTokens * p.training.micro_batch;
-        layout = stageLayout(pa, p.model.layers);
         bParams = bytesOf(p.precision.params);
         bGrads = mainGradDtype(p, f) != DType::None ? bytesOf(mainGradDtype(p, f))
                                                    : bytesOf(p.precision.grads);
@@ -181,34 +189,9 @@ struct Context
         env.seqTokens = keyTokens;
         env.attentionDropout = dropout.attention;
         env.fusedSoftmax = f.fused_softmax;
-        layerKinds();
     }
     /// Decoder layers of `stage` by kind (interleaved chunks round-robin).
     LayerMix stageMix(int stage) const { return mixes[size_t(stage)]; }
-    /// One layer of each kind: its linears (core/layers.h) and this rank's share of them.
-    LayerSpec denseSpec, moeSpec;
-    RankLayer denseRank, moeRank;
-    std::vector<LayerMix> mixes;
-
-    void layerKinds()
-    {
-        const ModelShape &mo = plan.model;
-        denseSpec = layerSpec(mo, LayerKind::Dense);
-        denseRank = rankLayer(mo, LayerKind::Dense, tp, ep, etp);
-        if (mo.moe.enabled()) {
-            moeSpec = layerSpec(mo, LayerKind::Moe);
-            moeRank = rankLayer(mo, LayerKind::Moe, tp, ep, etp);
-        }
-        mixes.assign(size_t(layout.pp), LayerMix{});
-        // The layers in Megatron's order (layerStages): chunk by chunk, each through the stages.
-        int layer = 0;
-        for (int chunk = 0; chunk < layout.chunks; ++chunk)
-            for (int s = 0; s < layout.pp; ++s)
-                for (int k = 0; k < layout.chunk(s, chunk) && layer < mo.layers; ++k, ++layer) {
-                    LayerMix &mix = mixes[size_t(s)];
-                    (mo.moeLayer(layer) ? mix.moe : mix.dense) += 1;
-                }
-    }
 };
 
 /// Everything one kind of rank holds, in bytes, before it is arranged into phases.

@@ -531,6 +531,24 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             continue;
         tps.push_back(t);
     }
+    // The working plans carry the vocabulary padded for their tp, as every estimate pads it
+    // (framework.h): padding a padded vocabulary leaves it, so the memory, compute and
+    // communication models evaluate them without a padded copy each. (Only the explanations of
+    // an estimate name the unpadded vocabulary; the search keeps none.)
+    std::vector<int64_t> vocabOfTp;
+    {
+        Plan p = work;
+        for (int tp : tps) {
+            p.parallel.tp = tp;
+            if (size_t(tp) >= vocabOfTp.size())
+                vocabOfTp.resize(size_t(tp) + 1, work.model.vocab);
+            vocabOfTp[size_t(tp)] = paddedVocab(p, fw);
+        }
+    }
+    auto applyWork = [&](Plan &w, const Layout &l) {
+        apply(w, l);
+        w.model.vocab = vocabOfTp[size_t(l.tp)];
+    };
     const int maxMicro = std::max(1, request.max_micro_batch);
     const int maxV = std::max(1, request.max_virtual_stages);
 
@@ -819,9 +837,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             return std::nullopt;
         ++wk.estimated;
         if (!kept) {
-            apply(w, bare);
+            applyWork(w, bare);
             keepBare(wk, bare, estimateMemory(w, catalog));
-            apply(w, l);
+            applyWork(w, l);
             kept = &wk.bare.back().second;
         }
         return estimateMemory(w, catalog, *kept);
@@ -845,7 +863,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     // bound of the peak plus reserve (`bound`: the heaviest stage's model states with the context
     // reserve), beyond HBM unable to fit.
     auto screen = [&](Worker &wk, const Layout &l, ComputeEstimate &ce, double &bound) {
-        apply(wk.w, l);
+        applyWork(wk.w, l);
         if (!quickValidate(wk.w))
             return false;
         ce = estimateCompute(wk.w, cprof);
@@ -1173,7 +1191,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             if (blocked(cand.bound))
                 return std::nullopt;
             l = unpack(tasks[c.task], cand);
-            apply(bw.w, l);
+            applyWork(bw.w, l);
             return estimateLayout(bw, l, limitNow());
         };
 
@@ -1328,7 +1346,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 Worker &bw = workers[thread];
                 const Run &r = batch[k];
                 const Layout l = unpack(tasks[r.task], candidates[r.task][r.pos]);
-                apply(bw.w, l);
+                applyWork(bw.w, l);
                 const ComputeEstimate ce = estimateCompute(bw.w, cprof);
                 costed[k] = Costed{r.task, r.pos, (l.offload & 8) || l.swap, stepOf(bw.w, ce, 0.0), std::nullopt};
             });

@@ -308,6 +308,12 @@ void TestSearch::resultsFitAndRankByTime_data()
     act["memory"]["recompute"] = "selective";
     act["memory"]["recompute_activation_function"] = true;
     QTest::addRow("llama2-7b 32K 8 x 910B2 activation recompute") << QByteArray(act.dump().c_str()) << 8;
+    // A vocabulary Megatron pads at every tp (32,001 to a multiple of 128 x tp): the search's
+    // working plans carry the padded one, the results the plan's own.
+    json padded = seedCase("llama2-7b", 8192, 1, "ascend-910b2");
+    padded["framework"] = "megatron";
+    padded["model"]["vocab"] = 32001;
+    QTest::addRow("llama2-7b 8K 8 x 910B2 padded vocabulary") << QByteArray(padded.dump().c_str()) << 8;
 }
 
 void TestSearch::resultsFitAndRankByTime()

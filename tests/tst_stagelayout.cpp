@@ -13,6 +13,7 @@
 #include <QTest>
 #include <nlohmann/json.hpp>
 #include <numeric>
+#include <tuple>
 
 using namespace shardscope;
 using nlohmann::json;
@@ -444,6 +445,81 @@ private slots:
         const ComputeEstimate c = estimateCompute(middle, cp);
         QCOMPARE(c.layers, 10);
         QVERIFY(qFuzzyCompare(c.microbatch_s, 10 * layerMb));
+    }
+
+    // rankShape, kept per thread, is what its parts give from scratch for every model and layout
+    // asked for in turn (more combinations than the keep holds, each asked for twice), each
+    // stage's mix of layer kinds counted from layerStages; an entry the keep drops stays whole
+    // while it is held.
+    void rankShapeIsKeptPerLayout()
+    {
+        const Catalog &cat = Catalog::builtin();
+        std::vector<ModelShape> models = {*cat.model("deepseek-v3"), *cat.model("llama2-7b"),
+                                          *cat.model("mixtral-8x7b")};
+        ModelShape padded = models[0];
+        padded.vocab += 128; // a padded vocabulary: another model to the keep
+        models.push_back(padded);
+        std::vector<Parallel> layouts;
+        for (auto [tp, ep, etp] : {std::tuple{1, 1, 0}, std::tuple{4, 8, 0}, std::tuple{4, 8, 1}}) {
+            for (auto [pp, v] : {std::pair{1, 1}, std::pair{4, 1}, std::pair{4, 2}}) {
+                Parallel pa = pipeline(pp, v);
+                pa.tp = tp;
+                pa.ep = ep;
+                pa.etp = etp;
+                layouts.push_back(pa);
+            }
+        }
+        Parallel uneven = pipeline(4);
+        uneven.first_stage_layers = 3;
+        uneven.last_stage_layers = 2;
+        layouts.push_back(uneven);
+        Parallel accounted = pipeline(4);
+        accounted.account_for_embedding = accounted.account_for_loss = true;
+        layouts.push_back(accounted);
+        Parallel listed = pipeline(2);
+        listed.stage_layers = {10, 22};
+        layouts.push_back(listed);
+
+        auto check = [&](const RankShape &got, const ModelShape &m, const Parallel &pa) {
+            const std::string what = (m.preset + " tp " + std::to_string(pa.tp) + " ep " + std::to_string(pa.ep) +
+                                      " etp " + std::to_string(pa.etp) + " pp " + std::to_string(pa.pp) + " v " +
+                                      std::to_string(pa.virtual_stages));
+            QVERIFY2(got.counts.total == countParameters(m).total, what.c_str());
+            QVERIFY2(got.counts.embedding == countParameters(m).embedding, what.c_str());
+            const StageLayout l = stageLayout(pa, int(m.layers));
+            QVERIFY2(got.layout.pp == l.pp && got.layout.chunks == l.chunks && got.layout.counts == l.counts,
+                     what.c_str());
+            QVERIFY2(got.dense.total() == layerSpec(m, LayerKind::Dense).total(), what.c_str());
+            const RankLayer dr = rankLayer(m, LayerKind::Dense, pa.tp, pa.ep, pa.expertTp());
+            QVERIFY2(got.denseRank.total() == dr.total() && got.denseRank.matmul == dr.matmul, what.c_str());
+            if (m.moe.enabled()) {
+                QVERIFY2(got.moe.total() == layerSpec(m, LayerKind::Moe).total(), what.c_str());
+                const RankLayer mr = rankLayer(m, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp());
+                QVERIFY2(got.moeRank.experts == mr.experts && got.moeRank.total() == mr.total(), what.c_str());
+            }
+            std::vector<LayerMix> mixes(size_t(l.pp));
+            const std::vector<int> stages = layerStages(pa, int(m.layers));
+            for (int layer = 0; layer < m.layers; ++layer)
+                (m.moeLayer(layer) ? mixes[size_t(stages[size_t(layer)])].moe
+                                   : mixes[size_t(stages[size_t(layer)])].dense) += 1;
+            QVERIFY2(got.mixes.size() == mixes.size(), what.c_str());
+            for (size_t s = 0; s < mixes.size(); ++s)
+                QVERIFY2(got.mixes[s].dense == mixes[s].dense && got.mixes[s].moe == mixes[s].moe, what.c_str());
+        };
+        const std::shared_ptr<const RankShape> held = rankShape(models[0], layouts[1]);
+        for (int round = 0; round < 2; ++round) {
+            for (const ModelShape &m : models) {
+                for (const Parallel &pa : layouts) {
+                    const std::shared_ptr<const RankShape> got = rankShape(m, pa);
+                    check(*got, m, pa);
+                    if (QTest::currentTestFailed())
+                        return;
+                    QCOMPARE(rankShape(m, pa).get(), got.get()); // the same kept entry
+                }
+            }
+        }
+        check(*held, models[0], layouts[1]);
+        QVERIFY(rankShape(models[0], layouts[1]).get() != held.get()); // dropped, then built again
     }
 };
 
