@@ -209,10 +209,10 @@ StageParams stageParams(const Plan &plan)
     return sp;
 }
 
-} // namespace
-
-void forEachCollective(const Plan &given, const DeviceProfile &dev, const FrameworkProfile &fw,
-                       const ComputeEstimate &ce, CommSink &sink)
+/// forEachCollective's collectives; without `dataParallel`, not those of the data-parallel
+/// groups (the first ones).
+void emitCollectives(const Plan &given, const DeviceProfile &dev, const FrameworkProfile &fw,
+                     const ComputeEstimate &ce, CommSink &sink, bool dataParallel)
 {
     const PaddedVocabPlan padded(given, fw.vocab_divisible_by); // the framework's padded vocabulary
     const Plan &plan = padded.get();
@@ -254,7 +254,7 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
 
     // ---- data parallel (dp x cp ranks hold the same parameters) ---------------------------
     const int dpGroup = pa.dp * pa.cp;
-    if (dpGroup > 1) {
+    if (dataParallel && dpGroup > 1) {
         const GroupPlacement g = placeGroup(dpGroup, pa.tp, cl, dev.intra_node);
         // HSDP / hierarchical ZeRO: the sharded collectives within a shard group of dp_shard x cp
         // ranks, the gradients' shards all-reduced across the replica groups (size 1: none).
@@ -633,8 +633,6 @@ void forEachCollective(const Plan &given, const DeviceProfile &dev, const Framew
     }
 }
 
-namespace {
-
 class VectorSink final : public CommSink
 {
 public:
@@ -664,6 +662,12 @@ public:
 
 } // namespace
 
+void forEachCollective(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                       const ComputeEstimate &compute, CommSink &sink)
+{
+    emitCollectives(plan, dev, fw, compute, sink, true);
+}
+
 std::vector<Collective> communicationInventory(const Plan &plan, const DeviceProfile &dev,
                                                const FrameworkProfile &fw,
                                                const ComputeEstimate &compute)
@@ -678,6 +682,14 @@ double exposedCommunication(const Plan &plan, const DeviceProfile &dev, const Fr
 {
     SumSink sink;
     forEachCollective(plan, dev, fw, compute, sink);
+    return sink.exposed;
+}
+
+double modelParallelCommunication(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                                  const ComputeEstimate &compute)
+{
+    SumSink sink;
+    emitCollectives(plan, dev, fw, compute, sink, false);
     return sink.exposed;
 }
 

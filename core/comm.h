@@ -131,4 +131,11 @@ std::vector<Collective> communicationInventory(const Plan &plan, const DevicePro
 double exposedCommunication(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
                             const ComputeEstimate &compute);
 
+/// The exposed time of every collective but the data-parallel groups' (TP, CP, PP, EP, ETP):
+/// what the sharding, dp_shard and offload do not touch. The data-parallel ones come first in
+/// forEachCollective's order and none is negative, so this sum is at most exposedCommunication
+/// of the same plan, in floating point too (the search's lower bound of a step).
+double modelParallelCommunication(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                                  const ComputeEstimate &compute);
+
 } // namespace shardscope

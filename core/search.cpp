@@ -1047,8 +1047,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         }
     } else {
         // The lazy walk. First, on the threads, every layout is checked and given a lower bound
-        // of its step time (compute, bubble and the offload of states, without communication or
-        // what activations move) and of its memory (the larger of `screen`'s bound and the
+        // of its step time (compute, bubble, the offload of states and the model-parallel
+        // communication, without the data-parallel groups' or what activations move) and of its
+        // memory (the larger of `screen`'s bound and the
         // memory floor; beyond HBM it cannot fit); each task's candidates sorted by the first.
         struct Candidate
         {
@@ -1102,7 +1103,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 if (floor > hbmLimit)
                     return true;
                 bound = std::max(bound, floor);
-                const double key = assembleStep(wk.w, cprof, ce, 0.0, offloadBytesPerStep(wk.w, ce, 0.0)).step_s;
+                const double key = assembleStep(wk.w, cprof, ce, modelParallelCommunication(wk.w, dev, fw, ce),
+                                                offloadBytesPerStep(wk.w, ce, 0.0))
+                                       .step_s;
                 mine.push_back(pack(l, key, bound, o));
                 return true;
             });
