@@ -134,12 +134,6 @@ double collectiveTime(CollectiveKind k, const GroupPlacement &g, double bytes,
 namespace {
 
 /// The most decoder layers any pipeline stage holds (core/layers.h's layout).
-int mostStageLayers(const Plan &plan)
-{
-    const std::vector<int> l = stageLayers(plan);
-    return *std::max_element(l.begin(), l.end());
-}
-
 /// Parameter elements of the heaviest stage on one rank (per tp rank, before DP sharding).
 struct StageParams
 {
@@ -158,23 +152,21 @@ struct StageParams
     double layerExperts = 0;
 };
 
-StageParams stageParams(const Plan &plan)
+/// `shape`: rankShape of the plan's model and layout (core/layers.h).
+StageParams stageParams(const Plan &plan, const RankShape &shape)
 {
     const ModelShape &mo = plan.model;
     const Parallel &pa = plan.parallel;
-    const ParameterCounts pc = countParameters(mo);
+    const ParameterCounts &pc = shape.counts;
     const double t = pa.tp;
+    const int mostLayers = shape.layout.largestStage();
     StageParams sp;
     // The largest layer kind on a rank (what FSDP gathers per layer), core/layers.h's split.
-    const double dense = pc.dense_layers > 0
-                             ? rankLayer(mo, LayerKind::Dense, pa.tp, pa.ep, pa.expertTp()).total()
-                             : 0.0;
-    const double moe = pc.moe_layers > 0
-                           ? rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()).total()
-                           : 0.0;
+    const double dense = pc.dense_layers > 0 ? shape.denseRank.total() : 0.0;
+    const double moe = pc.moe_layers > 0 ? shape.moeRank.total() : 0.0;
     sp.layer = std::max(dense, moe);
     if (pc.moe_layers > 0 && moe >= dense)
-        sp.layerExperts = rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()).experts;
+        sp.layerExperts = shape.moeRank.experts;
     const double first = double(pc.embedding) / t + double(pc.position);
     // The last stage: final norm, head (or the tied embedding's copy), and the MTP modules with
     // their routed experts split by ep like any MoE layer (and the embedding copy they share).
@@ -186,14 +178,14 @@ StageParams stageParams(const Plan &plan)
         mtp.total() * mo.mtp_layers;
     sp.root = pa.pp == 1 ? first + last : std::max(first, last);
     const double meanLayer = mo.layers > 0 ? (dense * pc.dense_layers + moe * pc.moe_layers) / mo.layers : 0.0;
-    sp.total = meanLayer * mostStageLayers(plan) + sp.root;
+    sp.total = meanLayer * mostLayers + sp.root;
     sp.trainedLayer = sp.layer;
     sp.trainedRoot = sp.root;
     sp.trainedTotal = sp.total;
     if (pc.moe_layers > 0 && sp.total > 0 && mo.layers > 0) {
-        const double experts = rankLayer(mo, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp()).experts;
+        const double experts = shape.moeRank.experts;
         const bool lastHeaviest = pa.pp == 1 || last >= first;
-        sp.expertShare = (experts * pc.moe_layers / double(mo.layers) * mostStageLayers(plan) +
+        sp.expertShare = (experts * pc.moe_layers / double(mo.layers) * mostLayers +
                           (lastHeaviest ? mtp.experts * mo.mtp_layers : 0.0)) /
                          sp.total;
     }
@@ -227,7 +219,8 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
     const double h = double(mo.hidden);
     // The stage with the most decoder layers (core/layers.h; layers / pp when even): its
     // per-layer collectives are the pipeline's.
-    const int L = mostStageLayers(plan);
+    const std::shared_ptr<const RankShape> shape = rankShape(mo, pa);
+    const int L = shape->layout.largestStage();
     const bool fullRecompute = plan.memory.recompute == Recompute::Full;
 
     bool layerWise = false;
@@ -260,7 +253,7 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         // ranks, the gradients' shards all-reduced across the replica groups (size 1: none).
         const GroupPlacement gs = pa.replicas() > 1 ? placeGroup(pa.shardGroup(), pa.tp, cl, dev.intra_node) : g;
         const GroupPlacement gr = placeGroup(pa.replicas(), pa.tp * pa.shardGroup(), cl, dev.intra_node);
-        const StageParams sp = stageParams(plan);
+        const StageParams sp = stageParams(plan, *shape);
         const double baseGradBytes =
             mainGradDtype(plan, fw) != DType::None ? bytesOf(mainGradDtype(plan, fw)) : bytesOf(pr.grads);
         // Adapters' gradients are in the adapter dtype (PEFT: fp32).
@@ -583,11 +576,10 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
     // MoE layers per stage: the mean, or on an uneven layout the most any stage holds.
     double moeLayers = double(mo.moeLayers()) / pa.pp;
     if (pa.customLayout()) {
-        std::vector<int> perStage(size_t(std::max(1, pa.pp)), 0);
-        const std::vector<int> stages = layerStages(pa, mo.layers);
-        for (int layer = 0; layer < mo.layers; ++layer)
-            perStage[size_t(stages[size_t(layer)])] += mo.moeLayer(layer) ? 1 : 0;
-        moeLayers = *std::max_element(perStage.begin(), perStage.end());
+        int most = 0;
+        for (const LayerMix &mix : shape->mixes)
+            most = std::max(most, mix.moe);
+        moeLayers = most;
     }
     // An all-gather and a reduce-scatter per MoE layer and micro-batch, forward and backward.
     auto gatherAndScatter = [&](CommGroup grp, const GroupPlacement &g, double S, const char *gathered,

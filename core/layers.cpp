@@ -231,6 +231,14 @@ int StageLayout::largestChunk() const
     return counts.empty() ? 0 : *std::max_element(counts.begin(), counts.end());
 }
 
+int StageLayout::largestStage() const
+{
+    int most = 0;
+    for (int s = 0; s < pp; ++s)
+        most = std::max(most, stage(s));
+    return most;
+}
+
 bool StageLayout::even() const
 {
     return std::adjacent_find(counts.begin(), counts.end(), std::not_equal_to<>()) == counts.end();

@@ -118,6 +118,7 @@ struct StageLayout
     /// Index of the first layer of chunk c of `stage` (the model's layer numbering).
     int offset(int stage, int c) const;
     int largestChunk() const;
+    int largestStage() const; ///< the most layers a stage holds, all its chunks
     /// Whether every chunk of every stage holds the same number of layers.
     bool even() const;
 };
