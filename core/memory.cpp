@@ -266,16 +266,22 @@ double adapterSavedPerToken(const Context &x, double in, double out)
     return b;
 }
 
-/// Saved activation bytes of one decoder layer of `kind` for one micro-batch.
-double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer, double *attentionScores,
-                            const LayerTraining &lt = fullyTrained(), double *attentionSide = nullptr)
+/// Saved activation bytes of one decoder layer of `kind` for one micro-batch under the plan's
+/// recompute; `fullLayer`: what it saves without recompute (the recompute working set).
+double layerActivationBytes(const Context &x, LayerKind kind, double *attentionScores,
+                            const LayerTraining &lt = fullyTrained(), double *attentionSide = nullptr,
+                            double *fullLayer = nullptr)
 {
     const auto &mo = x.plan.model;
     const auto &pa = x.plan.parallel;
     const double c = x.c, r = x.r;
     const double t = x.tp;
-    if (!lt.recorded)
+    if (!lt.recorded) {
+        for (double *out : {attentionScores, attentionSide, fullLayer})
+            if (out)
+                *out = 0.0;
         return 0.0;
+    }
     const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0); // norm/residual region
     const double h = double(mo.hidden);
     const double q = double(mo.qDim()) / t;
@@ -367,7 +373,9 @@ double layerActivationBytes(const Context &x, LayerKind kind, bool forFullLayer,
         *attentionSide = (side + (rc == Recompute::None ? scores : 0.0)) * x.tokens;
     if (attentionScores)
         *attentionScores = scores * x.tokens;
-    if (forFullLayer || rc == Recompute::None)
+    if (fullLayer)
+        *fullLayer = (perToken + scores) * x.tokens;
+    if (rc == Recompute::None)
         return (perToken + scores) * x.tokens;
     if (rc == Recompute::Selective)
         return perToken * x.tokens; // attention core recomputed: no score matrices kept
@@ -672,10 +680,10 @@ Quantities computeQuantities(const Context &x, int stage)
         for (const auto &[kind, n] : {std::pair{LayerKind::Dense, mix.dense}, std::pair{LayerKind::Moe, mix.moe}}) {
             if (n == 0)
                 continue;
-            sum += n * layerActivationBytes(x, kind, false, &sc, fullyTrained(), &side);
+            double full = 0;
+            sum += n * layerActivationBytes(x, kind, &sc, fullyTrained(), &side, &full);
             swapSide += n * side;
             scores = std::max(scores, sc);
-            const double full = layerActivationBytes(x, kind, true, nullptr);
             sumFull += n * full;
             qn.actLayerFull = std::max(qn.actLayerFull, full);
         }
@@ -692,8 +700,7 @@ Quantities computeQuantities(const Context &x, int stage)
         bool have = false;
         for (const LayerTraining &lt : layerTraining(x, stage)) {
             if (!have || !(lt == previous)) {
-                saved = layerActivationBytes(x, lt.kind, false, &sc, lt, &side);
-                full = layerActivationBytes(x, lt.kind, true, nullptr, lt);
+                saved = layerActivationBytes(x, lt.kind, &sc, lt, &side, &full);
                 previous = lt;
                 have = true;
             }
@@ -746,7 +753,7 @@ Quantities computeQuantities(const Context &x, int stage)
             // module norms the shifted tokens' embedding and the hidden state, projects their
             // concatenation (2h -> h), runs a layer of the last layer's kind and its own final
             // norm and head input; all held until the module's backward.
-            const double layer = layerActivationBytes(x, layerKind(mo, mo.layers - 1), false, nullptr);
+            const double layer = layerActivationBytes(x, layerKind(mo, mo.layers - 1), nullptr);
             const double perToken = 2.0 * normSavedPerToken(x.env, mo, hSp, true) + 2.0 * x.c * hSp +
                                     normSaved + headInput;
             qn.actFinal += mo.mtp_layers * (layer + perToken * x.tokens);
@@ -1464,9 +1471,14 @@ double worstRankBytes(const MemoryEstimate &memory)
 
 double memoryFloorBytes(const Plan &plan, const Catalog &catalog)
 {
+    return memoryFloorBytes(plan, *catalog.device(plan.cluster.device), *catalog.framework(plan.framework));
+}
+
+double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw)
+{
     if (plan.training.method.method != TrainingMethod::Full)
         return 0.0;
-    const Context x(plan, *catalog.device(plan.cluster.device), *catalog.framework(plan.framework));
+    const Context x(plan, dev, fw);
     return floorOf(x, computeQuantities(x, 0), commReserveBytes(x, 0));
 }
 
@@ -1558,7 +1570,7 @@ void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m
 double savedBytesPerToken(const Plan &plan, const Catalog &catalog, int layer)
 {
     const Context x(plan, *catalog.device(plan.cluster.device), *catalog.framework(plan.framework));
-    return layerActivationBytes(x, layerKind(plan.model, layer), false, nullptr) / std::max(1.0, x.tokens);
+    return layerActivationBytes(x, layerKind(plan.model, layer), nullptr) / std::max(1.0, x.tokens);
 }
 
 StepTimeline memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, int steadyLimit)

@@ -133,6 +133,8 @@ const RankMemory *worstRank(const MemoryEstimate &memory);
 /// floor exceeds HBM.
 /// 0 for training methods other than full training (no bound).
 double memoryFloorBytes(const Plan &plan, const Catalog &catalog);
+/// The same with the plan's device and framework profiles given (a search's hot path).
+double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw);
 
 /// estimateMemory, unless memoryFloorBytes exceeds `limit`: then nothing (the plan cannot fit
 /// within it), at the floor's cost alone. The floor and the estimate share their work.

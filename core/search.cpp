@@ -820,7 +820,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         if (l == bare) {
             if (kept) {
                 // The same verdict as without the estimate kept (and so the same counts).
-                if (request.prune && memoryFloorBytes(w, catalog) > limit)
+                if (request.prune && memoryFloorBytes(w, dev, fw) > limit)
                     return std::nullopt;
                 ++wk.estimated;
                 return *kept;
@@ -833,7 +833,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             keepBare(wk, bare, *me);
             return me;
         }
-        if (request.prune && memoryFloorBytes(w, catalog) > limit)
+        if (request.prune && memoryFloorBytes(w, dev, fw) > limit)
             return std::nullopt;
         ++wk.estimated;
         if (!kept) {
@@ -1099,7 +1099,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 if (!screen(wk, l, ce, bound))
                     return true;
                 // The tighter bound too: the first stage's floor (beyond HBM the layout cannot fit).
-                const double floor = memoryFloorBytes(wk.w, catalog);
+                const double floor = memoryFloorBytes(wk.w, dev, fw);
                 if (floor > hbmLimit)
                     return true;
                 bound = std::max(bound, floor);
