@@ -133,7 +133,6 @@ double collectiveTime(CollectiveKind k, const GroupPlacement &g, double bytes,
 
 namespace {
 
-/// The most decoder layers any pipeline stage holds (core/layers.h's layout).
 /// Parameter elements of the heaviest stage on one rank (per tp rank, before DP sharding).
 struct StageParams
 {

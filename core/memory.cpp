@@ -373,10 +373,11 @@ double layerActivationBytes(const Context &x, LayerKind kind, double *attentionS
         *attentionSide = (side + (rc == Recompute::None ? scores : 0.0)) * x.tokens;
     if (attentionScores)
         *attentionScores = scores * x.tokens;
+    const double withoutRecompute = (perToken + scores) * x.tokens;
     if (fullLayer)
-        *fullLayer = (perToken + scores) * x.tokens;
+        *fullLayer = withoutRecompute;
     if (rc == Recompute::None)
-        return (perToken + scores) * x.tokens;
+        return withoutRecompute;
     if (rc == Recompute::Selective)
         return perToken * x.tokens; // attention core recomputed: no score matrices kept
     // Full: one checkpoint per layer keeps only the layer input (residual dtype).
