@@ -424,9 +424,10 @@ std::vector<LayerTraining> layerTraining(const Context &x, int stage)
     return out;
 }
 
-Quantities computeQuantities(const Context &x, int stage)
+/// The first part of computeQuantities: the parameters, model states and communication buffers
+/// of `stage`'s rank; `se`, what it trains (LoRA, QLoRA, freezing).
+void computeStates(const Context &x, int stage, Quantities &qn, StageElements &se)
 {
-    Quantities qn;
     const auto &pa = x.plan.parallel;
     const auto &mo = x.plan.model;
     const auto &off = x.plan.memory.offload;
@@ -526,7 +527,6 @@ Quantities computeQuantities(const Context &x, int stage)
     // --- training method: what is trained and how the rest is stored (core/adapters.cpp) ---
     const MethodOptions &method = x.plan.training.method;
     const bool partial = method.method != TrainingMethod::Full;
-    StageElements se;
     double trainedGradBytes = 0; // this rank's trainable gradients before sharding
     if (partial) {
         se = stageElements(x.plan, stage);
@@ -670,6 +670,22 @@ Quantities computeQuantities(const Context &x, int stage)
         const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0);
         qn.p2p = (first || last ? 1.0 : 2.0) * x.tokens * hSp * x.c;
     }
+}
+
+/// The rest: the activations, logits and transients of `stage`'s rank. Apart from the residual
+/// stream's dtype (which autocast sets only without FSDP) these read none of the sharding,
+/// dp_shard or the model states' offload switches (floorActivations relies on it).
+void computeActivations(const Context &x, int stage, const StageElements &se, Quantities &qn)
+{
+    const auto &pa = x.plan.parallel;
+    const auto &mo = x.plan.model;
+    const auto &off = x.plan.memory.offload;
+    const bool last = stage == x.pp - 1;
+    const double t = x.tp;
+    const int L = x.layersOf(stage);
+    const LayerMix mix = x.stageMix(stage);
+    const MethodOptions &method = x.plan.training.method;
+    const bool partial = method.method != TrainingMethod::Full;
 
     // --- activations ------------------------------------------------------------------------
     double scores = 0;
@@ -880,6 +896,14 @@ Quantities computeQuantities(const Context &x, int stage)
         else if (x.plan.memory.recompute == Recompute::Selective)
             qn.bwdTransient += qn.actLayerFull - qn.actLayer;
     }
+}
+
+Quantities computeQuantities(const Context &x, int stage)
+{
+    Quantities qn;
+    StageElements se;
+    computeStates(x, stage, qn, se);
+    computeActivations(x, stage, se, qn);
     return qn;
 }
 
@@ -1481,6 +1505,45 @@ double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const Framew
         return 0.0;
     const Context x(plan, dev, fw);
     return floorOf(x, computeQuantities(x, 0), commReserveBytes(x, 0));
+}
+
+FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw)
+{
+    FloorActivations a;
+    if (plan.training.method.method != TrainingMethod::Full)
+        return a;
+    const Context x(plan, dev, fw);
+    Quantities q;
+    computeActivations(x, 0, StageElements{}, q); // what is trained matters only to other methods
+    a.actLayer = q.actLayer;
+    a.actLayerFull = q.actLayerFull;
+    a.actTotal = q.actTotal;
+    a.actFinal = q.actFinal;
+    a.logitsForward = q.logitsForward;
+    a.swapLayer = q.swapLayer;
+    a.bwdTransient = q.bwdTransient;
+    a.recomputeGroup = q.recomputeGroup;
+    return a;
+}
+
+double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                        const FloorActivations &act)
+{
+    if (plan.training.method.method != TrainingMethod::Full)
+        return 0.0;
+    const Context x(plan, dev, fw);
+    Quantities q;
+    StageElements se;
+    computeStates(x, 0, q, se);
+    q.actLayer = act.actLayer;
+    q.actLayerFull = act.actLayerFull;
+    q.actTotal = act.actTotal;
+    q.actFinal = act.actFinal;
+    q.logitsForward = act.logitsForward;
+    q.swapLayer = act.swapLayer;
+    q.bwdTransient = act.bwdTransient;
+    q.recomputeGroup = act.recomputeGroup;
+    return floorOf(x, q, commReserveBytes(x, 0));
 }
 
 std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const Catalog &catalog, double limit)

@@ -136,6 +136,25 @@ double memoryFloorBytes(const Plan &plan, const Catalog &catalog);
 /// The same with the plan's device and framework profiles given (a search's hot path).
 double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw);
 
+/// The part of memoryFloorBytes that the model states' sharding and placement leave as it is:
+/// the first stage's saved activations, its head's tensors and its first backward's working set.
+/// Layouts that differ only in how their states are sharded and placed share it (a search's
+/// hot path computes it once for them).
+struct FloorActivations
+{
+    double actLayer = 0, actLayerFull = 0, actTotal = 0, actFinal = 0, logitsForward = 0, swapLayer = 0,
+           bwdTransient = 0;
+    int recomputeGroup = 1;
+    bool operator==(const FloorActivations &) const = default;
+};
+FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw);
+/// memoryFloorBytes(plan, dev, fw), exactly, from `act`: floorActivations of a plan that
+/// differs from `plan` at most in parallel.sharding (both or neither Sharding::Full: autocast's
+/// residual dtype depends on it), parallel.dp_shard and the optimizer, params and grads
+/// switches of memory.offload.
+double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                        const FloorActivations &act);
+
 /// estimateMemory, unless memoryFloorBytes exceeds `limit`: then nothing (the plan cannot fit
 /// within it), at the floor's cost alone. The floor and the estimate share their work.
 std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const Catalog &catalog, double limit);

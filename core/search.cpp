@@ -25,6 +25,7 @@
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <unordered_map>
 
 namespace shardscope {
 
@@ -1083,12 +1084,41 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             l.msRecompute = uint8_t(c.offMs >> 4);
             return l;
         };
+        // What a task's layouts that differ only in how their model states are sharded and
+        // placed (sharding, dp_shard, the states' offload) share: the floor's activation side
+        // and the model-parallel communication (neither reads those, apart from autocast's
+        // weight casts, which FSDP's gathered weights do without: Full sharding apart).
+        struct Shared
+        {
+            FloorActivations act;
+            std::optional<double> modelParallel; ///< once a layout has needed it
+        };
+        auto sharedOf = [](Layout l) {
+            l.sharding = l.sharding == Sharding::Full ? Sharding::Full : Sharding::None;
+            l.dp_shard = 0;
+            l.offload &= 8; // activations
+            return l;
+        };
+        struct LayoutHash
+        {
+            size_t operator()(const Layout &l) const
+            {
+                uint64_t h = 1469598103934665603ull;
+                for (const int64_t f : {int64_t(l.micro_batch), int64_t(l.v), int64_t(l.cp_algo), int64_t(l.ulysses),
+                                        int64_t(l.sp), int64_t(l.sharding), int64_t(l.recompute),
+                                        int64_t(l.block_layers), int64_t(l.offload), int64_t(l.swap),
+                                        int64_t(l.msRecompute)})
+                    h = (h ^ uint64_t(f)) * 1099511628211ull;
+                return size_t(h);
+            }
+        };
         std::vector<std::vector<Candidate>> candidates(tasks.size());
         parallelFor(tasks.size(), threads, [&](size_t ti, unsigned thread) {
             if (stopped)
                 return;
             Worker &wk = workers[thread];
             std::vector<Candidate> &mine = candidates[ti];
+            std::unordered_map<Layout, Shared, LayoutHash> shared;
             uint32_t ord = 0;
             enumerate(tasks[ti], [&](const Layout &l) {
                 const uint32_t o = ord++;
@@ -1098,14 +1128,19 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 double bound = 0;
                 if (!screen(wk, l, ce, bound))
                     return true;
+                auto [it, added] = shared.try_emplace(sharedOf(l));
+                Shared &sh = it->second;
+                if (added)
+                    sh.act = floorActivations(wk.w, dev, fw);
                 // The tighter bound too: the first stage's floor (beyond HBM the layout cannot fit).
-                const double floor = memoryFloorBytes(wk.w, dev, fw);
+                const double floor = memoryFloorBytes(wk.w, dev, fw, sh.act);
                 if (floor > hbmLimit)
                     return true;
                 bound = std::max(bound, floor);
-                const double key = assembleStep(wk.w, cprof, ce, modelParallelCommunication(wk.w, dev, fw, ce),
-                                                offloadBytesPerStep(wk.w, ce, 0.0))
-                                       .step_s;
+                if (!sh.modelParallel)
+                    sh.modelParallel = modelParallelCommunication(wk.w, dev, fw, ce);
+                const double key =
+                    assembleStep(wk.w, cprof, ce, *sh.modelParallel, offloadBytesPerStep(wk.w, ce, 0.0)).step_s;
                 mine.push_back(pack(l, key, bound, o));
                 return true;
             });

@@ -1,5 +1,6 @@
 // Mechanisms of the memory engine, each checked against a hand calculation.
 #include "core/catalog.h"
+#include "core/errors.h"
 #include "core/memory.h"
 #include "core/units.h"
 #include "planvariants.h"
@@ -42,6 +43,69 @@ class TestMemory : public QObject
     Q_OBJECT
 
 private slots:
+
+    // The memory floor's activation side (floorActivations) is what layouts differing only in
+    // their model states' sharding and placement share: the floor from it is the floor, exactly,
+    // over every sharding, HSDP group and state offload of plans with and without pipeline
+    // stages, recompute, swap-attention, offloaded activations and MoE. Under autocast (PyTorch,
+    // fp32 parameters) it differs between FSDP and the rest, as memory.h says.
+    void floorActivationsAreSharedAcrossStates()
+    {
+        const Catalog &cat = Catalog::builtin();
+        const std::vector<json> bases = {
+            {{"framework", "pytorch"}, {"precision", {{"params", "fp32"}}}},
+            {{"framework", "pytorch"}, {"parallel", {{"dp", 4}, {"pp", 2}}}, {"memory", {{"recompute", "selective"}}}},
+            {{"framework", "megatron"},
+             {"model", {{"preset", "deepseek-v2-lite"}}},
+             {"parallel", {{"dp", 4}, {"tp", 2}, {"sp", true}, {"ep", 2}}},
+             {"memory", {{"recompute", "full"}, {"recompute_method", "block"}, {"recompute_num_layers", 3}}}},
+            {{"framework", "megatron"},
+             {"parallel", {{"dp", 4}, {"pp", 2}}},
+             {"memory", {{"recompute", "none"}, {"swap_attention", true}, {"recompute_activation_function", true}}}},
+            {{"framework", "megatron"}, {"parallel", {{"dp", 4}, {"cp", 2}}}, {"memory", {{"recompute", "none"}, {"offload", {{"activations", true}}}}}},
+        };
+        const std::vector<json> offloads = {json::object(),
+                                            {{"optimizer", true}},
+                                            {{"optimizer", true}, {"params", true}, {"grads", true}}};
+        int compared = 0;
+        for (size_t b = 0; b < bases.size(); ++b) {
+            FloorActivations fsdpSide, otherSide;
+            for (const char *sharding : {"none", "optimizer", "grads", "full"}) {
+                const bool fsdp = std::string(sharding) == "full";
+                json side = basePlan();
+                side.merge_patch(bases[b]);
+                side["parallel"]["sharding"] = fsdp ? "full" : "none";
+                const Plan sidePlan = parsePlan(side, cat);
+                const DeviceProfile &dev = *cat.device(sidePlan.cluster.device);
+                const FrameworkProfile &fw = *cat.framework(sidePlan.framework);
+                const FloorActivations act = floorActivations(sidePlan, dev, fw);
+                (fsdp ? fsdpSide : otherSide) = act;
+                for (const int dpShard : {0, 2}) {
+                    for (const json &offload : offloads) {
+                        json j = side;
+                        j["parallel"]["sharding"] = sharding;
+                        if (dpShard > 0)
+                            j["parallel"]["dp_shard"] = dpShard;
+                        for (const auto &[k, v] : offload.items())
+                            j["memory"]["offload"][k] = v;
+                        Plan p;
+                        try {
+                            p = parsePlan(j, cat);
+                        } catch (const PlanError &) {
+                            continue; // HSDP without FSDP, parameters offloaded without it
+                        }
+                        const double direct = memoryFloorBytes(p, dev, fw);
+                        QVERIFY(direct > 0);
+                        QCOMPARE(memoryFloorBytes(p, dev, fw, act), direct);
+                        ++compared;
+                    }
+                }
+            }
+            if (b == 0)
+                QVERIFY(!(fsdpSide == otherSide)); // the residual stream in fp32 under autocast
+        }
+        QVERIFY(compared >= 60);
+    }
     // HSDP (parallel.dp_shard): FSDP over groups of 4 of the 8 data-parallel ranks holds twice
     // the states of plain FSDP over 8: Llama-2-7B's 6,738,415,616 parameters x 2 B / 4.
     void hsdpShardsOverTheGroup()
