@@ -1099,6 +1099,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             l.offload &= 8; // activations
             return l;
         };
+        // Over the fields a task's layouts vary in (its outer degrees are the same for all of
+        // them, grad_accum follows the micro-batch); equality still compares every field.
         struct LayoutHash
         {
             size_t operator()(const Layout &l) const
