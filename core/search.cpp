@@ -1240,9 +1240,13 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         loop.emplace(threads);
         constexpr size_t kBatch = 512;
         constexpr size_t kCostBatch = 1024;
+        constexpr size_t kAhead = 32;
+        // Whether every layout that can take a costed one's step time has it: no uncosted
+        // candidate can be faster (a pending one's time is a lower bound: at it, it goes first).
+        auto due = [](const Timed &t, double next) { return t.pending ? t.step_s <= next : t.step_s < next; };
         std::vector<Run> batch;
         std::vector<std::optional<Costed>> costed;
-        std::vector<std::pair<Costed, uint64_t>> pendingTaken;
+        std::vector<Timed> ahead;
         std::vector<Timed> taken;
         std::vector<size_t> groupStart;
         std::vector<uint32_t> groupFits;
@@ -1252,22 +1256,22 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 break;
             }
             const double next = runs.empty() ? INFINITY : runs.front().key;
-            if (!timed.empty() && timed.front().pending && timed.front().step_s <= next) {
-                // Their memory, and so what they move, now decides their place: the pending ones
-                // at the head, estimated side by side.
-                pendingTaken.clear();
-                while (!timed.empty() && timed.front().pending && timed.front().step_s <= next &&
-                       pendingTaken.size() < kBatch) {
-                    const Timed t = popTimed();
-                    pendingTaken.push_back({std::move(slots[t.slot]), t.index});
-                    freeSlots.push_back(t.slot);
-                }
-                loop->run(pendingTaken.size(), [&](size_t k, unsigned thread) {
+            if (!timed.empty() && due(timed.front(), next) && !slots[timed.front().slot].memory) {
+                // The head's estimate is needed: it is estimated side by side with the next
+                // layouts in step-time order (at least kAhead, every one due up to kBatch),
+                // whatever they turn out to need. A pending one's memory, and so what it moves,
+                // then gives its step time and its place.
+                ahead.clear();
+                while (!timed.empty() && ahead.size() < kBatch && (ahead.size() < kAhead || due(timed.front(), next)))
+                    ahead.push_back(popTimed());
+                loop->run(ahead.size(), [&](size_t k, unsigned thread) {
                     Worker &bw = workers[thread];
-                    Costed &c = pendingTaken[k].first;
+                    Costed &c = slots[ahead[k].slot];
+                    if (c.memory)
+                        return;
                     Layout l;
                     c.memory = estimateCandidate(bw, c, l);
-                    if (!c.memory)
+                    if (!c.memory || !c.pending)
                         return; // cannot fit, or cannot reach the ranking or the front
                     const double actBytes =
                         activationOffloadBytesPerMicrobatch(bw.w, *c.memory, *findBare(bw, bareOf(l)));
@@ -1275,9 +1279,14 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     c.step = assembleStep(bw.w, cprof, ce, c.step.communication_s, offloadBytesPerStep(bw.w, ce, actBytes));
                     c.pending = false;
                 });
-                for (auto &[c, index] : pendingTaken) {
-                    if (c.memory)
-                        pushTimed(std::move(c), index);
+                for (const Timed &t : ahead) {
+                    const Costed &c = slots[t.slot];
+                    if (!c.memory) {
+                        freeSlots.push_back(t.slot);
+                        continue;
+                    }
+                    timed.push_back({c.step.step_s, t.index, t.slot, c.pending});
+                    std::push_heap(timed.begin(), timed.end(), timedLater);
                 }
                 continue;
             }
@@ -1372,14 +1381,26 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             batch.clear();
             while (!runs.empty() && batch.size() < kCostBatch) {
                 std::pop_heap(runs.begin(), runs.end(), runLater);
-                const Run r = runs.back();
+                Run r = runs.back();
                 runs.pop_back();
-                if (r.pos + 1 < candidates[r.task].size()) {
-                    runs.push_back({candidates[r.task][r.pos + 1].key, indexOf(r.task, r.pos + 1), r.task, r.pos + 1});
-                    std::push_heap(runs.begin(), runs.end(), runLater);
-                }
-                if (!blocked(candidates[r.task][r.pos].bound))
+                // This task's candidates while they come before every other task's next one. A
+                // blocked candidate stays blocked: those are passed over wherever they are.
+                const std::vector<Candidate> &mine = candidates[r.task];
+                for (;;) {
+                    while (r.pos < mine.size() && blocked(mine[r.pos].bound))
+                        ++r.pos;
+                    if (r.pos >= mine.size())
+                        break;
+                    r.key = mine[r.pos].key;
+                    r.index = indexOf(r.task, r.pos);
+                    if (batch.size() >= kCostBatch || (!runs.empty() && runLater(r, runs.front()))) {
+                        runs.push_back(r);
+                        std::push_heap(runs.begin(), runs.end(), runLater);
+                        break;
+                    }
                     batch.push_back(r);
+                    ++r.pos;
+                }
             }
             costed.assign(batch.size(), std::nullopt);
             loop->run(batch.size(), [&](size_t k, unsigned thread) {
