@@ -1563,46 +1563,62 @@ void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly,
                      ForEachRank forEach)
 {
-    const DeviceProfile &dev = *catalog.device(plan.cluster.device);
-    const AllocatorRules rules = dev.vendor == "huawei" ? AllocatorRules::Npu : AllocatorRules::Cuda;
-    const AllocatorConfig &config = plan.memory.allocator;
-    std::vector<size_t> order(m.ranks.size());
-    for (size_t i = 0; i < order.size(); ++i)
-        order[i] = i;
+    AllocatorReplay replay(plan, catalog, m, verdictOnly);
+    forEach(replay.ranks(), [&](size_t k) { replay.replayRank(k); });
+    replay.finish();
+}
+
+struct AllocatorReplay::Replayed
+{
+    DualReplay rp;
+    double firstStepPeak = 0;
+    TimelineTensor oomTensor;
+};
+
+AllocatorReplay::AllocatorReplay(const Plan &plan, const Catalog &catalog, MemoryEstimate &m, bool verdictOnly)
+    : plan_(plan), catalog_(catalog), memory_(m), verdictOnly_(verdictOnly), order_(m.ranks.size()),
+      done_(m.ranks.size()), firstOom_(m.ranks.size())
+{
+    for (size_t i = 0; i < order_.size(); ++i)
+        order_[i] = i;
     if (verdictOnly)
-        std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+        std::stable_sort(order_.begin(), order_.end(), [&](size_t a, size_t b) {
             return m.ranks[a].peak_bytes > m.ranks[b].peak_bytes;
         });
-    // Each rank's replay on its own (they share nothing), then their figures in order: with
-    // `verdictOnly` up to the first that runs out, as if the others had not been replayed.
-    struct Replayed
-    {
-        DualReplay rp;
-        double firstStepPeak = 0;
-        TimelineTensor oomTensor;
-    };
-    std::vector<Replayed> done(order.size());
-    std::atomic<size_t> firstOom{order.size()}; // verdictOnly: none after it is needed
-    forEach(order.size(), [&](size_t k) {
-        if (verdictOnly && k > firstOom.load(std::memory_order_relaxed))
-            return;
-        const RankMemory &r = m.ranks[order[k]];
-        const StepTimeline t = memoryTimeline(plan, catalog, r.stage);
-        const double capacity = std::max(0.0, dev.hbm_bytes - r.reserve.context - r.reserve.comm_buffers);
-        Replayed &d = done[k];
-        d.rp = replayOnDevice(t, rules, config, capacity, false, verdictOnly);
-        d.firstStepPeak = t.peakLive(StepPart::FirstStep);
-        if (d.rp.device.oom) {
-            d.oomTensor = t.tensors[size_t(t.events[size_t(d.rp.device.oom_event)].tensor)];
-            size_t seen = firstOom.load();
-            while (k < seen && !firstOom.compare_exchange_weak(seen, k)) {
-            }
+}
+
+AllocatorReplay::~AllocatorReplay() = default;
+
+// Each rank's replay on its own (they share nothing), then their figures in order: with
+// `verdictOnly` up to the first that runs out, as if the others had not been replayed.
+void AllocatorReplay::replayRank(size_t k)
+{
+    if (verdictOnly_ && k > firstOom_.load(std::memory_order_relaxed))
+        return;
+    const DeviceProfile &dev = *catalog_.device(plan_.cluster.device);
+    const AllocatorRules rules = dev.vendor == "huawei" ? AllocatorRules::Npu : AllocatorRules::Cuda;
+    const RankMemory &r = memory_.ranks[order_[k]];
+    const StepTimeline t = memoryTimeline(plan_, catalog_, r.stage);
+    const double capacity = std::max(0.0, dev.hbm_bytes - r.reserve.context - r.reserve.comm_buffers);
+    Replayed &d = done_[k];
+    d.rp = replayOnDevice(t, rules, plan_.memory.allocator, capacity, false, verdictOnly_);
+    d.firstStepPeak = t.peakLive(StepPart::FirstStep);
+    if (d.rp.device.oom) {
+        d.oomTensor = t.tensors[size_t(t.events[size_t(d.rp.device.oom_event)].tensor)];
+        size_t seen = firstOom_.load();
+        while (k < seen && !firstOom_.compare_exchange_weak(seen, k)) {
         }
-    });
+    }
+}
+
+void AllocatorReplay::finish()
+{
+    const DeviceProfile &dev = *catalog_.device(plan_.cluster.device);
+    MemoryEstimate &m = memory_;
     bool fits = true;
-    for (size_t k = 0; k < order.size(); ++k) {
-        RankMemory &r = m.ranks[order[k]];
-        const Replayed &d = done[k];
+    for (size_t k = 0; k < order_.size(); ++k) {
+        RankMemory &r = m.ranks[order_[k]];
+        const Replayed &d = done_[k];
         r.reserved_bytes = d.rp.room.peak_reserved;
         r.first_step_peak_bytes = d.firstStepPeak;
         r.oom = d.rp.device.oom;
@@ -1619,7 +1635,7 @@ void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &m
         }
         r.reserve.allocator = std::max(0.0, reserved - r.peak_bytes);
         fits = fits && !r.oom;
-        if (verdictOnly && r.oom)
+        if (verdictOnly_ && r.oom)
             break;
     }
     double maxReserve = 0;

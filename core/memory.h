@@ -7,6 +7,7 @@
 #include "text.h"
 
 #include <array>
+#include <atomic>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -177,6 +178,32 @@ inline constexpr auto forEachInTurn = [](size_t n, FunctionRef<void(size_t k)> b
 /// `forEach`; the outcome is the one above.
 void replayAllocator(const Plan &plan, const Catalog &catalog, MemoryEstimate &memory, bool verdictOnly,
                      ForEachRank forEach);
+
+/// replayAllocator in its parts, for a caller that runs the ranks of several plans side by side
+/// (the search): construct it, call replayRank(k) once for every k < ranks() (from any threads,
+/// each k on one), then finish(), which writes what replayAllocator writes. `plan`, `catalog` and
+/// `memory` must outlive it; it neither moves nor copies.
+class AllocatorReplay
+{
+public:
+    AllocatorReplay(const Plan &plan, const Catalog &catalog, MemoryEstimate &memory, bool verdictOnly);
+    ~AllocatorReplay();
+    AllocatorReplay(const AllocatorReplay &) = delete;
+    AllocatorReplay &operator=(const AllocatorReplay &) = delete;
+    size_t ranks() const { return order_.size(); }
+    void replayRank(size_t k);
+    void finish();
+
+private:
+    struct Replayed;
+    const Plan &plan_;
+    const Catalog &catalog_;
+    MemoryEstimate &memory_;
+    bool verdictOnly_;
+    std::vector<size_t> order_; ///< ranks' indices, fullest first with verdictOnly
+    std::vector<Replayed> done_; ///< by position in order_
+    std::atomic<size_t> firstOom_; ///< verdictOnly: none after it is needed
+};
 
 struct StepTimeline;
 /// Every allocation and free of the rank kind at `stage` (core/timeline.h): the model build, the

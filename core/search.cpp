@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -901,36 +902,50 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     std::optional<LoopThreads> loop;
     // The bound above counts allocated memory; the allocator reserves more. A layout is returned
     // only when the caching allocator replayed over its timeline does not run out of memory.
-    // The replay of one layout writes only its own entries, so layouts replay side by side;
-    // `ranksSideBySide`: its ranks on the lazy walk's threads (not from within them).
-    auto replayOne = [&](uint32_t i, bool ranksSideBySide) {
-        Plan p = base;
-        apply(p, fitting[i].layout);
-        MemoryEstimate me = estimateMemory(p, catalog);
-        if (ranksSideBySide && loop)
-            replayAllocator(p, catalog, me, true, [&](size_t n, FunctionRef<void(size_t)> body) {
-                loop->run(n, [&](size_t k, unsigned) { body(k); });
-            });
-        else
-            replayAllocator(p, catalog, me, true);
-        replayedRequired[i] = worstRankBytes(me);
-        replayed[i] = me.hbm_fits ? 1 : 0;
-    };
-    // Replays, on the search's threads, those of `which` not replayed yet.
+    // Replays, on the search's threads, those of `which` not replayed yet: their estimates side
+    // by side, then every rank of every one of them (a replay writes only its own entries),
+    // the fullest ranks of each first.
     auto prefetch = [&](std::vector<uint32_t> which) {
         which.erase(std::remove_if(which.begin(), which.end(), [&](uint32_t i) { return replayed[i] >= 0; }),
                     which.end());
-        if (loop && which.size() < loop->size()) {
-            for (uint32_t i : which) // too few to share the threads: each one's ranks side by side
-                replayOne(i, true);
-        } else if (loop)
-            loop->run(which.size(), [&](size_t k, unsigned) { replayOne(which[k], false); });
-        else
-            parallelFor(which.size(), threads, [&](size_t k, unsigned) { replayOne(which[k], false); });
+        auto sideBySide = [&](size_t n, FunctionRef<void(size_t, unsigned)> fn) {
+            if (loop)
+                loop->run(n, fn);
+            else
+                parallelFor(n, threads, [&](size_t k, unsigned thread) { fn(k, thread); });
+        };
+        struct Job
+        {
+            Plan plan;
+            MemoryEstimate memory;
+            std::optional<AllocatorReplay> replay;
+        };
+        std::vector<std::unique_ptr<Job>> jobs(which.size());
+        sideBySide(which.size(), [&](size_t k, unsigned) {
+            auto job = std::make_unique<Job>();
+            job->plan = base;
+            apply(job->plan, fitting[which[k]].layout);
+            job->memory = estimateMemory(job->plan, catalog);
+            job->replay.emplace(job->plan, catalog, job->memory, true);
+            jobs[k] = std::move(job);
+        });
+        std::vector<std::pair<uint32_t, uint32_t>> ranks; // (rank position, job)
+        for (size_t k = 0; k < jobs.size(); ++k) {
+            for (size_t r = 0; r < jobs[k]->replay->ranks(); ++r)
+                ranks.push_back({uint32_t(r), uint32_t(k)});
+        }
+        std::sort(ranks.begin(), ranks.end());
+        sideBySide(ranks.size(), [&](size_t k, unsigned) { jobs[ranks[k].second]->replay->replayRank(ranks[k].first); });
+        for (size_t k = 0; k < jobs.size(); ++k) {
+            Job &job = *jobs[k];
+            job.replay->finish();
+            replayedRequired[which[k]] = worstRankBytes(job.memory);
+            replayed[which[k]] = job.memory.hbm_fits ? 1 : 0;
+        }
     };
     auto verified = [&](uint32_t i) {
         if (replayed[i] < 0)
-            replayOne(i, true);
+            prefetch({i});
         if (!counted[i]) {
             counted[i] = 1;
             ++out.replayed;

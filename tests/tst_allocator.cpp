@@ -8,6 +8,7 @@
 
 #include <QTest>
 #include <limits>
+#include <tuple>
 #include <nlohmann/json.hpp>
 
 using namespace shardscope;
@@ -235,6 +236,66 @@ private slots:
         QVERIFY(tight.device.oom);
         QVERIFY(tight.device.oom_event >= 0);
         QCOMPARE(tight.room.peak_reserved, room.peak_reserved);
+    }
+
+    // replayAllocator in parts (AllocatorReplay, the search's way): the ranks of two plans
+    // replayed interleaved and in reverse order give each rank its own timeline's replay, as
+    // replayAllocator does; for a plan that fits and one that runs out, with the last stage (the
+    // logits of a 128K vocabulary) the fullest, so the verdict's fullest-first order is not the
+    // stages' and stops at the first rank it replays.
+    void replayInParts()
+    {
+        const Catalog &cat = Catalog::builtin();
+        auto pipeline = [&](int64_t seq) {
+            nlohmann::json j = testing::variantBase();
+            j.merge_patch({{"model", {{"preset", "llama3-8b"}}},
+                           {"training", {{"seq_len", seq}, {"grad_accum", 8}}},
+                           {"parallel", {{"dp", 2}, {"pp", 4}}}});
+            return parsePlan(j, cat);
+        };
+        const Plan fits = pipeline(8192), runsOut = pipeline(32768);
+        const double hbm = cat.device(fits.cluster.device)->hbm_bytes;
+        for (const bool verdictOnly : {false, true}) {
+            MemoryEstimate a = estimateMemory(fits, cat), b = estimateMemory(runsOut, cat);
+            QCOMPARE(a.ranks.size(), size_t(4));
+            QVERIFY(a.ranks[3].peak_bytes > a.ranks[0].peak_bytes);
+            QVERIFY(b.ranks[3].peak_bytes > b.ranks[0].peak_bytes);
+            MemoryEstimate wholeA = a, wholeB = b;
+            replayAllocator(fits, cat, wholeA, verdictOnly);
+            replayAllocator(runsOut, cat, wholeB, verdictOnly);
+            AllocatorReplay ra(fits, cat, a, verdictOnly), rb(runsOut, cat, b, verdictOnly);
+            QCOMPARE(ra.ranks(), size_t(4));
+            for (size_t k = 4; k-- > 0;) {
+                rb.replayRank(k);
+                ra.replayRank(k);
+            }
+            ra.finish();
+            rb.finish();
+            QVERIFY(a.hbm_fits);
+            QVERIFY(!b.hbm_fits);
+            QVERIFY(b.ranks[3].oom);
+            for (const auto &[parts, whole, plan] :
+                 {std::tuple{&a, &wholeA, &fits}, std::tuple{&b, &wholeB, &runsOut}}) {
+                QCOMPARE(parts->hbm_fits, whole->hbm_fits);
+                QCOMPARE(parts->usable_bytes, whole->usable_bytes);
+                for (size_t r = 0; r < 4; ++r) {
+                    const RankMemory &rank = parts->ranks[r];
+                    QCOMPARE(rank.reserved_bytes, whole->ranks[r].reserved_bytes);
+                    QCOMPARE(rank.reserve.allocator, whole->ranks[r].reserve.allocator);
+                    QCOMPARE(rank.oom, whole->ranks[r].oom);
+                    QCOMPARE(rank.oom_tensor, whole->ranks[r].oom_tensor);
+                    if (verdictOnly && !parts->hbm_fits && r != 3) {
+                        QCOMPARE(rank.reserved_bytes, 0.0); // not needed for the verdict
+                        continue;
+                    }
+                    const double capacity = hbm - rank.reserve.context - rank.reserve.comm_buffers;
+                    const DualReplay own = replayOnDevice(memoryTimeline(*plan, cat, rank.stage), AllocatorRules::Npu,
+                                                          {}, capacity, false, verdictOnly);
+                    QCOMPARE(rank.reserved_bytes, own.room.peak_reserved);
+                    QCOMPARE(rank.oom, own.device.oom);
+                }
+            }
+        }
     }
 };
 
