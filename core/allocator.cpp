@@ -48,6 +48,9 @@ constexpr uint64_t kMinLargeAlloc = 10 * kMiB;
 constexpr uint64_t kLargeBuffer = 20 * kMiB;
 constexpr uint64_t kRoundLarge = 2 * kMiB;
 constexpr uint64_t kNpuPad = 32;
+/// Beyond a request's bytes, what a miss can reserve at most: the rounding (NPU pad and 512 B)
+/// and a 20 MiB segment or page above it (allocationSize, expandable pages).
+constexpr double kMissSlack = double(kLargeBuffer + kRoundLarge + 1024);
 
 uint64_t roundUp(uint64_t v, uint64_t to) { return (v + to - 1) / to * to; }
 
@@ -72,11 +75,31 @@ std::vector<CachingAllocator::Pool::Bucket>::iterator CachingAllocator::Pool::bu
 
 std::optional<CachingAllocator::Key> CachingAllocator::Pool::first(int stream, uint64_t size) const
 {
+    const auto f = firstAt(stream, size);
+    if (!f)
+        return std::nullopt;
+    return f->first;
+}
+
+std::optional<std::pair<CachingAllocator::Key, size_t>> CachingAllocator::Pool::firstAt(int stream, uint64_t size) const
+{
     const auto it = const_cast<Pool *>(this)->bucket(stream, size);
     if (it == buckets_.end())
         return std::nullopt;
     const Entry &e = it->entries.front();
-    return Key{it->stream, it->size, e.addr, e.block};
+    return std::pair{Key{it->stream, it->size, e.addr, e.block}, size_t(it - buckets_.begin())};
+}
+
+void CachingAllocator::Pool::eraseFirst(size_t at)
+{
+    const auto it = buckets_.begin() + long(at);
+    std::vector<Entry> &v = it->entries;
+    v.erase(v.begin());
+    --count_;
+    if (v.empty()) {
+        spare_.push_back(std::move(v));
+        buckets_.erase(it);
+    }
 }
 
 void CachingAllocator::Pool::insert(const Key &k)
@@ -207,24 +230,20 @@ CachingAllocator::Key CachingAllocator::keyOf(int b) const
     return {k.stream, k.size, k.addr, b};
 }
 
-int CachingAllocator::findFree(bool small, int stream, uint64_t size)
-{
-    ++lookups_;
-    return lookupFree(small, stream, size);
-}
-
 int CachingAllocator::lookupFree(bool small, int stream, uint64_t size) const
 {
-    const Pool &p = small ? small_ : large_;
-    const std::optional<Key> it = p.first(stream, size);
-    if (!it || it->stream != stream)
-        return -1;
+    const std::optional<Key> it = (small ? small_ : large_).first(stream, size);
+    return it && takes(*it, stream, size) ? it->block : -1;
+}
+
+bool CachingAllocator::takes(const Key &k, int stream, uint64_t size) const
+{
+    if (k.stream != stream)
+        return false;
     const uint64_t ms = maxSplit();
-    if (size < ms && it->size >= ms)
-        return -1;
-    if (size >= ms && it->size >= size + kLargeBuffer)
-        return -1;
-    return it->block;
+    if (size < ms && k.size >= ms)
+        return false;
+    return !(size >= ms && k.size >= size + kLargeBuffer);
 }
 
 bool CachingAllocator::reserve(uint64_t bytes)
@@ -482,17 +501,18 @@ int CachingAllocator::malloc(double bytes, int stream)
 {
     const uint64_t size = roundSize(toBytes(bytes));
     const bool small = size <= kSmallSize;
-    int b = findFree(small, stream, size);
-    if (b >= 0) {
-        pool(small).erase(keyOf(b));
-        return take(b, size);
+    ++lookups_;
+    Pool &p = pool(small);
+    if (const auto f = p.firstAt(stream, size); f && takes(f->first, stream, size)) {
+        p.eraseFirst(f->second);
+        return take(f->first.block, size);
     }
     collectGarbage();
     auto reserveNew = [&]() {
         return config_.expandable_segments ? expand(small, stream, size)
                                            : newSegment(small, stream, allocationSize(size));
     };
-    b = reserveNew();
+    int b = reserveNew();
     if (b < 0 && releaseAvailable(small, stream, size))
         b = reserveNew();
     if (b < 0) {
@@ -515,11 +535,12 @@ void CachingAllocator::free(int b)
     allocated_ -= k.size;
     Pool &p = pool(k.small);
     Segment &seg = segments_[size_t(k.segment)];
-    // Merge with free neighbours.
+    // Merge with free neighbours (`right` in the pool unless it is the block being freed).
     auto mergeNext = [&](int left, int right) {
         Block &l = blocks_[size_t(left)];
         Block &r = blocks_[size_t(right)];
-        p.erase(keyOf(right));
+        if (right != b)
+            p.erase(keyOf(right));
         l.size += r.size;
         l.next = r.next;
         if (r.next >= 0)
@@ -621,9 +642,11 @@ DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorCo
         const TimelineEvent &ev = t.events[e];
         if (dual && !device && ev.alloc) {
             const TimelineTensor &tt = t.tensors[size_t(ev.tensor)];
-            // The cache is looked at only when a miss could pass the device's capacity.
+            // The cache is looked at only when a miss could pass the device's capacity (a miss
+            // reserves at most the request, rounded, plus a 20 MiB segment's or page's slack).
             const double reserved = room.alloc.reservedBytes();
-            if (reserved + room.alloc.missBytesBound(tt.bytes) > deviceCapacity &&
+            if (reserved + tt.bytes + kMissSlack > deviceCapacity &&
+                reserved + room.alloc.missBytesBound(tt.bytes) > deviceCapacity &&
                 reserved + room.alloc.missBytes(tt.bytes, int(streamOf(tt.kind))) > deviceCapacity) {
                 device = room; // the same state, from here on against the device's capacity
                 device->alloc.setCapacity(deviceCapacity);

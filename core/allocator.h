@@ -110,6 +110,10 @@ private:
         size_t size() const { return count_; }
         /// The first block at least (stream, size, address 0) in best-fit order, if any.
         std::optional<Key> first(int stream, uint64_t size) const;
+        /// The same with where it is, for eraseFirst.
+        std::optional<std::pair<Key, size_t>> firstAt(int stream, uint64_t size) const;
+        /// Removes the first block of bucket `at` (from firstAt, the pool unchanged since).
+        void eraseFirst(size_t at);
         void insert(const Key &k); ///< nothing when it is there already
         void erase(const Key &k);  ///< nothing when it is not there
         std::vector<Key> keys() const; ///< every block, in best-fit order
@@ -134,8 +138,9 @@ private:
 
     Pool &pool(bool small) { return small ? small_ : large_; }
     Key keyOf(int b) const;
-    int findFree(bool small, int stream, uint64_t size);
     int lookupFree(bool small, int stream, uint64_t size) const;
+    /// Whether get_free_block takes the free block `k` for (stream, size).
+    bool takes(const Key &k, int stream, uint64_t size) const;
     int newBlock(); ///< a free slot of blocks_ (reused, or appended)
     int newSegment(bool small, int stream, uint64_t size);
     int expand(bool small, int stream, uint64_t size);

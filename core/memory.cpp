@@ -1598,7 +1598,8 @@ void AllocatorReplay::replayRank(size_t k)
     const DeviceProfile &dev = *catalog_.device(plan_.cluster.device);
     const AllocatorRules rules = dev.vendor == "huawei" ? AllocatorRules::Npu : AllocatorRules::Cuda;
     const RankMemory &r = memory_.ranks[order_[k]];
-    const StepTimeline t = memoryTimeline(plan_, catalog_, r.stage);
+    thread_local StepTimeline t; // its storage kept for the thread's next replay
+    memoryTimeline(plan_, catalog_, r.stage, t);
     const double capacity = std::max(0.0, dev.hbm_bytes - r.reserve.context - r.reserve.comm_buffers);
     Replayed &d = done_[k];
     d.rp = replayOnDevice(t, rules, plan_.memory.allocator, capacity, false, verdictOnly_);
@@ -1655,13 +1656,23 @@ double savedBytesPerToken(const Plan &plan, const Catalog &catalog, int layer)
 
 StepTimeline memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, int steadyLimit)
 {
+    StepTimeline t;
+    memoryTimeline(plan, catalog, stage, t, steadyLimit);
+    return t;
+}
+
+void memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, StepTimeline &t, int steadyLimit)
+{
     const DeviceProfile &dev = *catalog.device(plan.cluster.device);
     const FrameworkProfile &fw = *catalog.framework(plan.framework);
     const Context x(plan, dev, fw);
     const int s = std::clamp(stage, 0, x.pp - 1);
     StepShape shape = stepShape(x, computeQuantities(x, s), s);
     tensorParts(x, shape);
-    StepTimeline t;
+    t.tensors.clear();
+    t.events.clear();
+    t.marks.clear();
+    t.unmatched_frees = 0;
     t.stage = s;
     TimelineRecorder rec(t, steadyLimit);
     emitSetup(shape, rec);
@@ -1677,7 +1688,6 @@ StepTimeline memoryTimeline(const Plan &plan, const Catalog &catalog, int stage,
         const int periods = std::max(0, steady - period) / period;
         t.omitted_microbatches = (periods - shownPeriods(periods, period, steadyLimit)) * period / shape.chunks;
     }
-    return t;
 }
 
 } // namespace shardscope

@@ -210,6 +210,8 @@ struct StepTimeline;
 /// first step and a steady step. Alike steady micro-batches beyond `steadyLimit` are left out
 /// (they change no peak; StepTimeline::omitted_microbatches counts them).
 StepTimeline memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, int steadyLimit = 3);
+/// The same into `into`, whose storage is reused (a caller that builds many timelines).
+void memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, StepTimeline &into, int steadyLimit = 3);
 
 /// Bytes decoder layer `layer` (0-based) saves for backward per token of a micro-batch on one
 /// rank, fully trained, under the plan's recompute policy (its eager score matrices included):
