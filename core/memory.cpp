@@ -1294,7 +1294,18 @@ double floorOf(const Context &x, const Quantities &q0, double reserve0)
     if (!x.fw.grads_set_to_none)
         live += q0.grads;
     const double persistent = live;
-    live += x.plan.memory.offload.activations ? q0.actLayer : q0.actTotal;
+    bool everyChunkHasLayers = true;
+    for (int c = 0; c < x.layout.chunks; ++c)
+        everyChunkHasLayers = everyChunkHasLayers && x.layout.chunk(0, c) > 0;
+    if (!x.plan.memory.offload.activations) {
+        live += q0.actTotal;
+    } else {
+        // Offloaded, a micro-batch's model chunk frees a layer's activations only once the next
+        // layer has saved its own (the timeline's forwardBody): its last layer's stay on the device
+        // until its backward, for each of the q0.inflight x v chunks in flight.
+        const double chunksInFlight = everyChunkHasLayers ? std::floor(q0.inflight * x.v + 1e-9) : 1.0;
+        live += std::max(q0.actLayer, chunksInFlight * (q0.actLayer - q0.swapLayer));
+    }
     // At the head, the layers' activations without what may be on the host by then (swap-
     // attention's last swapped part; every layer's when activations are offloaded).
     const double atHead = q0.logitsForward > 0
@@ -1306,9 +1317,6 @@ double floorOf(const Context &x, const Quantities &q0, double reserve0)
     // activations still on the device (neither offloaded nor swapped), they are all live when it
     // allocates its recompute and working set; the head's tensors are freed by then. (A chunk
     // without decoder layers has no such layer.)
-    bool everyChunkHasLayers = true;
-    for (int c = 0; c < x.layout.chunks; ++c)
-        everyChunkHasLayers = everyChunkHasLayers && x.layout.chunk(0, c) > 0;
     if (!x.plan.memory.offload.activations && q0.swapLayer == 0 && everyChunkHasLayers) {
         const LayerBackward bwd = layerBackward(x, q0);
         live = std::max(live, persistent + q0.actTotal + bwd.recompute + bwd.work);

@@ -555,6 +555,41 @@ void TestSearch::floorIsBelowEstimate()
             plans.push_back(parsePlan(j, cat));
         }
     }
+    // Activations offloaded on a pipeline: each micro-batch's (model chunk's) last layer stays on
+    // the device until its backward, under 1F1B, interleaving and GPipe, with fewer and more
+    // micro-batches than stages, dense and MoE, and with a stage of uneven layers; at 32K tokens
+    // under full sharding, where the activations are most of the memory.
+    std::vector<Plan> offloaded;
+    for (const char *preset : {"llama2-7b", "mixtral-8x7b"}) {
+        for (const std::string schedule : {"1f1b", "interleaved", "gpipe"}) {
+            for (const int pp : {2, 4}) {
+                for (const int accum : {schedule == "interleaved" ? 4 : 2, 8}) {
+                    json j = seedCase(preset, 32768, 1, "ascend-910b2");
+                    j["framework"] = "megatron";
+                    j["parallel"]["dp"] = 8 / pp;
+                    j["parallel"]["pp"] = pp;
+                    j["parallel"]["pp_schedule"] = schedule;
+                    j["parallel"]["sharding"] = "full";
+                    if (schedule == "interleaved")
+                        j["parallel"]["virtual_stages"] = 2;
+                    if (schedule == "1f1b" && pp == 2 && accum == 8)
+                        j["parallel"]["first_stage_layers"] = 15;
+                    j["training"]["grad_accum"] = accum;
+                    j["memory"]["recompute"] = accum == 8 ? "selective" : "none";
+                    j["memory"]["offload"]["activations"] = true;
+                    offloaded.push_back(parsePlan(j, cat));
+                }
+            }
+        }
+    }
+    int offloadedTight = 0;
+    for (const Plan &p : offloaded) {
+        const MemoryEstimate m = estimateMemory(p, cat);
+        offloadedTight += memoryFloorBytes(p, cat) > 0.7 * worstRankBytes(m) ? 1 : 0;
+        plans.push_back(p);
+    }
+    // Within 30% of the estimate for most of them (18 of 24 here; 5 with one layer counted).
+    QVERIFY2(offloadedTight > int(offloaded.size()) / 2, qPrintable(QString::number(offloadedTight)));
     QVERIFY(plans.size() > 300);
     int bounded = 0;
     std::vector<double> ratios;
