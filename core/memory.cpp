@@ -1531,11 +1531,23 @@ FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, co
     a.swapLayer = q.swapLayer;
     a.bwdTransient = q.bwdTransient;
     a.recomputeGroup = q.recomputeGroup;
+    a.inflight = q.inflight;
     return a;
 }
 
 double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
                         const FloorActivations &act)
+{
+    return memoryFloorBytes(plan, dev, fw, act, floorReserveBytes(plan, dev, fw));
+}
+
+double floorReserveBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw)
+{
+    return commReserveBytes(Context(plan, dev, fw), 0);
+}
+
+double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                        const FloorActivations &act, double reserve)
 {
     if (plan.training.method.method != TrainingMethod::Full)
         return 0.0;
@@ -1551,7 +1563,8 @@ double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const Framew
     q.swapLayer = act.swapLayer;
     q.bwdTransient = act.bwdTransient;
     q.recomputeGroup = act.recomputeGroup;
-    return floorOf(x, q, commReserveBytes(x, 0));
+    q.inflight = act.inflight;
+    return floorOf(x, q, reserve);
 }
 
 std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const Catalog &catalog, double limit)

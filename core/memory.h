@@ -144,7 +144,7 @@ double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const Framew
 struct FloorActivations
 {
     double actLayer = 0, actLayerFull = 0, actTotal = 0, actFinal = 0, logitsForward = 0, swapLayer = 0,
-           bwdTransient = 0;
+           bwdTransient = 0, inflight = 1;
     int recomputeGroup = 1;
     bool operator==(const FloorActivations &) const = default;
 };
@@ -155,6 +155,16 @@ FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, co
 /// switches of memory.offload.
 double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
                         const FloorActivations &act);
+/// The runtime reserve memoryFloorBytes counts: the first stage's context and collective
+/// buffers (one per communication group it uses). Of the layout it reads the degrees (dp, tp,
+/// pp, cp, ep, etp), parallel.dp_shard, the CP algorithm and its Ulysses degree, and for
+/// MindSpeed's adaptive buffer sizes training.micro_batch and parallel.sp: plans alike in those
+/// share it.
+double floorReserveBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw);
+/// memoryFloorBytes from `act` (as above) and `reserve`, floorReserveBytes of a plan alike in
+/// what it reads.
+double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                        const FloorActivations &act, double reserve);
 
 /// estimateMemory, unless memoryFloorBytes exceeds `limit`: then nothing (the plan cannot fit
 /// within it), at the floor's cost alone. The floor and the estimate share their work.

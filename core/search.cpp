@@ -22,10 +22,12 @@
 #include <chrono>
 #include <cmath>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <thread>
+#include <tuple>
 #include <unordered_map>
 
 namespace shardscope {
@@ -1136,6 +1138,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             Worker &wk = workers[thread];
             std::vector<Candidate> &mine = candidates[ti];
             std::unordered_map<Layout, Shared, LayoutHash> shared;
+            // The floor's runtime reserve, by what of the layout it reads beyond the task's
+            // degrees (floorReserveBytes).
+            std::map<std::tuple<int, int, int, int, bool>, double> reserves;
             uint32_t ord = 0;
             enumerate(tasks[ti], [&](const Layout &l) {
                 const uint32_t o = ord++;
@@ -1150,7 +1155,11 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 if (added)
                     sh.act = floorActivations(wk.w, dev, fw);
                 // The tighter bound too: the first stage's floor (beyond HBM the layout cannot fit).
-                const double floor = memoryFloorBytes(wk.w, dev, fw, sh.act);
+                const auto reserveKey = std::tuple{l.dp_shard, int(l.cp_algo), l.ulysses, l.micro_batch, l.sp};
+                auto reserve = reserves.find(reserveKey);
+                if (reserve == reserves.end())
+                    reserve = reserves.emplace(reserveKey, floorReserveBytes(wk.w, dev, fw)).first;
+                const double floor = memoryFloorBytes(wk.w, dev, fw, sh.act, reserve->second);
                 if (floor > hbmLimit)
                     return true;
                 bound = std::max(bound, floor);

@@ -63,6 +63,10 @@ private slots:
              {"parallel", {{"dp", 4}, {"pp", 2}}},
              {"memory", {{"recompute", "none"}, {"swap_attention", true}, {"recompute_activation_function", true}}}},
             {{"framework", "megatron"}, {"parallel", {{"dp", 4}, {"cp", 2}}}, {"memory", {{"recompute", "none"}, {"offload", {{"activations", true}}}}}},
+            {{"framework", "megatron"},
+             {"training", {{"grad_accum", 4}}},
+             {"parallel", {{"dp", 4}, {"pp", 2}}},
+             {"memory", {{"recompute", "none"}, {"offload", {{"activations", true}}}}}},
         };
         const std::vector<json> offloads = {json::object(),
                                             {{"optimizer", true}},
@@ -106,6 +110,58 @@ private slots:
         }
         QVERIFY(compared >= 60);
     }
+    // The floor's runtime reserve (floorReserveBytes) reads of the layout only what memory.h
+    // says: under MindSpeed's adaptive HCCL buffers on a MoE model with tp, cp and ep, the
+    // sharding, offload, recompute, swap-attention and interleaving leave it as it is, and the
+    // floor from it is the floor; dp_shard, the CP algorithm, the micro-batch and sp change it.
+    void floorReserveReadsItsKeyOnly()
+    {
+        const Catalog &cat = Catalog::builtin();
+        json base = basePlan();
+        base.merge_patch({{"framework", "megatron"},
+                          {"model", {{"preset", "mixtral-8x7b"}}},
+                          {"training", {{"grad_accum", 4}}},
+                          {"parallel", {{"dp", 2}, {"tp", 2}, {"cp", 2}, {"pp", 2}, {"ep", 2}, {"sp", true}}},
+                          {"memory", {{"hccl_buffer_adaptive", true}, {"recompute", "none"}}},
+                          {"cluster", {{"nodes", 2}}}});
+        const Plan basePlanned = parsePlan(base, cat);
+        const DeviceProfile &dev = *cat.device(basePlanned.cluster.device);
+        const FrameworkProfile &fw = *cat.framework(basePlanned.framework);
+        const double reserve = floorReserveBytes(basePlanned, dev, fw);
+        QVERIFY(reserve > dev.context_reserve_bytes);
+        const std::vector<json> alike = {
+            {{"parallel", {{"sharding", "optimizer"}}}},
+            {{"parallel", {{"sharding", "full"}}}, {"memory", {{"offload", {{"optimizer", true}}}}}},
+            {{"memory", {{"recompute", "full"}, {"recompute_method", "block"}, {"recompute_num_layers", 2}}}},
+            {{"memory", {{"recompute", "selective"}, {"swap_attention", true}}}},
+            {{"memory", {{"offload", {{"activations", true}}}}}},
+            {{"parallel", {{"pp_schedule", "interleaved"}, {"virtual_stages", 2}}}},
+        };
+        for (const json &patch : alike) {
+            json j = base;
+            j.merge_patch(patch);
+            const Plan p = parsePlan(j, cat);
+            QCOMPARE(floorReserveBytes(p, dev, fw), reserve);
+            QVERIFY2(memoryFloorBytes(p, dev, fw, floorActivations(p, dev, fw), reserve) == memoryFloorBytes(p, dev, fw), patch.dump().c_str());
+        }
+        const std::vector<json> apart = {
+            {{"parallel", {{"sharding", "full"}, {"dp", 4}, {"dp_shard", 2}}}, {"cluster", {{"nodes", 4}}}},
+            {{"parallel", {{"cp_algo", "ulysses"}}}},
+            {{"training", {{"micro_batch", 2}, {"grad_accum", 2}}}},
+            {{"parallel", {{"sp", false}}}},
+        };
+        for (const json &patch : apart) {
+            json j = base;
+            j.merge_patch(patch);
+            const Plan p = parsePlan(j, cat);
+            json ref = j; // the same cluster, sharded like the base: what dp_shard alone changes
+            if (patch.contains("parallel") && patch["parallel"].contains("dp_shard"))
+                ref["parallel"].erase("dp_shard");
+            QVERIFY2(floorReserveBytes(p, dev, fw) != floorReserveBytes(parsePlan(ref == j ? base : ref, cat), dev, fw),
+                     patch.dump().c_str());
+        }
+    }
+
     // HSDP (parallel.dp_shard): FSDP over groups of 4 of the 8 data-parallel ranks holds twice
     // the states of plain FSDP over 8: Llama-2-7B's 6,738,415,616 parameters x 2 B / 4.
     void hsdpShardsOverTheGroup()
