@@ -795,8 +795,12 @@ void computeActivations(const Context &x, int stage, const StageElements &se, Qu
     const SwapAttentionSplit swap = swapAttentionSplit(x.plan, qn.actLayer, swapSide);
     qn.swapLayer = swap.swapped;
     qn.actTotal = swap.kept * L * qn.inflight + swap.swapped;
-    if (off.activations)
-        qn.actTotal = std::min(qn.actTotal, 2.0 * qn.actLayer); // current + prefetched layer
+    if (off.activations) {
+        // Offloaded, each model chunk in flight keeps its last layer's on the device until its
+        // backward (a layer's go once the next layer has saved its own), and the chunk being
+        // run one layer more: the current and the previous (forward) or prefetched (backward).
+        qn.actTotal = std::min(qn.actTotal, (std::floor(qn.inflight * x.v + 1e-9) + 1.0) * qn.actLayer);
+    }
 
     // --- logits and loss (last stage) -------------------------------------------------------
     if (last) {
@@ -1286,10 +1290,10 @@ double floorOf(const Context &x, const Quantities &q0, double reserve0)
         return 0.0;
     // The first stage once the last forward before its first backward has run its last layer
     // (the timeline's forwardBody): everything persistent, the reduce bucket the step allocates
-    // first, and what the micro-batches in flight saved (one layer's when activations go to the
-    // host). When the stage is also the last (pp 1) its forward ends with the head: the LM-head
-    // input and the logits are live beside the layers' activations, until that backward frees
-    // them.
+    // first, and what the micro-batches in flight saved (with activations on the host, the last
+    // layer's of each model chunk in flight). When the stage is also the last (pp 1) its forward
+    // ends with the head: the LM-head input and the logits are live beside the layers'
+    // activations, until that backward frees them.
     double live = q0.params + q0.master + q0.states + q0.ddpBuckets + q0.p2p + q0.reduceBucket;
     if (!x.fw.grads_set_to_none)
         live += q0.grads;
@@ -2125,11 +2129,16 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
 
     // --- activations --------------------------------------------------------------------------
     const double perToken = q.actLayer / std::max(1.0, x.tokens);
-    A.formula.add(
-        QT_TRANSLATE_NOOP("MemoryExplanation",
-                          "%1 layers x %2 B/token x %3 tokens x %4 micro-batch(es) in flight = %5"),
-        {num(x.layersOf(rank.stage)), num(perToken, 0), num(x.tokens, 0), num(q.inflight, 2),
-         gib(q.actTotal)});
+    if (plan.memory.offload.activations && q.actTotal < x.layersOf(rank.stage) * q.inflight * q.actLayer)
+        A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "(%1 model chunk(s) in flight + 1) x one layer's %2 B/token x %3 tokens = %4"),
+                      {num(std::floor(q.inflight * x.v + 1e-9)), num(perToken, 0), num(x.tokens, 0), gib(q.actTotal)});
+    else
+        A.formula.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "%1 layers x %2 B/token x %3 tokens x %4 micro-batch(es) in flight = %5"),
+            {num(x.layersOf(rank.stage)), num(perToken, 0), num(x.tokens, 0), num(q.inflight, 2),
+             gib(q.actTotal)});
     if (q.actFinal > 0 && plan.model.mtp_layers > 0)
         A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                         " + final norm, head input and %1 MTP module(s) %2"),
@@ -2248,7 +2257,9 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         "MemoryExplanation", ". Tokens per micro-batch on this rank: seq_len x micro_batch / cp."));
     if (plan.memory.offload.activations)
         A.assumptions.add(QT_TRANSLATE_NOOP(
-            "MemoryExplanation", " Activations offloaded to host; two layers stay on device."));
+            "MemoryExplanation", " Activations offloaded to host; each model chunk in flight keeps its "
+                                 "last layer's on the device until its backward, and the one running one "
+                                 "layer more."));
     if (q.swapLayer > 0)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             " MindSpeed swap-attention: %1 per layer (what the input norm, "

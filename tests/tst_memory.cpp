@@ -162,6 +162,38 @@ private slots:
         }
     }
 
+    // Activations offloaded to the host: each model chunk in flight on the first stage keeps its
+    // last layer's on the device until its backward, and the chunk running one layer more. In
+    // flight (hand-counted): 1F1B min(pp, m) = 4 of pp 4, m 8; interleaved (pp - 1) x 2 +
+    // (v - 1) x pp + 1 = 5 of pp 2, v 2; GPipe m = 4. The backward peak holds that many plus one
+    // of Llama-2-7B's layers, and the formula says so.
+    void offloadedActivationsPerChunkInFlight()
+    {
+        const Catalog &cat = Catalog::builtin();
+        struct Case
+        {
+            const char *schedule;
+            int pp, v, accum, inFlight;
+        };
+        for (const Case &c : {Case{"1f1b", 4, 1, 8, 4}, Case{"interleaved", 2, 2, 4, 5}, Case{"gpipe", 2, 1, 4, 4}}) {
+            json j = basePlan();
+            j.merge_patch({{"framework", "megatron"},
+                           {"training", {{"seq_len", 8192}, {"grad_accum", c.accum}}},
+                           {"parallel", {{"dp", 8 / c.pp}, {"pp", c.pp}, {"pp_schedule", c.schedule}, {"virtual_stages", c.v},
+                                         {"sharding", "optimizer"}}},
+                           {"memory", {{"recompute", "none"}, {"offload", {{"activations", true}}}}}});
+            const Plan p = parsePlan(j, cat);
+            const MemoryEstimate m = estimateMemory(p, cat);
+            const double layer = savedBytesPerToken(p, cat, 0) * 8192;
+            QVERIFY(layer > 0);
+            QCOMPARE(comp(m.ranks[0], Phase::Backward, Component::Activations), (c.inFlight + 1) * layer);
+            const MemoryExplanation e = explainMemory(p, cat, m.ranks[0], Phase::Backward);
+            const std::string formula = e[size_t(Component::Activations)].formula.english();
+            QVERIFY2(formula.find("(" + std::to_string(c.inFlight) + " model chunk(s) in flight + 1)") != std::string::npos,
+                     formula.c_str());
+        }
+    }
+
     // HSDP (parallel.dp_shard): FSDP over groups of 4 of the 8 data-parallel ranks holds twice
     // the states of plain FSDP over 8: Llama-2-7B's 6,738,415,616 parameters x 2 B / 4.
     void hsdpShardsOverTheGroup()

@@ -752,10 +752,6 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <translation>；序列按 cp = %1 切分</translation>
     </message>
     <message>
-        <source> Activations offloaded to host; two layers stay on device.</source>
-        <translation>激活值卸载到主机；两层保留在设备上。</translation>
-    </message>
-    <message>
         <source>%1 tokens x %2 vocab x %3 B = %4</source>
         <translation>%1 tokens x 词表 %2 x %3 B = %4</translation>
     </message>
@@ -1114,6 +1110,14 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
     <message>
         <source>%1 tokens x %2 vocab x %3 B = %4 while the loss runs; %5 of it at this phase&apos;s peak, which comes after it</source>
         <translation>%1 tokens x 词表 %2 x %3 B = %4（损失计算期间）；本阶段峰值在其之后，届时仍占 %5</translation>
+    </message>
+    <message>
+        <source>(%1 model chunk(s) in flight + 1) x one layer&apos;s %2 B/token x %3 tokens = %4</source>
+        <translation>（在途模型块 %1 个 + 1）x 每层 %2 B/token x %3 tokens = %4</translation>
+    </message>
+    <message>
+        <source> Activations offloaded to host; each model chunk in flight keeps its last layer&apos;s on the device until its backward, and the one running one layer more.</source>
+        <translation>激活值卸载到主机；每个在途模型块的最后一层激活值留在设备上直到其反向，正在运行的模型块再多留一层。</translation>
     </message>
 </context>
 <context>
