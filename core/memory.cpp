@@ -235,6 +235,10 @@ struct Quantities
     double shardExcess = 0;   ///< the fullest rank's optimizer shard above an even split
 };
 
+/// The model chunks in flight on a stage whose micro-batches in flight are `inflight` (in units
+/// of the stage's layers): inflight x v, a whole number.
+double chunksInFlight(const Context &x, double inflight) { return std::floor(inflight * x.v + 1e-9); }
+
 /// What of one decoder layer autograd trains, for what its operations save.
 struct LayerTraining
 {
@@ -799,7 +803,7 @@ void computeActivations(const Context &x, int stage, const StageElements &se, Qu
         // Offloaded, each model chunk in flight keeps its last layer's on the device until its
         // backward (a layer's go once the next layer has saved its own), and the chunk being
         // run one layer more: the current and the previous (forward) or prefetched (backward).
-        qn.actTotal = std::min(qn.actTotal, (std::floor(qn.inflight * x.v + 1e-9) + 1.0) * qn.actLayer);
+        qn.actTotal = std::min(qn.actTotal, (chunksInFlight(x, qn.inflight) + 1.0) * qn.actLayer);
     }
 
     // --- logits and loss (last stage) -------------------------------------------------------
@@ -1307,8 +1311,8 @@ double floorOf(const Context &x, const Quantities &q0, double reserve0)
         // Offloaded, a micro-batch's model chunk frees a layer's activations only once the next
         // layer has saved its own (the timeline's forwardBody): its last layer's stay on the device
         // until its backward, for each of the q0.inflight x v chunks in flight.
-        const double chunksInFlight = everyChunkHasLayers ? std::floor(q0.inflight * x.v + 1e-9) : 1.0;
-        live += std::max(q0.actLayer, chunksInFlight * (q0.actLayer - q0.swapLayer));
+        const double chunks = everyChunkHasLayers ? chunksInFlight(x, q0.inflight) : 1.0;
+        live += std::max(q0.actLayer, chunks * (q0.actLayer - q0.swapLayer));
     }
     // At the head, the layers' activations without what may be on the host by then (swap-
     // attention's last swapped part; every layer's when activations are offloaded).
@@ -2132,7 +2136,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     if (plan.memory.offload.activations && q.actTotal < x.layersOf(rank.stage) * q.inflight * q.actLayer)
         A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                         "(%1 model chunk(s) in flight + 1) x one layer's %2 B/token x %3 tokens = %4"),
-                      {num(std::floor(q.inflight * x.v + 1e-9)), num(perToken, 0), num(x.tokens, 0), gib(q.actTotal)});
+                      {num(chunksInFlight(x, q.inflight)), num(perToken, 0), num(x.tokens, 0), gib(q.actTotal)});
     else
         A.formula.add(
             QT_TRANSLATE_NOOP("MemoryExplanation",
