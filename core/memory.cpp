@@ -1523,6 +1523,36 @@ double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const Framew
     return floorOf(x, computeQuantities(x, 0), commReserveBytes(x, 0));
 }
 
+namespace {
+
+/// The floor's activation side from `from` into `to` (Quantities and FloorActivations name those
+/// fields alike): the one list of them.
+template <class From, class To>
+void copyFloorActivations(const From &from, To &to)
+{
+    to.actLayer = from.actLayer;
+    to.actLayerFull = from.actLayerFull;
+    to.actTotal = from.actTotal;
+    to.actFinal = from.actFinal;
+    to.logitsForward = from.logitsForward;
+    to.swapLayer = from.swapLayer;
+    to.bwdTransient = from.bwdTransient;
+    to.recomputeGroup = from.recomputeGroup;
+    to.inflight = from.inflight;
+}
+
+/// The floor of `x`'s plan from its activation side and runtime reserve.
+double floorFromActivations(const Context &x, const FloorActivations &act, double reserve)
+{
+    Quantities q;
+    StageElements se;
+    computeStates(x, 0, q, se);
+    copyFloorActivations(act, q);
+    return floorOf(x, q, reserve);
+}
+
+} // namespace
+
 FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw)
 {
     FloorActivations a;
@@ -1531,22 +1561,17 @@ FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, co
     const Context x(plan, dev, fw);
     Quantities q;
     computeActivations(x, 0, StageElements{}, q); // what is trained matters only to other methods
-    a.actLayer = q.actLayer;
-    a.actLayerFull = q.actLayerFull;
-    a.actTotal = q.actTotal;
-    a.actFinal = q.actFinal;
-    a.logitsForward = q.logitsForward;
-    a.swapLayer = q.swapLayer;
-    a.bwdTransient = q.bwdTransient;
-    a.recomputeGroup = q.recomputeGroup;
-    a.inflight = q.inflight;
+    copyFloorActivations(q, a);
     return a;
 }
 
 double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
                         const FloorActivations &act)
 {
-    return memoryFloorBytes(plan, dev, fw, act, floorReserveBytes(plan, dev, fw));
+    if (plan.training.method.method != TrainingMethod::Full)
+        return 0.0;
+    const Context x(plan, dev, fw);
+    return floorFromActivations(x, act, commReserveBytes(x, 0));
 }
 
 double floorReserveBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw)
@@ -1559,20 +1584,7 @@ double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const Framew
 {
     if (plan.training.method.method != TrainingMethod::Full)
         return 0.0;
-    const Context x(plan, dev, fw);
-    Quantities q;
-    StageElements se;
-    computeStates(x, 0, q, se);
-    q.actLayer = act.actLayer;
-    q.actLayerFull = act.actLayerFull;
-    q.actTotal = act.actTotal;
-    q.actFinal = act.actFinal;
-    q.logitsForward = act.logitsForward;
-    q.swapLayer = act.swapLayer;
-    q.bwdTransient = act.bwdTransient;
-    q.recomputeGroup = act.recomputeGroup;
-    q.inflight = act.inflight;
-    return floorOf(x, q, reserve);
+    return floorFromActivations(Context(plan, dev, fw), act, reserve);
 }
 
 std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const Catalog &catalog, double limit)

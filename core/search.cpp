@@ -1224,6 +1224,11 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             return a.index > b.index;
         };
         std::vector<Timed> timed;
+        // Queues the costed candidate in `slot` by its step time (as it stands in the slot).
+        auto queueSlot = [&](uint32_t slot, uint64_t index) {
+            timed.push_back({slots[slot].step.step_s, index, slot, slots[slot].pending});
+            std::push_heap(timed.begin(), timed.end(), timedLater);
+        };
         auto pushTimed = [&](Costed c, uint64_t index) {
             uint32_t slot;
             if (freeSlots.empty()) {
@@ -1234,8 +1239,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 freeSlots.pop_back();
                 slots[slot] = std::move(c);
             }
-            timed.push_back({slots[slot].step.step_s, index, slot, slots[slot].pending});
-            std::push_heap(timed.begin(), timed.end(), timedLater);
+            queueSlot(slot, index);
         };
         auto popTimed = [&] {
             std::pop_heap(timed.begin(), timed.end(), timedLater);
@@ -1304,13 +1308,10 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     c.pending = false;
                 });
                 for (const Timed &t : ahead) {
-                    const Costed &c = slots[t.slot];
-                    if (!c.memory) {
+                    if (slots[t.slot].memory)
+                        queueSlot(t.slot, t.index); // by the time it has now
+                    else
                         freeSlots.push_back(t.slot);
-                        continue;
-                    }
-                    timed.push_back({c.step.step_s, t.index, t.slot, c.pending});
-                    std::push_heap(timed.begin(), timed.end(), timedLater);
                 }
                 continue;
             }
