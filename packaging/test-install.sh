@@ -26,6 +26,9 @@ deb=$(ls "$tmp"/pkg/shardscope_"$version"_*.deb 2>/dev/null | head -n1)
 [ -n "$deb" ] || { cat "$tmp/cpack.log"; fail "no shardscope_${version}_*.deb produced"; }
 dpkg-deb --field "$deb" Package Version Depends Recommends
 [ "$(dpkg-deb --field "$deb" Package)" = shardscope ] || fail "package name is not shardscope"
+# Opened at run time by the CPU backend, so named by hand (packaging/CMakeLists.txt).
+dpkg-deb --field "$deb" Depends | tr ',' '\n' | grep -qx ' *libopenblas0' ||
+    fail "the package does not depend on libopenblas0"
 
 echo "== contents"
 dpkg-deb --contents "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$tmp/contents"
@@ -55,7 +58,7 @@ if [ "$gui" = ON ]; then
 fi
 
 # Runs the installed CLI: --version names the data directory it found, estimate works on an
-# installed case file.
+# installed case file, the CPU backend runs a plan's kernels.
 check_cli() {
     local cli=$1 data=$2
     local out
@@ -67,6 +70,11 @@ check_cli() {
         { cat "$tmp/estimate.txt"; fail "$cli estimate"; }
     grep -q '^Verdict: ' "$tmp/estimate.txt" || fail "$cli estimate printed no verdict"
     grep '^Verdict: ' "$tmp/estimate.txt"
+    # The CPU backend opens OpenBLAS at run time: one GEMM on it.
+    "$cli" bench "$src/tests/data/runner/tiny.plan.json" --backend cpu --repeats 1 --no-probe \
+        >"$tmp/bench.txt" 2>&1 || { cat "$tmp/bench.txt"; fail "$cli bench --backend cpu"; }
+    grep -q '^Backend: cpu on cpu .*OpenBLAS' "$tmp/bench.txt" || { cat "$tmp/bench.txt"; fail "$cli bench ran without OpenBLAS"; }
+    grep '^Backend: ' "$tmp/bench.txt"
 }
 
 echo "== relocated: dpkg -x into $tmp/root"

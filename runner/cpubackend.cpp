@@ -1,11 +1,11 @@
 #include "cpubackend.h"
 
 #include "cpukernels.h"
+#include "openblas.h"
 
 #include <QFile>
 #include <QPointer>
 #include <QThread>
-#include <cblas.h>
 
 namespace shardscope {
 
@@ -40,8 +40,9 @@ BackendInfo CpuBackend::describe()
     }
     i.device_name += (i.device_name.empty() ? "" : ", ") +
                      std::to_string(QThread::idealThreadCount()) + " threads";
-    const char *cfg = openblas_get_config();
-    i.versions = cfg ? cfg : "OpenBLAS";
+    std::string error;
+    const openblas::Library *blas = openblas::library(&error);
+    i.versions = blas ? blas->config() : error;
     i.protocol_version = 0; // in-process, no protocol
     return i;
 }
@@ -56,6 +57,21 @@ void CpuBackend::start(const Plan &, const Workload &workload, const RunOptions 
     m_cancel = std::make_shared<std::atomic<bool>>(false);
     m_reported = false;
     QPointer<CpuBackend> self(this);
+    // The GEMM and attention kernels need OpenBLAS, opened here on the first run.
+    std::string blasError;
+    if (!openblas::library(&blasError)) {
+        const QString why = QString::fromStdString(blasError);
+        QMetaObject::invokeMethod(
+            this,
+            [self, why] {
+                if (!self || self->m_reported)
+                    return;
+                self->m_reported = true;
+                emit self->failed(why);
+            },
+            Qt::QueuedConnection);
+        return;
+    }
     auto cancel = m_cancel;
     const std::vector<Kernel> kernels = workload.kernels;
     const MemoryProbe probe = workload.probe;

@@ -1,14 +1,15 @@
 // The native CPU backend's kernels: OpenBLAS GEMMs, a causal attention built from GEMMs, and
 // memory-bound loops. Used where no accelerator is attached and by the tests.
 #include "cpukernels.h"
+#include "openblas.h"
 
 #include <algorithm>
-#include <cblas.h>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <limits>
 #include <new>
+#include <stdexcept>
 
 namespace shardscope::cpukernels {
 
@@ -19,9 +20,11 @@ using Clock = std::chrono::steady_clock;
 void sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, float alpha, const float *a,
            int64_t lda, const float *b, int64_t ldb, float beta, float *c, int64_t ldc)
 {
-    cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans,
-                blasint(m), blasint(n), blasint(k), alpha, a, blasint(lda), b, blasint(ldb), beta,
-                c, blasint(ldc));
+    std::string error;
+    const openblas::Library *blas = openblas::library(&error);
+    if (!blas)
+        throw std::runtime_error(error);
+    blas->sgemm(ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void fillRandom(std::vector<float> &v, uint32_t seed)
@@ -340,6 +343,10 @@ KernelMeasurement measure(const Kernel &k, const Timing &t)
     } catch (const std::bad_alloc &) {
         m.status = "error";
         m.message = "out of host memory";
+        return m;
+    } catch (const std::exception &e) {
+        m.status = "error";
+        m.message = e.what();
         return m;
     }
     m.status = "error";

@@ -11,9 +11,10 @@
 #     include directories, programs), plus cmake, cpack and ctest themselves;
 #   - a fixed list of what the build and the tests run outside CMake: Xvfb, xvfb-run, xauth, the
 #     poppler tools, clang++-14 and its libFuzzer runtime, the GCC sanitizer runtimes,
-#     appstreamcli, desktop-file-validate, ccache, Qt's lupdate / lrelease and offscreen platform
-#     plugin, /usr/bin/python3 with its torch and numpy packages, and the report's fonts
-#     (DejaVu Sans and Noto Sans CJK SC, regular and bold, as fontconfig picks them).
+#     appstreamcli, desktop-file-validate, ccache, the OpenBLAS the CPU backend opens at run time,
+#     Qt's lupdate / lrelease and offscreen platform plugin, /usr/bin/python3 with its torch and
+#     numpy packages, and the report's fonts (DejaVu Sans and Noto Sans CJK SC, regular and
+#     bold, as fontconfig picks them).
 # Each file's owning package (dpkg -S, for the path as written and for its realpath, both also
 # on the other side of the /usr merge) must be in the dependency closure of the list
 # (apt-cache depends --recurse --installed, no recommends or suggests). A file of the fixed list
@@ -183,6 +184,15 @@ if command -v g++ >/dev/null; then
         f=$(g++ -print-file-name=$lib)
         need "g++ $lib" "$(realpath -e "$f" 2>/dev/null || true)" "g++ finds no $lib"
     done
+fi
+# The OpenBLAS the CPU backend opens at run time (runner/openblas.h), as the loader finds it.
+soname=$(sed -n 's/^SHARDSCOPE_OPENBLAS_SONAME:STRING=//p' "$cache")
+if [ -n "$soname" ]; then
+    f=$soname
+    if [[ $soname != /* ]]; then
+        f=$({ /sbin/ldconfig -p 2>/dev/null || true; } | awk -v n="$soname" '$1 == n { print $NF; exit }')
+    fi
+    need "OpenBLAS $soname" "$f" "the dynamic loader finds no $soname"
 fi
 qtbins=/usr/lib/qt6/bin
 qtplugins=

@@ -5,6 +5,8 @@
 
 #include <QDir>
 #include <QFile>
+#include <QFileInfo>
+#include <QProcess>
 
 #include <QCoreApplication>
 #include <QTemporaryDir>
@@ -136,6 +138,27 @@ private slots:
         const nlohmann::json d = nlohmann::json::parse(p.readAll().toStdString());
         QCOMPARE(d["id"].get<std::string>(), std::string("h200-calibrated"));
         QVERIFY(d["calibration"]["gemm_flops"].size() > 0);
+    }
+
+    // Without OpenBLAS (SHARDSCOPE_OPENBLAS naming a file that is not there) the CPU backend
+    // fails before its first kernel, naming the library, and the CLI exits 1. In a process of
+    // its own: the library is opened once per process.
+    void cpuWithoutOpenblas()
+    {
+        const QString cli = qEnvironmentVariable("SHARDSCOPE_CLI");
+        QVERIFY2(QFileInfo::exists(cli), qPrintable(cli));
+        QProcess p;
+        QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+        env.insert(QStringLiteral("SHARDSCOPE_OPENBLAS"), QStringLiteral("/nonexistent/libopenblas.so.0"));
+        p.setProcessEnvironment(env);
+        p.start(cli, {QStringLiteral("bench"), QString::fromStdString(dataFile("tiny.plan.json")),
+                      QStringLiteral("--backend"), QStringLiteral("cpu"), QStringLiteral("--repeats"),
+                      QStringLiteral("1")});
+        QVERIFY(p.waitForFinished(60000));
+        const QByteArray out = p.readAllStandardOutput(), err = p.readAllStandardError();
+        QCOMPARE(p.exitCode(), int(shardscope::cli::ExitFailure));
+        QVERIFY2(err.contains("cannot open OpenBLAS (/nonexistent/libopenblas.so.0)"), err.constData());
+        QVERIFY2(out.contains("Backend: did not start"), out.constData());
     }
 
     // On a full disk (an injected file size limit), -o and --profile report the failure with

@@ -4,6 +4,7 @@
 #include "core/workload.h"
 #include "runner/benchmarkrunner.h"
 #include "runner/cpukernels.h"
+#include "runner/openblas.h"
 #include "testdata.h"
 
 #include <QSignalSpy>
@@ -40,6 +41,40 @@ class TestCpuBackend : public QObject
     Q_OBJECT
 
 private slots:
+    // The library is opened by the first kernel that needs it, not with the process: linked, its
+    // thread server would spin at every start of the CLI and the workbench.
+    void initTestCase()
+    {
+        QVERIFY2(!openblas::mapped(), "OpenBLAS is loaded before any CPU kernel ran");
+        std::vector<float> a(4, 1.0f), b(4, 2.0f), c(4);
+        cpukernels::gemm("nn", 2, 2, 2, a.data(), b.data(), c.data());
+        QCOMPARE(c[3], 4.0f);
+        QVERIFY(openblas::mapped());
+    }
+
+    // A library that cannot be opened, or one that is not OpenBLAS, is named with the cause.
+    void openblasErrors()
+    {
+        std::string error;
+        QVERIFY(!openblas::Library::open("/nonexistent/libopenblas.so.0", &error));
+        QVERIFY2(error.find("cannot open OpenBLAS (/nonexistent/libopenblas.so.0)") != std::string::npos,
+                 error.c_str());
+        error.clear();
+        QVERIFY(!openblas::Library::open("libm.so.6", &error));
+        QCOMPARE(error, std::string("libm.so.6 is not OpenBLAS: it has no cblas_sgemm"));
+        const std::optional<openblas::Library> lib = openblas::Library::open(openblas::libraryFile(), &error);
+        QVERIFY2(lib, error.c_str());
+        QVERIFY2(lib->config().find("OpenBLAS") != std::string::npos, lib->config().c_str());
+        // C = 2 A^T B + C with A stored 3 x 2, B 3 x 2 (row-major).
+        const float a[] = {1, 2, 3, 4, 5, 6}, b[] = {1, 0, 0, 1, 1, 1};
+        float c[] = {1, 1, 1, 1};
+        lib->sgemm(true, false, 2, 2, 3, 2.0f, a, 2, b, 2, 1.0f, c, 2);
+        QCOMPARE(std::vector<float>(c, c + 4), (std::vector<float>{13, 17, 17, 21}));
+        // Sizes beyond its integer range are refused, not truncated.
+        QVERIFY_THROWS_EXCEPTION(std::out_of_range,
+                                 lib->sgemm(false, false, int64_t(1) << 40, 1, 1, 1.0f, a, 1, b, 1, 0.0f, c, 1));
+    }
+
     void gemmMatchesReference_data()
     {
         QTest::addColumn<QString>("layout");

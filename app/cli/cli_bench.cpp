@@ -136,8 +136,11 @@ std::string resultsTable(const Plan &plan, const RunResults &r, const Catalog &c
     std::ostringstream o;
     const DeviceProfile &dev = *cat.device(plan.cluster.device);
     o << "Plan:    " << plan.name << "\n";
-    o << "Backend: " << r.info.backend << " on " << r.info.device
-      << (r.info.device_name.empty() ? "" : " (" + r.info.device_name + ")");
+    if (r.info.backend.empty())
+        o << "Backend: did not start";
+    else
+        o << "Backend: " << r.info.backend << " on " << r.info.device
+          << (r.info.device_name.empty() ? "" : " (" + r.info.device_name + ")");
     if (!r.info.interpreter.empty())
         o << ", interpreter " << r.info.interpreter;
     if (!r.info.versions.empty())
