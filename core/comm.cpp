@@ -220,7 +220,24 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
     // per-layer collectives are the pipeline's.
     const std::shared_ptr<const RankShape> shape = rankShape(mo, pa);
     const int L = shape->layout.largestStage();
-    const bool fullRecompute = plan.memory.recompute == Recompute::Full;
+    // Of that stage's layers, those whose forward runs again in backward, and with it the
+    // forward's collectives: all under full recompute, the first recompute_num_layers of each
+    // model chunk under Megatron's --recompute-method block (as compute.cpp counts them).
+    double recomputed = 0;
+    if (plan.memory.recompute == Recompute::Full) {
+        recomputed = L;
+        if (plan.memory.recompute_method == RecomputeMethod::Block) {
+            for (int s = 0; s < pa.pp; ++s) {
+                if (shape->layout.stage(s) == L) {
+                    recomputed = shape->layout.blockRecomputed(s, plan.memory.recompute_num_layers);
+                    break;
+                }
+            }
+        }
+    }
+    const double recomputedShare = L > 0 ? recomputed / L : 0.0;
+    // Selective recompute runs the attention core again, and a ring's K/V exchange is inside it.
+    const double attentionRecomputed = plan.memory.recompute == Recompute::Selective ? L : recomputed;
 
     bool layerWise = false;
     auto emit = [&](CollectiveKind k, CommGroup grp, const GroupPlacement &g, double bytes,
@@ -424,7 +441,7 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
                  QT_TRANSLATE_NOOP("Collective",
                                    "ZeRO++ hpZ: layer parameters of the later micro-batches' forwards, "
                                    "gathered from the secondary partitions within the hpZ group"));
-            const double bwdWin = ce.layer_backward_s + ce.layer_recompute_s;
+            const double bwdWin = ce.layer_backward_s + recomputedShare * ce.layer_recompute_s;
             const double bwdComm = (pa.reshard_after_forward ? tAgH : 0.0) + tRs;
             const double bwdExposed = m * (L * std::max(0.0, bwdComm - bwdWin) + tRs);
             const double share =
@@ -485,8 +502,8 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
                  QT_TRANSLATE_NOOP("Collective", "after attention and MLP (row-parallel outputs)"));
             emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1, CommPhase::Backward,
                  QT_TRANSLATE_NOOP("Collective", "input gradients of the column-parallel inputs"));
-            if (fullRecompute)
-                emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * perMb, -1,
+            if (recomputed > 0)
+                emit(CollectiveKind::AllReduce, CommGroup::TP, g, S, m * 2.0 * recomputed, -1,
                      CommPhase::Backward,
                      QT_TRANSLATE_NOOP("Collective",
                                        "forward all-reduces repeated by full recompute"));
@@ -502,11 +519,11 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
             emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1,
                  CommPhase::Backward,
                  QT_TRANSLATE_NOOP("Collective", "SP: backward of the all-gathers"));
-            if (fullRecompute) {
-                emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * perMb, -1,
+            if (recomputed > 0) {
+                emit(CollectiveKind::AllGather, CommGroup::TP, g, S, m * 2.0 * recomputed, -1,
                      CommPhase::Backward,
                      QT_TRANSLATE_NOOP("Collective", "SP: all-gathers repeated by full recompute"));
-                emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * perMb, -1,
+                emit(CollectiveKind::ReduceScatter, CommGroup::TP, g, S, m * 2.0 * recomputed, -1,
                      CommPhase::Backward,
                      QT_TRANSLATE_NOOP("Collective",
                                        "SP: reduce-scatters repeated by full recompute"));
@@ -523,10 +540,9 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         const GroupPlacement g = placeGroup(ulysses, pa.tp, cl, dev.intra_node);
         const double qkv = T * double(mo.qDim() + mo.kvDim() + mo.vDim()) / pa.tp * c / 3.0;
         const double out = T * double(mo.outDim()) / pa.tp * c;
-        const double again = fullRecompute ? 2.0 : 1.0;
-        emit(CollectiveKind::AllToAll, CommGroup::CP, g, qkv, 3.0 * m * L * again, -1, CommPhase::Forward,
+        emit(CollectiveKind::AllToAll, CommGroup::CP, g, qkv, 3.0 * m * (L + recomputed), -1, CommPhase::Forward,
              QT_TRANSLATE_NOOP("Collective", "Ulysses: q, k and v to the head split (x2 under full recompute)"));
-        emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * L * again, -1, CommPhase::Forward,
+        emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * (L + recomputed), -1, CommPhase::Forward,
              QT_TRANSLATE_NOOP("Collective", "Ulysses: the attention output back to the sequence split"));
         emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * L, -1, CommPhase::Backward,
              QT_TRANSLATE_NOOP("Collective", "Ulysses: the output's gradient to the head split"));
@@ -542,11 +558,11 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         const double t1 = collectiveTime(CollectiveKind::SendRecv, g, S, dev);
         const double blockF = ce.layer_attention_forward_s / ring;
         const double blockB = ce.layer_attention_backward_s / ring;
-        const double fwdCount = m * L * steps * (fullRecompute ? 2.0 : 1.0);
+        const double fwdCount = m * (L + attentionRecomputed) * steps;
         emit(CollectiveKind::SendRecv, CommGroup::CP, g, S, fwdCount,
              fwdCount * std::max(0.0, t1 - blockF), CommPhase::Forward,
              QT_TRANSLATE_NOOP("Collective",
-                               "K/V block to the next rank of the ring (x2 under full recompute)"));
+                               "K/V block to the next rank of the ring (again for each recomputed attention)"));
         const double bwdCount = m * L * steps * 2.0;
         emit(CollectiveKind::SendRecv, CommGroup::CP, g, S, bwdCount,
              m * L * steps * std::max(0.0, 2.0 * t1 - blockB), CommPhase::Backward,
@@ -580,13 +596,19 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
             most = std::max(most, mix.moe);
         moeLayers = most;
     }
-    // An all-gather and a reduce-scatter per MoE layer and micro-batch, forward and backward.
+    // The MoE layers among the recomputed ones (in proportion): their dispatch and combine run
+    // again before their gradients.
+    const double moeRecomputed = moeLayers * recomputedShare;
+    // An all-gather and a reduce-scatter per MoE layer and micro-batch, forward and backward,
+    // and the forward's again for the recomputed layers.
     auto gatherAndScatter = [&](CommGroup grp, const GroupPlacement &g, double S, const char *gathered,
                                 const char *scattered, const char *backward) {
         emit(CollectiveKind::AllGather, grp, g, S, m * moeLayers, -1, CommPhase::Forward, gathered);
         emit(CollectiveKind::ReduceScatter, grp, g, S, m * moeLayers, -1, CommPhase::Forward, scattered);
-        emit(CollectiveKind::AllGather, grp, g, S, m * moeLayers, -1, CommPhase::Backward, backward);
-        emit(CollectiveKind::ReduceScatter, grp, g, S, m * moeLayers, -1, CommPhase::Backward, backward);
+        emit(CollectiveKind::AllGather, grp, g, S, m * (moeLayers + moeRecomputed), -1, CommPhase::Backward,
+             backward);
+        emit(CollectiveKind::ReduceScatter, grp, g, S, m * (moeLayers + moeRecomputed), -1, CommPhase::Backward,
+             backward);
     };
     if (mo.moe.enabled() && moeLayers > 0) {
         const MoeRouting route = moeRouting(mo, pa);
@@ -606,7 +628,7 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
                      QT_TRANSLATE_NOOP("Collective", "token dispatch and combine"));
                 // Full recompute runs the dispatch and combine again before their gradients.
                 emit(CollectiveKind::AllToAll, CommGroup::EP, g, S,
-                     m * moeLayers * (fullRecompute ? 4.0 : 2.0), -1, CommPhase::Backward,
+                     m * 2.0 * (moeLayers + moeRecomputed), -1, CommPhase::Backward,
                      QT_TRANSLATE_NOOP("Collective", "gradients of dispatch and combine"));
             }
             layerWise = false;

@@ -94,6 +94,8 @@ private slots:
     void expertCollectives();
     void contextParallelCollectives_data();
     void contextParallelCollectives();
+    void recomputedCollectives_data();
+    void recomputedCollectives();
     void hsdpCollectives();
     void fsdpExpertCollectives();
     void modelParallelPartBoundsTheTotal();
@@ -143,6 +145,18 @@ void TestComm::expertCollectives_data()
                return QByteArray(j.dump().c_str());
            }()
         << QStringLiteral("all_to_all epx8 S=469762048 n=2; all_to_all epx8 S=469762048 n=4");
+    // Block recompute of 1 layer of the 4: the MoE layers in proportion (1 x 1 / 4) run their
+    // dispatch and combine again: 2 x 1.25 backward.
+    QTest::addRow("ep8 block 1")
+        << [] {
+               json j = casePlan("deepseek-v3", 4096, {{"dp", 8}, {"ep", 8}, {"sharding", "optimizer"}}, "full");
+               j["model"]["layers"] = 4;
+               j["framework"] = "megatron";
+               j["memory"]["recompute_method"] = "block";
+               j["memory"]["recompute_num_layers"] = 1;
+               return QByteArray(j.dump().c_str());
+           }()
+        << QStringLiteral("all_to_all epx8 S=469762048 n=2; all_to_all epx8 S=469762048 n=2.5");
 }
 
 void TestComm::expertCollectives()
@@ -180,6 +194,77 @@ void TestComm::contextParallelCollectives_data()
                             << QStringLiteral("all_to_all cpx2 S=33554432 n=96; all_to_all cpx2 S=33554432 n=32; "
                                               "all_to_all cpx2 S=33554432 n=32; all_to_all cpx2 S=33554432 n=96; "
                                               "send_recv cpx4 S=67108864 n=96; send_recv cpx4 S=67108864 n=192");
+}
+
+// The collectives a recomputed forward runs again, hand-counted: only the recomputed layers'
+// under Megatron's --recompute-method block, the ring's under selective recompute too (the K/V
+// exchange is inside the attention core it recomputes). Llama-2-7B (32 layers) at 32K, bf16,
+// one micro-batch, megatron profile.
+void TestComm::recomputedCollectives_data()
+{
+    QTest::addColumn<QByteArray>("plan");
+    QTest::addColumn<int>("group");
+    QTest::addColumn<QString>("expected");
+    auto llama = [](json parallel, const std::string &recompute, const std::string &method, int n,
+                    int microbatches = 1) {
+        json j = casePlan("llama2-7b", 32768, std::move(parallel), recompute, microbatches, "ascend-910b2", 2);
+        j["framework"] = "megatron";
+        if (recompute == "full") {
+            j["memory"]["recompute_method"] = method;
+            j["memory"]["recompute_num_layers"] = n;
+        }
+        return QByteArray(j.dump().c_str());
+    };
+    const int tp = int(CommGroup::TP), cp = int(CommGroup::CP);
+    // TP 8 + SP over pp 2: 16 layers a stage, S = 32768 x 4096 x 2 = 268,435,456 B; 2 all-gathers
+    // and 2 reduce-scatters a layer forward and backward (32 each); the forward pair again for
+    // the recomputed layers: all 16 (uniform), the first 2 (block), the first 2 of each of the
+    // stage's two model chunks (block, interleaved: 2 micro-batches, so 64 and 2 x 2 x 4).
+    const QString tpBase = QStringLiteral("all_gather tpx8 S=268435456 n=32; reduce_scatter tpx8 S=268435456 n=32; "
+                                          "all_gather tpx8 S=268435456 n=32; reduce_scatter tpx8 S=268435456 n=32; ");
+    QTest::addRow("tp8 sp uniform")
+        << llama({{"tp", 8}, {"pp", 2}, {"sp", true}}, "full", "uniform", 1) << tp
+        << tpBase + QStringLiteral("all_gather tpx8 S=268435456 n=32; reduce_scatter tpx8 S=268435456 n=32");
+    QTest::addRow("tp8 sp block 2")
+        << llama({{"tp", 8}, {"pp", 2}, {"sp", true}}, "full", "block", 2) << tp
+        << tpBase + QStringLiteral("all_gather tpx8 S=268435456 n=4; reduce_scatter tpx8 S=268435456 n=4");
+    QTest::addRow("tp8 sp block 2 interleaved")
+        << llama({{"tp", 8}, {"pp", 2}, {"sp", true}, {"pp_schedule", "interleaved"}, {"virtual_stages", 2}},
+                 "full", "block", 2, 2)
+        << tp
+        << QStringLiteral("all_gather tpx8 S=268435456 n=64; reduce_scatter tpx8 S=268435456 n=64; "
+                          "all_gather tpx8 S=268435456 n=64; reduce_scatter tpx8 S=268435456 n=64; "
+                          "all_gather tpx8 S=268435456 n=16; reduce_scatter tpx8 S=268435456 n=16");
+    // TP 8 without SP, block 4 of 16: all-reduces 32 forward, 32 backward, 2 x 4 again.
+    QTest::addRow("tp8 block 4")
+        << llama({{"tp", 8}, {"pp", 2}}, "full", "block", 4) << tp
+        << QStringLiteral("all_reduce tpx8 S=268435456 n=32; all_reduce tpx8 S=268435456 n=32; "
+                          "all_reduce tpx8 S=268435456 n=8");
+    // Ring over cp 8 (K and V of 4096 tokens: 67,108,864 B, 7 steps): forward 32 x 7 = 224, again
+    // for every recomputed attention: selective 224 more, block 4 of 32 28 more; backward 448.
+    QTest::addRow("ring selective")
+        << llama({{"cp", 8}, {"dp", 2}, {"sharding", "optimizer"}}, "selective", "uniform", 1) << cp
+        << QStringLiteral("send_recv cpx8 S=67108864 n=448; send_recv cpx8 S=67108864 n=448");
+    QTest::addRow("ring block 4")
+        << llama({{"cp", 8}, {"dp", 2}, {"sharding", "optimizer"}}, "full", "block", 4) << cp
+        << QStringLiteral("send_recv cpx8 S=67108864 n=252; send_recv cpx8 S=67108864 n=448");
+    // Ulysses over 8, block 4 of 32: q, k, v to the head split 3 x (32 + 4) = 108, the output
+    // back 36; backward as without recompute.
+    QTest::addRow("ulysses block 4")
+        << llama({{"cp", 8}, {"dp", 2}, {"cp_algo", "ulysses"}, {"sharding", "optimizer"}}, "full", "block", 4)
+        << cp
+        << QStringLiteral("all_to_all cpx8 S=33554432 n=108; all_to_all cpx8 S=33554432 n=36; "
+                          "all_to_all cpx8 S=33554432 n=32; all_to_all cpx8 S=33554432 n=96");
+}
+
+void TestComm::recomputedCollectives()
+{
+    QFETCH(QByteArray, plan);
+    QFETCH(int, group);
+    QFETCH(QString, expected);
+    std::vector<CommItem> items = inventory(json::parse(plan.constData()));
+    std::erase_if(items, [&](const CommItem &it) { return int(it.group) != group; });
+    QCOMPARE(describe(items), expected);
 }
 
 // HSDP: Llama-2-7B, dp 8 sharded in groups of 4 (two replicas), FSDP at 32K, no recompute:

@@ -72,10 +72,6 @@
         <translation>SP：完全重计算重复的 reduce-scatter</translation>
     </message>
     <message>
-        <source>K/V block to the next rank of the ring (x2 under full recompute)</source>
-        <translation>发往环上下一个 rank 的 K/V 块（完全重计算时 x2）</translation>
-    </message>
-    <message>
         <source>K/V and dK/dV blocks around the ring</source>
         <translation>沿环传递的 K/V 与 dK/dV 块</translation>
     </message>
@@ -170,6 +166,10 @@
     <message>
         <source>layer routed experts&apos; gradients, over their own shard group</source>
         <translation>层的路由专家梯度，在专家自己的分片组内</translation>
+    </message>
+    <message>
+        <source>K/V block to the next rank of the ring (again for each recomputed attention)</source>
+        <translation>发往环上下一个 rank 的 K/V 块（每次重计算注意力时再发一次）</translation>
     </message>
 </context>
 <context>

@@ -13,6 +13,7 @@
 
 #include <QCoreApplication>
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -523,14 +524,15 @@ int compareCommand(const std::vector<std::string> &args, std::ostream &out, std:
                 << padTo("message", 12, true) << padTo("per layer", 11, true)
                 << padTo("per step", 10, true) << padTo("time each", 12, true)
                 << padTo("exposed/step", 14, true) << "  what\n";
+            // Whole counts as they are; a fraction (recomputed MoE layers in proportion) kept.
+            auto countText = [](double n) { return formatFixed(n, std::floor(n) == n ? 0 : 2); };
             for (const CommItem &it : r.items) {
                 out << "  " << padTo(std::string(collectiveKey(it.kind)), 16)
                     << padTo(std::string(groupKey(it.group)) + " x" + std::to_string(it.group_size),
                              8)
                     << padTo(formatBytes(it.bytes), 12, true)
-                    << padTo(it.per_layer ? formatFixed(it.per_layer_count, 0) : std::string("-"),
-                             11, true)
-                    << padTo(formatFixed(it.count, 0), 10, true)
+                    << padTo(it.per_layer ? countText(it.per_layer_count) : std::string("-"), 11, true)
+                    << padTo(countText(it.count), 10, true)
                     << padTo(formatSeconds(it.time_s), 12, true)
                     << padTo(formatSeconds(it.exposed_s), 14, true) << "  " << it.note << "\n";
             }
