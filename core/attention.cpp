@@ -19,10 +19,11 @@ double scoreBytes(const ActivationEnv &e)
 } // namespace
 
 
-double normSavedPerToken(const ActivationEnv &e, const ModelShape &m, double width, bool weightTrained)
+double normSavedPerToken(const ActivationEnv &e, const ModelShape &m, double width, bool weightTrained,
+                         double rows)
 {
     if (m.norm == NormKind::LayerNorm)
-        return e.r * width + 8.0; // input; fp32 mean and rstd per row
+        return e.r * width + 8.0 * rows; // input; fp32 mean and rstd per row
     if (e.upcastNorm)
         return (4.0 + (weightTrained ? e.r : 0.0)) * width;
     return e.r * width;

@@ -25,8 +25,10 @@ struct ActivationEnv
 
 /// Bytes per token one norm over `width` saves: RMSNorm its input (Hugging Face's upcast
 /// version an fp32 copy, and the normalized tensor when its weight trains); LayerNorm its input
-/// and fp32 mean and rstd per row (torch.native_layer_norm, Apex, TE).
-double normSavedPerToken(const ActivationEnv &e, const ModelShape &m, double width, bool weightTrained);
+/// and fp32 mean and rstd per row (torch.native_layer_norm, Apex, TE). `rows`: the norm's rows
+/// on this rank per token of the micro-batch (1 / tp where sequence parallelism splits them).
+double normSavedPerToken(const ActivationEnv &e, const ModelShape &m, double width, bool weightTrained,
+                         double rows = 1.0);
 
 /// Bytes per token one attention block saves, apart from the pre-norm.
 struct AttentionSaved

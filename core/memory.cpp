@@ -221,6 +221,9 @@ struct Quantities
     int recomputeGroup = 1;  ///< layers recomputed at once (Megatron's uniform method)
     double actFinal = 0;     ///< final norm and LM-head input (last stage)
     double actFinalForwardOnly = 0; ///< final-norm output alive only until forward returns
+    /// The embedding's dropout mask (first stage): Megatron-Core's LanguageModelEmbedding and
+    /// GPT-2-style models apply the hidden dropout to the embedding's output too.
+    double actEmbedding = 0;
     double inflight = 1;     ///< micro-batches whose activations a stage holds (layer units)
     double actTotal = 0;
     // logits
@@ -314,7 +317,7 @@ double layerActivationBytes(const Context &x, LayerKind kind, double *attentionS
     };
 
     // The pre-norms (core/attention.cpp: RMSNorm or LayerNorm as the framework runs them).
-    const double norm = normSavedPerToken(x.env, mo, hSp, lt.norms);
+    const double norm = normSavedPerToken(x.env, mo, hSp, lt.norms, hSp / double(mo.hidden));
     // The first norm of a layer whose input needs no gradient saves only what its weight's
     // gradient needs (pow and rsqrt of an input that needs none are not recorded).
     const double firstNorm = lt.inputRequiresGrad ? norm : (lt.norms ? r * hSp : 0.0);
@@ -761,7 +764,7 @@ void computeActivations(const Context &x, int stage, const StageElements &se, Qu
                                               (method.freeze.parts & kPartNorms));
         const bool headTrained =
             !partial || se.trainedHead - (normTrained ? double(x.pc.final_norm) : 0.0) > 0;
-        const double normSaved = normSavedPerToken(x.env, mo, hSp, normTrained);
+        const double normSaved = normSavedPerToken(x.env, mo, hSp, normTrained, hSp / double(mo.hidden));
         // The fused linear cross entropy has the head input's gradient already: no input saved.
         const double headInput = headTrained && lossHeadOf(x.plan, x.fw) != LossHead::FusedLinear
                                      ? x.c * hSp
@@ -775,11 +778,16 @@ void computeActivations(const Context &x, int stage, const StageElements &se, Qu
             // concatenation (2h -> h), runs a layer of the last layer's kind and its own final
             // norm and head input; all held until the module's backward.
             const double layer = layerActivationBytes(x, layerKind(mo, mo.layers - 1), nullptr);
-            const double perToken = 2.0 * normSavedPerToken(x.env, mo, hSp, true) + 2.0 * x.c * hSp +
+            const double perToken = 2.0 * normSavedPerToken(x.env, mo, hSp, true, hSp / double(mo.hidden)) +
+                                    2.0 * x.c * hSp +
                                     normSaved + headInput;
             qn.actFinal += mo.mtp_layers * (layer + perToken * x.tokens);
         }
     }
+    // The hidden dropout after the embedding: a one-byte mask of the (sequence-parallel)
+    // hidden states, saved when the embedding trains (its output then needs a gradient).
+    if (stage == 0 && x.dropout.hidden > 0 && !partial)
+        qn.actEmbedding = double(mo.hidden) / (pa.sp ? t : 1.0) * x.tokens;
     // Micro-batches in flight on this stage.
     if (x.pp == 1) {
         qn.inflight = 1;
@@ -1055,6 +1063,7 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     s.bwdWork += q.swapLayer;
     s.actFinal = q.actFinal;
     s.normOutput = q.actFinalForwardOnly;
+    s.actEmbedding = q.actEmbedding;
     s.offloadActivations = x.plan.memory.offload.activations;
     s.hiddenTensor = x.tokens * double(mo.hidden) / (pa.sp ? x.tp : 1.0) * x.c;
 
@@ -2162,6 +2171,11 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     else if (q.actFinal > 0)
         A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", " + final norm and head input %1"),
                       {gib(q.actFinal)});
+    if (q.actEmbedding > 0)
+        A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        " + the embedding's dropout mask, %1 B/token (%2 per micro-batch until "
+                                        "its embedding backward)"),
+                      {num(q.actEmbedding / std::max(1.0, x.tokens), 0), gib(q.actEmbedding)});
     const std::string recompute = id(toString(plan.memory.recompute));
     if (plan.memory.recompute == Recompute::Full)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",

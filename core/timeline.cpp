@@ -421,6 +421,9 @@ private:
         const int base = s.firstLayerOfChunk(chunk); // layer index within the stage
         if (s.fsdp && s.rootStaysGathered && rootPerUnit)
             alloc(at(TensorKind::GatheredRoot, u, -1), s.rootGathered);
+        // The embedding's dropout keeps its mask until the embedding's backward.
+        if (hasEmbedding(chunk))
+            alloc(at(TensorKind::SavedActivations, u, kRootRest), s.actEmbedding);
         auto layer = [&](int i, bool hasPrev) {
             const int l = base + i;
             if (s.fsdp) {
@@ -527,6 +530,8 @@ private:
             k.repeat(L - 2, [&](int j) { layer(L - 2 - j, false, false); });
             layer(0, false, true);
         }
+        if (hasEmbedding(chunk))
+            free(at(TensorKind::SavedActivations, u, kRootRest), s.actEmbedding);
         if (hasEmbedding(chunk) && !(s.fsdp && s.rootStaysGathered) && makeGrads)
             alloc({TensorKind::Gradient, -1, kRootRest}, s.gradsEmbedding);
         if (s.fsdp) {

@@ -117,6 +117,7 @@ struct StepShape
     double bwdWork = 0;        ///< the layer backward's working set beyond recompute
     double fwdWork = 0;        ///< per layer forward working memory
     double actFinal = 0, normOutput = 0;
+    double actEmbedding = 0;   ///< the embedding's dropout mask (first stage, chunk 0)
     bool offloadActivations = false;
     double hiddenTensor = 0; ///< bytes of one hidden-sized activation (tensor granularity)
     /// Relative sizes of the tensors a group is allocated as (scaled to the group's bytes):

@@ -166,7 +166,8 @@ private slots:
     // last layer's on the device until its backward, and the chunk running one layer more. In
     // flight (hand-counted): 1F1B min(pp, m) = 4 of pp 4, m 8; interleaved (pp - 1) x 2 +
     // (v - 1) x pp + 1 = 5 of pp 2, v 2; GPipe m = 4. The backward peak holds that many plus one
-    // of Llama-2-7B's layers, and the formula says so.
+    // of Llama-2-7B's layers, and the formula says so (without dropout, whose embedding mask
+    // would add its own count).
     void offloadedActivationsPerChunkInFlight()
     {
         const Catalog &cat = Catalog::builtin();
@@ -178,7 +179,8 @@ private slots:
         for (const Case &c : {Case{"1f1b", 4, 1, 8, 4}, Case{"interleaved", 2, 2, 4, 5}, Case{"gpipe", 2, 1, 4, 4}}) {
             json j = basePlan();
             j.merge_patch({{"framework", "megatron"},
-                           {"training", {{"seq_len", 8192}, {"grad_accum", c.accum}}},
+                           {"training", {{"seq_len", 8192}, {"grad_accum", c.accum},
+                                         {"dropout", {{"hidden", 0}, {"attention", 0}}}}},
                            {"parallel", {{"dp", 8 / c.pp}, {"pp", c.pp}, {"pp_schedule", c.schedule}, {"virtual_stages", c.v},
                                          {"sharding", "optimizer"}}},
                            {"memory", {{"recompute", "none"}, {"offload", {{"activations", true}}}}}});
@@ -192,6 +194,44 @@ private slots:
             QVERIFY2(formula.find("(" + std::to_string(c.inFlight) + " model chunk(s) in flight + 1)") != std::string::npos,
                      formula.c_str());
         }
+    }
+
+    // The hidden dropout after the embedding (Megatron-Core's LanguageModelEmbedding) keeps a
+    // one-byte mask of the hidden states on the first stage until the embedding's backward:
+    // Megatron GPT 6.7B at 4096 tokens, one micro-batch, 4096 x 4096 B. It goes with the
+    // dropout, and with a frozen embedding (LoRA: its output needs no gradient).
+    void embeddingDropoutMask()
+    {
+        const Catalog &cat = Catalog::builtin();
+        auto plan = [&](const json &patch) {
+            json j = basePlan();
+            j.merge_patch({{"model", {{"preset", "megatron-gpt-7b"}}},
+                           {"framework", "megatron"},
+                           {"training", {{"seq_len", 4096}}},
+                           {"parallel", {{"sharding", "optimizer"}}}});
+            j.merge_patch(patch);
+            return parsePlan(j, cat);
+        };
+        auto activations = [&](const Plan &p) {
+            const MemoryEstimate m = estimateMemory(p, cat);
+            const RankMemory &r = m.ranks[0];
+            return std::pair{r.peak()[Component::Activations],
+                             explainMemory(p, cat, r, r.peak_phase)[size_t(Component::Activations)].formula.english()};
+        };
+        const auto [with, withText] = activations(plan(json::object()));
+        // Under the base's full recompute the layers keep only their inputs, so without the
+        // hidden dropout the mask alone goes.
+        const Plan noDropout = plan({{"training", {{"dropout", {{"hidden", 0}}}}}});
+        const auto [without, withoutText] = activations(noDropout);
+        QCOMPARE(with - without, 4096.0 * 4096);
+        QVERIFY2(withText.find(" + the embedding's dropout mask, 4096 B/token (0.02 GiB per micro-batch") !=
+                     std::string::npos,
+                 withText.c_str());
+        QVERIFY2(withoutText.find("embedding's dropout mask") == std::string::npos, withoutText.c_str());
+        const auto [lora, loraText] =
+            activations(plan({{"training", {{"method", "lora"}, {"lora", {{"rank", 8}, {"targets", {"q", "v"}}}}}}}));
+        QVERIFY(lora > 0);
+        QVERIFY2(loraText.find("embedding's dropout mask") == std::string::npos, loraText.c_str());
     }
 
     // HSDP (parallel.dp_shard): FSDP over groups of 4 of the 8 data-parallel ranks holds twice

@@ -1119,6 +1119,10 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source> Activations offloaded to host; each model chunk in flight keeps its last layer&apos;s on the device until its backward, and the one running one layer more.</source>
         <translation>激活值卸载到主机；每个在途模型块的最后一层激活值留在设备上直到其反向，正在运行的模型块再多留一层。</translation>
     </message>
+    <message>
+        <source> + the embedding&apos;s dropout mask, %1 B/token (%2 per micro-batch until its embedding backward)</source>
+        <translation> + 嵌入层 dropout 掩码，%1 B/token（每个 micro-batch %2，保留到其嵌入层反向）</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
