@@ -541,7 +541,7 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         const double qkv = T * double(mo.qDim() + mo.kvDim() + mo.vDim()) / pa.tp * c / 3.0;
         const double out = T * double(mo.outDim()) / pa.tp * c;
         emit(CollectiveKind::AllToAll, CommGroup::CP, g, qkv, 3.0 * m * (L + recomputed), -1, CommPhase::Forward,
-             QT_TRANSLATE_NOOP("Collective", "Ulysses: q, k and v to the head split (x2 under full recompute)"));
+             QT_TRANSLATE_NOOP("Collective", "Ulysses: q, k and v to the head split (again for each recomputed layer)"));
         emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * (L + recomputed), -1, CommPhase::Forward,
              QT_TRANSLATE_NOOP("Collective", "Ulysses: the attention output back to the sequence split"));
         emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * L, -1, CommPhase::Backward,

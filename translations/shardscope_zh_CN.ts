@@ -112,10 +112,6 @@
         <translation>专家张量并行组内的梯度</translation>
     </message>
     <message>
-        <source>Ulysses: q, k and v to the head split (x2 under full recompute)</source>
-        <translation>Ulysses：q、k、v 切换为按头切分（全量重计算下 ×2）</translation>
-    </message>
-    <message>
         <source>Ulysses: the attention output back to the sequence split</source>
         <translation>Ulysses：注意力输出换回按序列切分</translation>
     </message>
@@ -170,6 +166,10 @@
     <message>
         <source>K/V block to the next rank of the ring (again for each recomputed attention)</source>
         <translation>发往环上下一个 rank 的 K/V 块（每次重计算注意力时再发一次）</translation>
+    </message>
+    <message>
+        <source>Ulysses: q, k and v to the head split (again for each recomputed layer)</source>
+        <translation>Ulysses：q、k、v 切换为按头切分（每个重计算的层再做一次）</translation>
     </message>
 </context>
 <context>
