@@ -391,11 +391,21 @@ double layerActivationBytes(const Context &x, LayerKind kind, double *attentionS
     return r * hSp * x.tokens;
 }
 
+/// Whether the embedding's weights train: fully trained models, a freeze that trains it, an
+/// adapter method's modules_to_save.
+bool embeddingTrains(const MethodOptions &mo)
+{
+    return mo.method == TrainingMethod::Full ||
+           (mo.method == TrainingMethod::Freeze && (mo.freeze.parts & kPartEmbedding)) ||
+           (mo.usesAdapters() && (mo.lora.modules_to_save & kPartEmbedding));
+}
+
 /// How each decoder layer of `stage` is trained. Adapters: every layer's base frozen, its
 /// targets adapted. Freezing: the last layers whole, the named parts in every layer; a frozen
 /// layer below every trained one records nothing unless gradient checkpointing is on (then the
 /// embedding output is made to require grad, as Hugging Face's enable_input_require_grads does,
 /// and every layer records).
+
 std::vector<LayerTraining> layerTraining(const Context &x, int stage)
 {
     const Plan &p = x.plan;
@@ -403,10 +413,7 @@ std::vector<LayerTraining> layerTraining(const Context &x, int stage)
     const int layers = p.model.layers;
     const bool checkpointed = p.memory.recompute != Recompute::None;
     std::vector<LayerTraining> out;
-    const bool embeddingTrained =
-        (mo.method == TrainingMethod::Freeze && (mo.freeze.parts & kPartEmbedding)) ||
-        (mo.usesAdapters() && (mo.lora.modules_to_save & kPartEmbedding));
-    bool below = embeddingTrained;
+    bool below = mo.method != TrainingMethod::Full && embeddingTrains(mo);
     for (int layer = 0; layer < layers; ++layer) {
         LayerTraining lt;
         lt.kind = layerKind(p.model, layer);
@@ -786,7 +793,7 @@ void computeActivations(const Context &x, int stage, const StageElements &se, Qu
     }
     // The hidden dropout after the embedding: a one-byte mask of the (sequence-parallel)
     // hidden states, saved when the embedding trains (its output then needs a gradient).
-    if (stage == 0 && x.dropout.hidden > 0 && !partial)
+    if (stage == 0 && x.dropout.hidden > 0 && embeddingTrains(method))
         qn.actEmbedding = double(mo.hidden) / (pa.sp ? t : 1.0) * x.tokens;
     // Micro-batches in flight on this stage.
     if (x.pp == 1) {
