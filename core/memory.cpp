@@ -2182,7 +2182,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                         " + the embedding's dropout mask, %1 B/token (%2 per micro-batch until "
                                         "its embedding backward)"),
-                      {num(q.actEmbedding / std::max(1.0, x.tokens), 0), gib(q.actEmbedding)});
+                      {num(q.actEmbedding / std::max(1.0, x.tokens), 0), formatBytes(q.actEmbedding)});
     const std::string recompute = id(toString(plan.memory.recompute));
     if (plan.memory.recompute == Recompute::Full)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
