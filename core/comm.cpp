@@ -236,7 +236,9 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         }
     }
     const double recomputedShare = L > 0 ? recomputed / L : 0.0;
-    // Selective recompute runs the attention core again, and a ring's K/V exchange is inside it.
+    // Selective recompute runs the attention core again, and the context-parallel exchanges are
+    // inside it: a ring's K/V (Megatron's TE attention, MindSpeed's CPDotProductAttention) and
+    // Ulysses' all-to-alls (MindSpeed wraps the core attention in UlyssesContextAttention).
     const double attentionRecomputed = plan.memory.recompute == Recompute::Selective ? L : recomputed;
 
     bool layerWise = false;
@@ -540,9 +542,10 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         const GroupPlacement g = placeGroup(ulysses, pa.tp, cl, dev.intra_node);
         const double qkv = T * double(mo.qDim() + mo.kvDim() + mo.vDim()) / pa.tp * c / 3.0;
         const double out = T * double(mo.outDim()) / pa.tp * c;
-        emit(CollectiveKind::AllToAll, CommGroup::CP, g, qkv, 3.0 * m * (L + recomputed), -1, CommPhase::Forward,
-             QT_TRANSLATE_NOOP("Collective", "Ulysses: q, k and v to the head split (again for each recomputed layer)"));
-        emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * (L + recomputed), -1, CommPhase::Forward,
+        emit(CollectiveKind::AllToAll, CommGroup::CP, g, qkv, 3.0 * m * (L + attentionRecomputed), -1,
+             CommPhase::Forward,
+             QT_TRANSLATE_NOOP("Collective", "Ulysses: q, k and v to the head split (again for each recomputed attention)"));
+        emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * (L + attentionRecomputed), -1, CommPhase::Forward,
              QT_TRANSLATE_NOOP("Collective", "Ulysses: the attention output back to the sequence split"));
         emit(CollectiveKind::AllToAll, CommGroup::CP, g, out, m * L, -1, CommPhase::Backward,
              QT_TRANSLATE_NOOP("Collective", "Ulysses: the output's gradient to the head split"));

@@ -248,12 +248,18 @@ void TestComm::recomputedCollectives_data()
     QTest::addRow("ring block 4")
         << llama({{"cp", 8}, {"dp", 2}, {"sharding", "optimizer"}}, "full", "block", 4) << cp
         << QStringLiteral("send_recv cpx8 S=67108864 n=252; send_recv cpx8 S=67108864 n=448");
-    // Ulysses over 8, block 4 of 32: q, k, v to the head split 3 x (32 + 4) = 108, the output
-    // back 36; backward as without recompute.
+    // Ulysses over 8 (inside the core attention: MindSpeed's UlyssesContextAttention), block 4 of
+    // 32: q, k, v to the head split 3 x (32 + 4) = 108, the output back 36; selective: 3 x 64 =
+    // 192 and 64; backward as without recompute.
     QTest::addRow("ulysses block 4")
         << llama({{"cp", 8}, {"dp", 2}, {"cp_algo", "ulysses"}, {"sharding", "optimizer"}}, "full", "block", 4)
         << cp
         << QStringLiteral("all_to_all cpx8 S=33554432 n=108; all_to_all cpx8 S=33554432 n=36; "
+                          "all_to_all cpx8 S=33554432 n=32; all_to_all cpx8 S=33554432 n=96");
+    QTest::addRow("ulysses selective")
+        << llama({{"cp", 8}, {"dp", 2}, {"cp_algo", "ulysses"}, {"sharding", "optimizer"}}, "selective", "uniform", 1)
+        << cp
+        << QStringLiteral("all_to_all cpx8 S=33554432 n=192; all_to_all cpx8 S=33554432 n=64; "
                           "all_to_all cpx8 S=33554432 n=32; all_to_all cpx8 S=33554432 n=96");
 }
 

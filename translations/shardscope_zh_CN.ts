@@ -168,8 +168,8 @@
         <translation>发往环上下一个 rank 的 K/V 块（每次重计算注意力时再发一次）</translation>
     </message>
     <message>
-        <source>Ulysses: q, k and v to the head split (again for each recomputed layer)</source>
-        <translation>Ulysses：q、k、v 切换为按头切分（每个重计算的层再做一次）</translation>
+        <source>Ulysses: q, k and v to the head split (again for each recomputed attention)</source>
+        <translation>Ulysses：q、k、v 切换为按头切分（每次重计算注意力时再做一次）</translation>
     </message>
 </context>
 <context>
