@@ -208,42 +208,12 @@ unsigned searchThreads(int requested, size_t work)
     return unsigned(std::max<size_t>(1, std::min<size_t>({size_t(n), size_t(64), std::max<size_t>(work, 1)})));
 }
 
-/// fn(k, thread) for k in [0, n) on up to `threads` threads, `thread` in [0, threads) naming the
-/// one that runs it (0: the caller's); fn must be safe to run side by side for different k and
-/// threads. Work is taken in turn; the first exception stops what is left and is rethrown.
-void parallelFor(size_t n, unsigned threads, const std::function<void(size_t, unsigned)> &fn)
-{
-    if (n == 0)
-        return;
-    threads = unsigned(std::max<size_t>(1, std::min<size_t>(threads, n)));
-    std::atomic<size_t> next{0};
-    std::exception_ptr failure;
-    std::mutex m;
-    auto run = [&](unsigned thread) {
-        try {
-            for (size_t k = next++; k < n; k = next++)
-                fn(k, thread);
-        } catch (...) {
-            next = n;
-            const std::lock_guard<std::mutex> lock(m);
-            if (!failure)
-                failure = std::current_exception();
-        }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned i = 1; i < threads; ++i)
-        pool.emplace_back(run, i);
-    run(0);
-    for (std::thread &t : pool)
-        t.join();
-    if (failure)
-        std::rethrow_exception(failure);
-}
-
-/// Threads kept for many short parallel loops (the lazy walk's batches): run(n, fn) calls fn(k,
-/// thread) for k in [0, n) on the caller (thread 0) and the helpers, which wait for work by
-/// spinning with yields between loops (a thread's start costs more than a short batch). The
-/// first exception stops what is left of the loop and is rethrown.
+/// The search's threads, kept for all its parallel loops (the enumeration, and the lazy walk's
+/// many short batches): run(n, fn) calls fn(k, thread) for k in [0, n) on the caller (thread 0)
+/// and the helpers, `thread` naming the one that runs it; fn must be safe to run side by side
+/// for different k and threads. Work is taken in turn. The helpers wait for work by spinning
+/// with yields between loops (a thread's start costs more than a short batch). The first
+/// exception stops what is left of the loop and is rethrown.
 class LoopThreads
 {
 public:
@@ -900,8 +870,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         replayedRequired.resize(fitting.size(), 0.0);
         counted.resize(fitting.size(), 0);
     };
-    // The lazy walk's threads, kept between its many short loops.
-    std::optional<LoopThreads> loop;
+    // The search's threads, kept between its loops.
+    LoopThreads loop(threads);
     // The bound above counts allocated memory; the allocator reserves more. A layout is returned
     // only when the caching allocator replayed over its timeline does not run out of memory.
     // Replays, on the search's threads, those of `which` not replayed yet: their estimates side
@@ -910,12 +880,6 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     auto prefetch = [&](std::vector<uint32_t> which) {
         which.erase(std::remove_if(which.begin(), which.end(), [&](uint32_t i) { return replayed[i] >= 0; }),
                     which.end());
-        auto sideBySide = [&](size_t n, FunctionRef<void(size_t, unsigned)> fn) {
-            if (loop)
-                loop->run(n, fn);
-            else
-                parallelFor(n, threads, [&](size_t k, unsigned thread) { fn(k, thread); });
-        };
         struct Job
         {
             Plan plan;
@@ -923,7 +887,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             std::optional<AllocatorReplay> replay;
         };
         std::vector<std::unique_ptr<Job>> jobs(which.size());
-        sideBySide(which.size(), [&](size_t k, unsigned) {
+        loop.run(which.size(), [&](size_t k, unsigned) {
             auto job = std::make_unique<Job>();
             job->plan = base;
             apply(job->plan, fitting[which[k]].layout);
@@ -937,7 +901,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 ranks.push_back({uint32_t(r), uint32_t(k)});
         }
         std::sort(ranks.begin(), ranks.end());
-        sideBySide(ranks.size(), [&](size_t k, unsigned) { jobs[ranks[k].second]->replay->replayRank(ranks[k].first); });
+        loop.run(ranks.size(), [&](size_t k, unsigned) { jobs[ranks[k].second]->replay->replayRank(ranks[k].first); });
         for (size_t k = 0; k < jobs.size(); ++k) {
             Job &job = *jobs[k];
             job.replay->finish();
@@ -969,7 +933,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         // Every layout: checked, estimated unless a bound rules it out, costed and kept when it
         // fits.
         std::vector<std::vector<Scored>> perTask(tasks.size());
-        parallelFor(tasks.size(), threads, [&](size_t ti, unsigned thread) {
+        loop.run(tasks.size(), [&](size_t ti, unsigned thread) {
             if (stopped)
                 return;
             Worker &wk = workers[thread];
@@ -1132,7 +1096,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             }
         };
         std::vector<std::vector<Candidate>> candidates(tasks.size());
-        parallelFor(tasks.size(), threads, [&](size_t ti, unsigned thread) {
+        loop.run(tasks.size(), [&](size_t ti, unsigned thread) {
             if (stopped)
                 return;
             Worker &wk = workers[thread];
@@ -1265,7 +1229,6 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
 
         for (Worker &w : workers)
             w.bare.clear();
-        loop.emplace(threads);
         constexpr size_t kBatch = 512;
         constexpr size_t kCostBatch = 1024;
         constexpr size_t kAhead = 32;
@@ -1292,7 +1255,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 ahead.clear();
                 while (!timed.empty() && ahead.size() < kBatch && (ahead.size() < kAhead || due(timed.front(), next)))
                     ahead.push_back(popTimed());
-                loop->run(ahead.size(), [&](size_t k, unsigned thread) {
+                loop.run(ahead.size(), [&](size_t k, unsigned thread) {
                     Worker &bw = workers[thread];
                     Costed &c = slots[ahead[k].slot];
                     if (c.memory)
@@ -1327,7 +1290,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     const Timed t = popTimed();
                     taken.push_back(t);
                 }
-                loop->run(taken.size(), [&](size_t k, unsigned thread) {
+                loop.run(taken.size(), [&](size_t k, unsigned thread) {
                     Costed &c = slots[taken[k].slot];
                     if (!c.memory) {
                         Layout l;
@@ -1428,7 +1391,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 }
             }
             costed.assign(batch.size(), std::nullopt);
-            loop->run(batch.size(), [&](size_t k, unsigned thread) {
+            loop.run(batch.size(), [&](size_t k, unsigned thread) {
                 Worker &bw = workers[thread];
                 const Run &r = batch[k];
                 const Layout l = unpack(tasks[r.task], candidates[r.task][r.pos]);
@@ -1441,7 +1404,6 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     pushTimed(std::move(*costed[k]), batch[k].index);
             }
         }
-        loop.reset();
     }
 
     uint64_t estimated = 0;
