@@ -281,6 +281,10 @@ void readShapeFields(ObjectReader &r, ModelShape &m, bool haveBase, json &unknow
                                                  ") unless " + path + ".head_dim is given, got " +
                                                  std::to_string(m.heads));
         m.head_dim = m.hidden / m.heads;
+        // The same bound as a head_dim given: a saved plan writes it out.
+        if (m.head_dim > 4096)
+            throw PlanError(path + ".heads", "gives a head_dim (hidden / heads) of " + std::to_string(m.head_dim) +
+                                                 ", beyond 4096: give more heads or " + path + ".head_dim");
     }
     m.ffn_hidden = r.integer("ffn_hidden", 1, 1048576, opt(m.ffn_hidden));
     m.ffn = r.choice<FfnKind>("ffn", {FfnKind::SwiGLU, FfnKind::GELU, FfnKind::SquaredReLU}, m.ffn);

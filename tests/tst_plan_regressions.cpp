@@ -67,6 +67,11 @@ private slots:
         // saved file brought the experts back from the preset.
         QTest::addRow("preset experts turned off")
             << QStringLiteral("regress-moe-null-roundtrip.json") << true << QString() << QString();
+        // hidden 6E4 over 4 heads: the head_dim derived from them (15000) passed, but the saved
+        // plan wrote it out and loading that refused it (head_dim at most 4096).
+        QTest::addRow("derived head_dim beyond its bound")
+            << QStringLiteral("regress-derived-head-dim.json") << false << QStringLiteral("model.heads")
+            << QStringLiteral("head_dim (hidden / heads) of 15000, beyond 4096");
     }
 
     void findings()
