@@ -58,6 +58,8 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
         s.kvWidth = a * (qk + v);
         if (e.flash) {
             s.core += c * (2.0 * a * qk + a * v) + c * a * v + 4.0 * a;
+            if (e.flashOutputCopy)
+                s.core += c * a * v; // the output's (s, b) copy, o_proj's input
         } else {
             s.core += c * (2.0 * a * qk + a * v) + c * a * v;
             s.scores = scoreBytes(e) * a * e.seqTokens;
@@ -79,6 +81,11 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
     if (e.flash) {
         // q, k (after RoPE) and v, the output (also the o_proj input), fp32 log-sum-exp.
         s.core += c * (q + 2.0 * kv) + c * q + 4.0 * a;
+        // Run in the (b, s) layout: q, k and v are copied to it (replacing the views of the
+        // projection's output, the same bytes), and the output copied back to (s, b) for o_proj
+        // is saved beside the kernel's own.
+        if (e.flashOutputCopy)
+            s.core += c * q;
     } else {
         // Eager: k and v repeated to all heads (repeat_kv), fp32 softmax and its compute-dtype
         // cast per score (with dropout: its one-byte mask; the dropped copy replaces the cast

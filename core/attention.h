@@ -21,6 +21,9 @@ struct ActivationEnv
     /// Eager attention's softmax in the compute dtype (Megatron's FusedScaleMaskSoftmax)
     /// rather than Hugging Face's fp32 softmax and its cast.
     bool fusedSoftmax = false;
+    /// Flash attention in the (b, s) layout of an (s, b) model: its output saved for its
+    /// backward and a copy in (s, b) saved by the output projection (Megatron-LM's legacy model).
+    bool flashOutputCopy = false;
 };
 
 /// Bytes per token one norm over `width` saves: RMSNorm its input (Hugging Face's upcast

@@ -93,9 +93,10 @@ ComputeProfile computeProfile(const DeviceProfile &dev, const FrameworkProfile &
     p.recompute_host_factor = number(fw.raw, "recompute_host_factor", 1.0);
     p.fused_norm = fw.norm == "fused";
     p.fused_swiglu = fw.fused_swiglu;
-    p.fused_qkv = fw.fused_swiglu && fw.norm == "fused"; // Megatron / TE layer structure
+    p.fused_qkv = fw.megatron_process_groups && fw.norm == "fused"; // Megatron's layer structure
     p.hf_kernels = !p.fused_norm;
     p.hf_loss = fw.loss == "hf_upcast";
+    p.loss_copy = fw.loss == "fused_fp32_copy";
     p.autocast_casts = fw.autocast_weight_cache;
     p.default_optimizer_impl = fw.default_optimizer_impl;
     return p;
@@ -341,8 +342,9 @@ PerMicrobatch perMicrobatch(const Plan &plan, const ComputeProfile &cp)
     }
     // The activation function: silu(gate) r c w c; * up r 2c w c (unfused); fused: reads
     // gate|up, writes f. GELU / ReLU^2 read and write f.
-    const double actFn = swiglu ? (cp.fused_swiglu ? 3.0 : 5.0) * c * f : 2.0 * c * f;
-    const double actFnKernels = swiglu ? (cp.fused_swiglu ? 1 : 2) : 1;
+    const bool fusedSwiglu = plan.memory.fused_swiglu.value_or(cp.fused_swiglu);
+    const double actFn = swiglu ? (fusedSwiglu ? 3.0 : 5.0) * c * f : 2.0 * c * f;
+    const double actFnKernels = swiglu ? (fusedSwiglu ? 1 : 2) : 1;
     ew += actFn;
     ewKernels += actFnKernels;
     if (moe) {
@@ -402,10 +404,12 @@ PerMicrobatch perMicrobatch(const Plan &plan, const ComputeProfile &cp)
         // place and read by the two gradient GEMMs.
         const LossHead head = plan.memory.loss != LossHead::Framework
                                   ? plan.memory.loss
-                                  : (cp.hf_loss ? LossHead::HfUpcast : LossHead::FusedFp32);
+                                  : (cp.hf_loss ? LossHead::HfUpcast
+                                     : cp.loss_copy ? LossHead::FusedFp32Copy : LossHead::FusedFp32);
         const double lossBytes =
             head == LossHead::FusedLinear ? 4.0 * c
-            : head == LossHead::FusedFp32 ? (c + 4.0 + 8.0) + (8.0 + c)
+            // The out-of-place shift moves the same bytes as the in-place one.
+            : head == LossHead::FusedFp32 || head == LossHead::FusedFp32Copy ? (c + 4.0 + 8.0) + (8.0 + c)
                                           : (c + 4.0 + 8.0) + (4.0 + 12.0 + 4.0 + c);
         const double finalNorm = (norm * 3.0) * hSp; // forward + backward
         out.head_s = 3.0 * headGemm + traffic(T * (lossBytes * V / t + finalNorm), 10);

@@ -58,6 +58,7 @@ struct ComputeProfile
     bool fused_swiglu = false;
     bool fused_qkv = false; ///< q, k, v and gate, up as one GEMM each (Megatron)
     bool hf_loss = true;    ///< fp32-upcast Hugging Face loss (else fused vocab-parallel loss)
+    bool loss_copy = false; ///< the vocab-parallel loss shifting out of place (fused_fp32_copy)
     bool autocast_casts = true;
     OptimizerImpl default_optimizer_impl = OptimizerImpl::Foreach;
     bool operator==(const ComputeProfile &) const = default;

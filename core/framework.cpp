@@ -51,12 +51,14 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     f.autocast_input_casts = r.boolean("autocast_input_casts", true);
     f.autocast_weight_cache = r.boolean("autocast_weight_cache", true);
     f.fused_swiglu = r.boolean("fused_swiglu", false);
+    f.flash_output_copy = r.boolean("flash_output_copy", false);
     f.fused_softmax = r.boolean("fused_softmax", false);
     f.hidden_dropout = r.number("hidden_dropout", 0, 0.99, 0.0);
     f.attention_dropout = r.number("attention_dropout", 0, 0.99, 0.0);
     f.loss = r.string("loss", std::string("hf_upcast"));
-    if (f.loss != "hf_upcast" && f.loss != "fused_fp32")
-        throw PlanError("loss", "must be \"hf_upcast\" or \"fused_fp32\", not \"" + f.loss + "\"");
+    if (f.loss != "hf_upcast" && f.loss != "fused_fp32" && f.loss != "fused_fp32_copy")
+        throw PlanError("loss", "must be \"hf_upcast\", \"fused_fp32\" or \"fused_fp32_copy\", not \"" +
+                                    f.loss + "\"");
     if (r.has("allocator_overhead_fraction"))
         throw PlanError("allocator_overhead_fraction",
                         "is no longer read: the caching allocator is replayed over the step's "
@@ -147,7 +149,19 @@ LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw)
 {
     if (plan.memory.loss != LossHead::Framework)
         return plan.memory.loss;
-    return fw.loss == "hf_upcast" ? LossHead::HfUpcast : LossHead::FusedFp32;
+    if (fw.loss == "hf_upcast")
+        return LossHead::HfUpcast;
+    return fw.loss == "fused_fp32_copy" ? LossHead::FusedFp32Copy : LossHead::FusedFp32;
+}
+
+bool fusedSwigluOf(const Plan &plan, const FrameworkProfile &fw)
+{
+    return plan.memory.fused_swiglu.value_or(fw.fused_swiglu);
+}
+
+bool flashOutputCopyOf(const Plan &plan, const FrameworkProfile &fw)
+{
+    return plan.memory.flash_output_copy.value_or(fw.flash_output_copy);
 }
 
 double fusedLinearChunkTokens(double tokens, double vocab, double hidden)

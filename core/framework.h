@@ -81,8 +81,15 @@ struct FrameworkProfile
     /// Under autocast the compute-dtype copies of the weights are cached for forward and
     /// held by autograd until each layer's backward.
     bool autocast_weight_cache = true;
-    /// SwiGLU as one fused kernel (saves only the fc1 output).
+    /// SwiGLU as one fused kernel (saves only the fc1 output) unless the plan says
+    /// (`memory.fused_swiglu`): Megatron-Core's --bias-swiglu-fusion (on by default); off for
+    /// Hugging Face and for Megatron-LM's legacy model (chunk, silu, multiply).
     bool fused_swiglu = false;
+    /// Flash attention run in the (b, s) layout inside an (s, b) model unless the plan says
+    /// (`memory.flash_output_copy`): the kernel's output is saved for its backward and copied
+    /// back to (s, b) for the output projection, which saves the copy (Megatron-LM's legacy
+    /// `--use-flash-attn`: rearrange(...).contiguous() around flash_attn_unpadded_func).
+    bool flash_output_copy = false;
     /// Unfused ("eager") attention's softmax: Megatron's FusedScaleMaskSoftmax keeps its output
     /// in the compute dtype (also the PV input); Hugging Face's eager path an fp32 softmax and
     /// its cast.
@@ -96,7 +103,9 @@ struct FrameworkProfile
     /// "hf_upcast": logits in the compute dtype, an fp32 copy for the loss, fp32 log-softmax
     /// saved; backward holds three fp32 vocab-sized tensors at once (transformers'
     /// ForCausalLMLoss). "fused_fp32": Megatron's vocab-parallel cross entropy (fp32 logits,
-    /// softmax written in place and reused as the gradient).
+    /// softmax written in place and reused as the gradient). "fused_fp32_copy": the same before
+    /// Megatron-LM 9634c0e (2024-06), which subtracted the maximum out of place: the
+    /// compute-dtype logits, their fp32 copy and the shifted fp32 tensor at once.
     std::string loss = "hf_upcast";
 
     nlohmann::json raw;
@@ -150,6 +159,10 @@ Dropout dropoutOf(const Plan &plan, const FrameworkProfile &fw);
 
 /// The loss head the plan runs: `memory.loss`, else the profile's `loss`.
 LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw);
+
+/// `memory.fused_swiglu` / `memory.flash_output_copy`, else the profile's.
+bool fusedSwigluOf(const Plan &plan, const FrameworkProfile &fw);
+bool flashOutputCopyOf(const Plan &plan, const FrameworkProfile &fw);
 
 /// Tokens per chunk of a fused linear cross entropy (Liger's
 /// LigerFusedLinearCrossEntropyFunction: next_power_of_2(ceil(tokens / ceil(vocab / hidden)))).

@@ -142,6 +142,7 @@ struct Context
     double bAdapter; ///< LoRA / DoRA adapter dtype bytes (plan, else the framework's default)
     Dropout dropout;  ///< the plan's, else the profile's
     ActivationEnv env; ///< what the saved tensors look like (core/attention.h)
+    bool fusedSwiglu = false; ///< SwiGLU as one kernel (memory.fused_swiglu, else the profile's)
 
     Context(const Plan &p, const DeviceProfile &d, const FrameworkProfile &f)
         : padded(p, f.vocab_divisible_by), plan(padded.get()), unpaddedVocab(p.model.vocab), dev(d), fw(f),
@@ -189,6 +190,8 @@ struct Context
         env.seqTokens = keyTokens;
         env.attentionDropout = dropout.attention;
         env.fusedSoftmax = f.fused_softmax;
+        env.flashOutputCopy = env.flash && flashOutputCopyOf(p, f);
+        fusedSwiglu = fusedSwigluOf(p, f);
     }
     /// Decoder layers of `stage` by kind (interleaved chunks round-robin).
     LayerMix stageMix(int stage) const { return mixes[size_t(stage)]; }
@@ -344,7 +347,7 @@ double layerActivationBytes(const Context &x, LayerKind kind, double *attentionS
         double b;
         if (mo.ffn != FfnKind::SwiGLU)
             b = 2.0 * c * width; // fc1 output (saved by GELU / ReLU^2), its output (saved by fc2)
-        else if (x.fw.fused_swiglu)
+        else if (x.fusedSwiglu)
             b = 3.0 * c * width; // fc1 output [gate|up], swiglu output
         else
             b = 4.0 * c * width; // gate, up, silu(gate), silu(gate) * up
@@ -838,6 +841,13 @@ void computeActivations(const Context &x, int stage, const StageElements &se, Qu
             qn.logitsForward = n * (x.c + 4.0);
             qn.logitsBackward = n * (4.0 + x.c);
             break;
+        case LossHead::FusedFp32Copy:
+            // The maximum subtracted out of place: the logits, their fp32 copy (the function's
+            // input) and the shifted fp32 tensor (exponentiated and normalized in place, saved)
+            // at once.
+            qn.logitsForward = n * (x.c + 8.0);
+            qn.logitsBackward = n * (4.0 + x.c);
+            break;
         case LossHead::Chunked:
             // torchtune: the head's logits in chunks (compute dtype, all held until the loss
             // returns); each chunk upcast to fp32 and its fp32 log-softmax saved, the upcast
@@ -1088,6 +1098,12 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
             break;
         case LossHead::FusedFp32:
             s.logitsForward = splitExactly(q.logitsForward, {c, 4.0});
+            s.logitsBackward = splitExactly(q.logitsBackward, {4.0, c});
+            break;
+        case LossHead::FusedFp32Copy:
+            // The logits, the fp32 copy passed in (freed when the loss returns), the shifted tensor.
+            s.logitsForward = splitExactly(q.logitsForward, {c, 4.0, 4.0});
+            s.logitsFreedAfterLoss = 1;
             s.logitsBackward = splitExactly(q.logitsBackward, {4.0, c});
             break;
         case LossHead::Chunked:
@@ -2216,6 +2232,16 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             QT_TRANSLATE_NOOP("MemoryExplanation",
                               "; %1 attention (fp32 softmax and its cast kept per score)"),
             {attention});
+    if (x.env.flashOutputCopy)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; run in the (b, s) layout: its output kept for its "
+                                            "backward and a copy in (s, b) kept by the output projection"));
+    if (plan.model.ffn == FfnKind::SwiGLU && x.fusedSwiglu)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; SwiGLU fused (keeps gate|up and its output)"));
+    else if (plan.model.ffn == FfnKind::SwiGLU)
+        A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; SwiGLU unfused (keeps gate, up, silu(gate) and the product)"));
     if (plan.model.norm == NormKind::LayerNorm)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "; LayerNorm (its input and fp32 mean and rstd per token)"));
@@ -2361,6 +2387,12 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             Lg.assumptions.add(QT_TRANSLATE_NOOP(
                 "MemoryExplanation", "Fused vocab-parallel cross entropy: fp32 logits turned "
                                      "into the softmax in place and reused as the gradient."));
+        else if (head == LossHead::FusedFp32Copy)
+            Lg.assumptions.add(QT_TRANSLATE_NOOP(
+                "MemoryExplanation",
+                "Vocab-parallel cross entropy as Megatron-LM ran it before 2024-06: the maximum "
+                "subtracted out of place, so the logits, their fp32 copy and the shifted fp32 "
+                "tensor exist at once; the shifted tensor becomes the softmax and the gradient."));
         if (x.plan.model.vocab != x.unpaddedVocab)
             Lg.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                                  " The logits span the padded vocabulary (%1, not %2)."),

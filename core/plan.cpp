@@ -65,6 +65,7 @@ std::string_view toString(LossHead l)
     case LossHead::Framework: return "framework";
     case LossHead::HfUpcast: return "hf_upcast";
     case LossHead::FusedFp32: return "fused_fp32";
+    case LossHead::FusedFp32Copy: return "fused_fp32_copy";
     case LossHead::Chunked: return "chunked";
     case LossHead::FusedLinear: return "fused_linear";
     }
@@ -607,7 +608,7 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
                                            Attention::Flash);
         mo.loss = r.choice<LossHead>("loss",
                                      {LossHead::Framework, LossHead::HfUpcast, LossHead::FusedFp32,
-                                      LossHead::Chunked, LossHead::FusedLinear},
+                                      LossHead::FusedFp32Copy, LossHead::Chunked, LossHead::FusedLinear},
                                      LossHead::Framework);
         mo.loss_chunks = int(r.integer("loss_chunks", 1, 1024, 8));
         if (r.has("loss_chunks") && mo.loss != LossHead::Chunked)
@@ -616,6 +617,10 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
             mo.overlap_grad_reduce = r.boolean("overlap_grad_reduce", std::nullopt);
         if (r.has("overlap_param_gather"))
             mo.overlap_param_gather = r.boolean("overlap_param_gather", std::nullopt);
+        if (r.has("fused_swiglu"))
+            mo.fused_swiglu = r.boolean("fused_swiglu", std::nullopt);
+        if (r.has("flash_output_copy"))
+            mo.flash_output_copy = r.boolean("flash_output_copy", std::nullopt);
         mo.param_and_grad_buffer_pad = int(r.integer("param_and_grad_buffer_pad", 0, 1048576, 0));
         // HCCL buffers per group (core/hcclbuffers.h): HCCL_BUFFSIZE and MindSpeed's
         // --hccl-group-buffer / --hccl-group-buffer-adaptive / --hccl-ep-group-buffer-adaptive-factor.
@@ -787,6 +792,12 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
             throw PlanError(!mo.hccl_group_buffer.empty() ? "memory.hccl_group_buffer" : "memory.hccl_buffer_adaptive",
                             "is MindSpeed's per-group HCCL buffer option: it needs framework \"megatron\"");
     }
+    if (plan.memory.fused_swiglu && plan.model.ffn != FfnKind::SwiGLU)
+        throw PlanError("memory.fused_swiglu", "fuses SwiGLU: it needs model.ffn \"swiglu\"");
+    if (plan.memory.flash_output_copy.value_or(false) && plan.memory.attention != Attention::Flash)
+        throw PlanError("memory.flash_output_copy",
+                        "needs memory.attention \"flash\" (eager attention keeps its scores, not a "
+                        "flash kernel's output)");
     if (plan.memory.param_and_grad_buffer_pad > 0 && plan.framework != "megatron")
         throw PlanError("memory.param_and_grad_buffer_pad",
                         "is MindSpeed's --param-and-grad-buffer-pad: it needs framework \"megatron\"");
@@ -1153,6 +1164,10 @@ nlohmann::json planToJson(const Plan &p)
         j["memory"]["loss"] = toString(p.memory.loss);
     if (p.memory.overlap_grad_reduce)
         j["memory"]["overlap_grad_reduce"] = *p.memory.overlap_grad_reduce;
+    if (p.memory.fused_swiglu)
+        j["memory"]["fused_swiglu"] = *p.memory.fused_swiglu;
+    if (p.memory.flash_output_copy)
+        j["memory"]["flash_output_copy"] = *p.memory.flash_output_copy;
     if (p.memory.overlap_param_gather)
         j["memory"]["overlap_param_gather"] = *p.memory.overlap_param_gather;
     if (p.memory.param_and_grad_buffer_pad > 0)

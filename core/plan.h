@@ -144,6 +144,7 @@ enum class LossHead {
     Framework,   ///< the framework profile's (`loss`: hf_upcast or fused_fp32)
     HfUpcast,    ///< transformers ForCausalLMLoss: logits, an fp32 copy, fp32 log-softmax
     FusedFp32,   ///< Megatron's vocab-parallel cross entropy: softmax in place as the gradient
+    FusedFp32Copy, ///< the same with the maximum subtracted out of place (Megatron-LM before 2024-06)
     Chunked,     ///< torchtune CEWithChunkedOutputLoss: the fp32 upcast done chunk by chunk
     FusedLinear, ///< Liger / Cut Cross-Entropy: head and loss fused, the logits never whole
 };
@@ -167,6 +168,10 @@ struct MemoryOptions
     /// `memory.overlap_param_gather`); unset: the framework profile's.
     std::optional<bool> overlap_grad_reduce;
     std::optional<bool> overlap_param_gather;
+    /// Megatron-Core's --bias-swiglu-fusion (`memory.fused_swiglu`) and the flash kernel's output
+    /// copied between layouts (`memory.flash_output_copy`); unset: the framework profile's.
+    std::optional<bool> fused_swiglu;
+    std::optional<bool> flash_output_copy;
     /// MindSpeed's --param-and-grad-buffer-pad (`memory.param_and_grad_buffer_pad`, bytes; 512 on
     /// Ascend): the distributed optimizer's bucket ends padded so that every shard starts on
     /// that many bytes; 0: off.

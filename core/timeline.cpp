@@ -454,6 +454,9 @@ private:
             alloc(at(TensorKind::NormOutput, u, kHead), s.normOutput);
             for (size_t j = 0; j < s.logitsForward.size(); ++j)
                 alloc(at(TensorKind::Logits, u, kHead, int(j)), s.logitsForward[j]);
+            if (s.logitsFreedAfterLoss >= 0)
+                free(at(TensorKind::Logits, u, kHead, s.logitsFreedAfterLoss),
+                     s.logitsForward[size_t(s.logitsFreedAfterLoss)]);
             free(at(TensorKind::NormOutput, u, kHead), s.normOutput);
             if (gatherHead)
                 free(at(TensorKind::GatheredRoot, u, kHead), s.rootGathered);
@@ -477,7 +480,8 @@ private:
             alloc(at(TensorKind::AllGatherBuffer, u, base + L - 1), s.gatheredLayer);
         if (hasHead(chunk)) {
             for (size_t j = 0; j < s.logitsForward.size(); ++j)
-                free(at(TensorKind::Logits, u, kHead, int(j)), s.logitsForward[j]);
+                if (int(j) != s.logitsFreedAfterLoss)
+                    free(at(TensorKind::Logits, u, kHead, int(j)), s.logitsForward[j]);
             for (size_t j = 0; j < s.logitsBackward.size(); ++j)
                 alloc(at(TensorKind::LossGradients, u, kHead, int(j)), s.logitsBackward[j]);
             for (size_t j = 0; j < s.logitsBackward.size(); ++j)

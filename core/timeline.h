@@ -127,6 +127,9 @@ struct StepShape
 
     // logits on the last stage
     std::vector<double> logitsForward, logitsBackward;
+    /// The element of logitsForward the loss frees when its forward returns (its fp32 input
+    /// under an out-of-place shift), -1 when all wait for the backward.
+    int logitsFreedAfterLoss = -1;
 
     // FSDP
     bool fsdp = false, reshardAfterForward = true, rootStaysGathered = true;

@@ -91,6 +91,12 @@ inline const std::vector<PlanVariant> &planVariants()
              "memory": {"hccl_buffer_mb": 150, "hccl_group_buffer": {"dp": 300, "embd": 20}, "hccl_buffer_adaptive": true}})"},
         {"megatron-swap-attention", R"({"framework": "megatron", "parallel": {"dp": 4, "pp": 2},
              "training": {"grad_accum": 4}, "memory": {"recompute": "selective", "swap_attention": true}})"},
+        // Legacy Megatron-LM (2023): unfused SwiGLU, the flash output copied between layouts,
+        // the cross entropy's fp32 copy; and the same kernel choices as overrides of pytorch's.
+        {"megatron-legacy", R"({"framework": "megatron-legacy", "parallel": {"dp": 4, "tp": 2, "sharding": "optimizer"},
+             "memory": {"recompute": "none"}})"},
+        {"kernel-overrides", R"({"memory": {"fused_swiglu": true, "flash_output_copy": true,
+             "loss": "fused_fp32_copy", "recompute": "selective"}})"},
         {"deepspeed-zero3", R"({"framework": "deepspeed", "parallel": {"sharding": "full"}})"},
         {"deepspeed-zero3-hpz", R"({"framework": "deepspeed", "parallel": {"dp": 8, "sharding": "full",
              "zero_hpz_partition_size": 4}, "training": {"grad_accum": 2}})"},

@@ -334,6 +334,50 @@ private slots:
         QVERIFY(qFuzzyCompare(comp(tp, Phase::Forward, Component::LogitsAndLoss), 10.0 * logits / 4));
     }
 
+    // Megatron-LM's legacy model against Megatron-Core, term by term (Llama-2-7B, 4096 tokens,
+    // 32 layers, no TP): unfused SwiGLU keeps silu(gate) beside gate, up and the product (+2f B
+    // per layer token); flash in the (b, s) layout keeps the output's (s, b) copy too (+2q B);
+    // the out-of-place max shift holds one more fp32 logit at forward (+4 B per logit). The
+    // megatron-legacy profile is exactly the three together.
+    void megatronLegacyTerms()
+    {
+        const double T = 4096, L = 32, f = 11008, q = 4096, logits = T * 32000;
+        const json mg = {{"framework", "megatron"}, {"memory", {{"recompute", "none"}}}};
+        auto with = [&](const json &memory) {
+            json j = mg;
+            j["memory"].merge_patch(memory);
+            return run(j).ranks[0];
+        };
+        const RankMemory core = run(mg).ranks[0];
+        auto act = [](const RankMemory &r) { return comp(r, Phase::Forward, Component::Activations); };
+        auto loss = [](const RankMemory &r) { return comp(r, Phase::Forward, Component::LogitsAndLoss); };
+        const RankMemory unfused = with({{"fused_swiglu", false}});
+        QCOMPARE(act(unfused) - act(core), L * T * 2 * f);
+        QCOMPARE(loss(unfused), loss(core));
+        const RankMemory copied = with({{"flash_output_copy", true}});
+        QCOMPARE(act(copied) - act(core), L * T * 2 * q);
+        QCOMPARE(loss(core), 6.0 * logits);
+        const RankMemory shifted = with({{"loss", "fused_fp32_copy"}});
+        QCOMPARE(loss(shifted), 10.0 * logits);
+        QCOMPARE(act(shifted), act(core));
+        // Backward holds the same: the softmax as the gradient and the logits' gradient.
+        QCOMPARE(comp(shifted, Phase::Backward, Component::LogitsAndLoss),
+                 comp(core, Phase::Backward, Component::LogitsAndLoss));
+
+        const RankMemory all =
+            with({{"fused_swiglu", false}, {"flash_output_copy", true}, {"loss", "fused_fp32_copy"}});
+        json lj = mg;
+        lj["framework"] = "megatron-legacy";
+        const RankMemory legacy = run(lj).ranks[0];
+        for (int p = 0; p < kPhaseCount; ++p)
+            for (int c = 0; c < kComponentCount; ++c)
+                QCOMPARE(legacy.phases[size_t(p)][Component(c)], all.phases[size_t(p)][Component(c)]);
+        QCOMPARE(legacy.peak_bytes, all.peak_bytes);
+        // And the other way: the legacy profile with the plan's overrides is Megatron-Core's.
+        lj["memory"].merge_patch({{"fused_swiglu", true}, {"flash_output_copy", false}, {"loss", "fused_fp32"}});
+        QCOMPARE(run(lj).ranks[0].peak_bytes, core.peak_bytes);
+    }
+
     // No recompute, flash: per-layer bytes per token in bf16 for Llama-2-7B (h = q = kv = 4096,
     // f = 11008): norms 2 x 6h, q/k/v input 2h, q,k,v 2(q + 2kv), output 2q, lse 4a,
     // FFN input 2h, SwiGLU 4 x 2f.

@@ -276,6 +276,13 @@ private slots:
         row("param gather without grad reduce",
             R"({"framework": "megatron", "parallel": {"sharding": "optimizer"}, "memory": {"overlap_param_gather": true}})",
             "memory.overlap_param_gather", "overlap_grad_reduce");
+        row("fused swiglu on a gelu model", R"({"model": {"ffn": "gelu"}, "memory": {"fused_swiglu": false}})",
+            "memory.fused_swiglu", "model.ffn");
+        row("fused swiglu string", R"({"memory": {"fused_swiglu": "yes"}})", "memory.fused_swiglu", "true or false");
+        row("flash output copy with eager", R"({"memory": {"attention": "eager", "flash_output_copy": true}})",
+            "memory.flash_output_copy", "memory.attention");
+        row("flash output copy number", R"({"memory": {"flash_output_copy": 1}})", "memory.flash_output_copy", "true or false");
+        row("loss unknown", R"({"memory": {"loss": "fused_fp32_copies"}})", "memory.loss", "fused_fp32_copy");
         row("param gather with grad reduce off",
             R"({"parallel": {"sharding": "optimizer"}, "memory": {"overlap_param_gather": true, "overlap_grad_reduce": false}})",
             "memory.overlap_param_gather", "overlap_grad_reduce");

@@ -1123,6 +1123,22 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source> + the embedding&apos;s dropout mask, %1 B/token (%2 per micro-batch until its embedding backward)</source>
         <translation> + 嵌入层 dropout 掩码，%1 B/token（每个 micro-batch %2，保留到其嵌入层反向）</translation>
     </message>
+    <message>
+        <source>; run in the (b, s) layout: its output kept for its backward and a copy in (s, b) kept by the output projection</source>
+        <translation>；在 (b, s) 布局中运行：其输出为自身反向保留，输出投影另保留一份 (s, b) 布局的副本</translation>
+    </message>
+    <message>
+        <source>; SwiGLU fused (keeps gate|up and its output)</source>
+        <translation>；SwiGLU 融合（保存 gate|up 及其输出）</translation>
+    </message>
+    <message>
+        <source>; SwiGLU unfused (keeps gate, up, silu(gate) and the product)</source>
+        <translation>；SwiGLU 未融合（保存 gate、up、silu(gate) 及其乘积）</translation>
+    </message>
+    <message>
+        <source>Vocab-parallel cross entropy as Megatron-LM ran it before 2024-06: the maximum subtracted out of place, so the logits, their fp32 copy and the shifted fp32 tensor exist at once; the shifted tensor becomes the softmax and the gradient.</source>
+        <translation>Megatron-LM 在 2024-06 之前的词表并行交叉熵：最大值以非原地方式减去，因此 logits、其 fp32 副本和减去最大值后的 fp32 张量同时存在；减去最大值后的张量随后变为 softmax 和梯度。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
