@@ -312,6 +312,56 @@ private Q_SLOTS:
         QCOMPARE(vocab->value(), 0);
     }
 
+    // The kernel choices a profile makes (SwiGLU fused or not, the flash output copied between
+    // layouts): shown as the framework sets them, written on a tick, undoable, and refused with
+    // the reason where the model or the attention has no such kernel.
+    void kernelChoices()
+    {
+        auto activations = [this] {
+            return m_doc->estimate().memory.ranks.front().phases[size_t(Phase::Forward)][Component::Activations];
+        };
+        QCheckBox *fused = child<QCheckBox>("fusedSwiglu");
+        QCheckBox *copy = child<QCheckBox>("flashOutputCopy");
+        QVERIFY(!fused->isChecked()); // pytorch: Hugging Face's LlamaMLP, three kernels
+        QVERIFY(!copy->isChecked());
+        QComboBox *framework = child<QComboBox>("framework");
+        QVERIFY(framework->findData(QStringLiteral("megatron-legacy")) >= 0);
+        framework->setCurrentIndex(framework->findData(QStringLiteral("megatron")));
+        QVERIFY(fused->isChecked()); // Megatron-Core's --bias-swiglu-fusion
+        QVERIFY(!copy->isChecked());
+        QComboBox *recompute = child<QComboBox>("recompute"); // every layer's saved tensors kept
+        recompute->setCurrentIndex(indexOfData(recompute, int(Recompute::None)));
+        const double fusedBytes = activations();
+        fused->setChecked(false);
+        QCOMPARE(m_doc->plan().memory.fused_swiglu, std::optional<bool>(false));
+        QVERIFY(activations() > fusedBytes);
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().memory.fused_swiglu.has_value());
+        QVERIFY(fused->isChecked());
+        QCOMPARE(activations(), fusedBytes);
+        copy->setChecked(true);
+        QCOMPARE(m_doc->plan().memory.flash_output_copy, std::optional<bool>(true));
+        QVERIFY(activations() > fusedBytes);
+        // Eager attention has no flash kernel: the copy goes with it and cannot be ticked.
+        QComboBox *attention = child<QComboBox>("attention");
+        attention->setCurrentIndex(indexOfData(attention, int(Attention::Eager)));
+        QVERIFY(!m_doc->plan().memory.flash_output_copy.has_value());
+        QVERIFY(!copy->isChecked());
+        QVERIFY(!copy->isEnabled());
+        QVERIFY2(copy->toolTip().contains(QStringLiteral("memory.attention")), qPrintable(copy->toolTip()));
+        m_doc->undoStack()->undo();
+        QCOMPARE(m_doc->plan().memory.flash_output_copy, std::optional<bool>(true));
+        QVERIFY(copy->isEnabled());
+        // A GELU model has no SwiGLU to fuse.
+        fused->setChecked(false);
+        QComboBox *kind = child<QComboBox>("ffnKind");
+        kind->setCurrentIndex(indexOfData(kind, int(FfnKind::GELU)));
+        QVERIFY(!m_doc->plan().memory.fused_swiglu.has_value());
+        QVERIFY(!fused->isChecked());
+        QVERIFY(!fused->isEnabled());
+        QVERIFY2(fused->toolTip().contains(QStringLiteral("model.ffn")), qPrintable(fused->toolTip()));
+    }
+
     // The training method, its options and the loss head: undoable edits; the options of another
     // method are disabled; the trained count follows.
     void trainingMethod()

@@ -4689,6 +4689,34 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
         <source>MindSpeed&apos;s --recompute-activation-function: the FFN activation&apos;s output is recomputed from its input in backward</source>
         <translation>MindSpeed 的 --recompute-activation-function：FFN 激活函数的输出在反向时由其输入重新计算</translation>
     </message>
+    <message>
+        <source>Megatron cross entropy before 2024-06 (fp32 copy)</source>
+        <translation>2024-06 之前的 Megatron 交叉熵（fp32 副本）</translation>
+    </message>
+    <message>
+        <source>Fused SwiGLU</source>
+        <translation>融合 SwiGLU</translation>
+    </message>
+    <message>
+        <source>Change SwiGLU fusion</source>
+        <translation>更改 SwiGLU 融合</translation>
+    </message>
+    <message>
+        <source>Flash output copied between layouts</source>
+        <translation>Flash 输出在布局间复制</translation>
+    </message>
+    <message>
+        <source>Change flash output copy</source>
+        <translation>更改 Flash 输出复制</translation>
+    </message>
+    <message>
+        <source>One SwiGLU kernel keeps gate|up and its output; unfused, gate, up, silu(gate) and their product are each kept for backward</source>
+        <translation>单个 SwiGLU 内核保存 gate|up 及其输出；未融合时，gate、up、silu(gate) 及其乘积都为反向保存</translation>
+    </message>
+    <message>
+        <source>Flash attention run in the (b, s) layout (legacy Megatron-LM): its output and a copy in (s, b) are both kept for backward</source>
+        <translation>Flash 注意力在 (b, s) 布局中运行（旧版 Megatron-LM）：其输出和一份 (s, b) 布局的副本都为反向保存</translation>
+    </message>
 </context>
 <context>
     <name>shardscope::RichTextLabel</name>

@@ -568,6 +568,8 @@ void PlanEditor::buildUi()
             // As a plan's "ffn" alone means: GELU the GPT family's LayerNorm and biases.
             p.model.norm = kind == FfnKind::GELU ? NormKind::LayerNorm : NormKind::RMSNorm;
             p.model.linear_bias = kind == FfnKind::GELU;
+            if (kind != FfnKind::SwiGLU)
+                p.memory.fused_swiglu.reset(); // a SwiGLU kernel choice means nothing now
             makeCustom(p.model);
         });
     });
@@ -765,6 +767,7 @@ void PlanEditor::buildUi()
     m_loss->addItem(tr("the framework's"), int(LossHead::Framework));
     m_loss->addItem(tr("Hugging Face (fp32 logits)"), int(LossHead::HfUpcast));
     m_loss->addItem(tr("Megatron fused cross entropy"), int(LossHead::FusedFp32));
+    m_loss->addItem(tr("Megatron cross entropy before 2024-06 (fp32 copy)"), int(LossHead::FusedFp32Copy));
     m_loss->addItem(tr("chunked cross entropy (torchtune)"), int(LossHead::Chunked));
     m_loss->addItem(tr("fused linear cross entropy (Liger)"), int(LossHead::FusedLinear));
     method->addRow(tr("&Loss head"), m_loss);
@@ -1009,7 +1012,11 @@ void PlanEditor::buildUi()
     memory->addRow(tr("&Attention"), m_attention);
     connect(m_attention, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto a = Attention(m_attention->itemData(index).toInt());
-        edit(tr("Change attention"), EditId::Memory, [&](Plan &p) { p.memory.attention = a; });
+        edit(tr("Change attention"), EditId::Memory, [&](Plan &p) {
+            p.memory.attention = a;
+            if (a == Attention::Eager)
+                p.memory.flash_output_copy.reset(); // no flash kernel whose output could be copied
+        });
     });
     auto offload = [&](QCheckBox *&box, const char *name, const QString &label, bool Offload::*field) {
         box = new QCheckBox(label, content);
@@ -1046,6 +1053,21 @@ void PlanEditor::buildUi()
             if (on)
                 p.memory.overlap_grad_reduce = true;
         });
+    });
+    // Kernel choices the profile makes (Megatron-Core's --bias-swiglu-fusion; the flash kernel's
+    // output copied between the (b, s) and (s, b) layouts, as legacy Megatron-LM's FlashSelfAttention
+    // did): shown as the plan trains, ticking writes the plan field.
+    m_fusedSwiglu = new QCheckBox(tr("Fused SwiGLU"), content);
+    m_fusedSwiglu->setObjectName(QStringLiteral("fusedSwiglu"));
+    memory->addRow(m_fusedSwiglu);
+    connect(m_fusedSwiglu, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change SwiGLU fusion"), EditId::Memory, [&](Plan &p) { p.memory.fused_swiglu = on; });
+    });
+    m_flashOutputCopy = new QCheckBox(tr("Flash output copied between layouts"), content);
+    m_flashOutputCopy->setObjectName(QStringLiteral("flashOutputCopy"));
+    memory->addRow(m_flashOutputCopy);
+    connect(m_flashOutputCopy, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change flash output copy"), EditId::Memory, [&](Plan &p) { p.memory.flash_output_copy = on; });
     });
     m_bufferPad = spin(content, 0, 4096);
     m_bufferPad->setObjectName(QStringLiteral("paramAndGradBufferPad"));
@@ -1449,6 +1471,8 @@ void PlanEditor::refresh()
     if (const FrameworkProfile *fw = m_document->catalog().framework(p.framework)) {
         setChecked(m_overlapGrads, overlapGradReduceOf(p, *fw));
         setChecked(m_overlapParams, overlapParamGatherOf(p, *fw));
+        setChecked(m_fusedSwiglu, p.model.ffn == FfnKind::SwiGLU && fusedSwigluOf(p, *fw));
+        setChecked(m_flashOutputCopy, p.memory.attention != Attention::Eager && flashOutputCopyOf(p, *fw));
     }
     setValue(m_vocabDivisor, p.model.vocab_divisible_by);
     setValue(m_bufferPad, p.memory.param_and_grad_buffer_pad);
@@ -1673,6 +1697,8 @@ void PlanEditor::refreshChoices()
             : tr("%1\nNot possible now:\n%2").arg(scheduleHelp, schedules.join(QLatin1Char('\n'))));
     comboReasons(m_ffnKind, [](Plan &c, const QVariant &v) {
         c.model.ffn = FfnKind(v.toInt());
+        if (c.model.ffn != FfnKind::SwiGLU)
+            c.memory.fused_swiglu.reset();
         makeCustom(c.model);
     });
     comboReasons(m_framework, [](Plan &c, const QVariant &v) { c.framework = toStd(v.toString()); });
@@ -1718,6 +1744,15 @@ void PlanEditor::refreshChoices()
                          if (!params)
                              c.memory.overlap_grad_reduce = true;
                      });
+        const bool fused = fusedSwigluOf(base, *fw), copied = flashOutputCopyOf(base, *fw);
+        toggleReason(m_fusedSwiglu,
+                     tr("One SwiGLU kernel keeps gate|up and its output; unfused, gate, up, silu(gate) "
+                        "and their product are each kept for backward"),
+                     [fused](Plan &c) { c.memory.fused_swiglu = !fused; });
+        toggleReason(m_flashOutputCopy,
+                     tr("Flash attention run in the (b, s) layout (legacy Megatron-LM): its output and "
+                        "a copy in (s, b) are both kept for backward"),
+                     [copied](Plan &c) { c.memory.flash_output_copy = !copied; });
     }
 }
 
