@@ -72,6 +72,29 @@ BENCHMARK(BM_TimelineReplayCaseFsdp8)->Unit(benchmark::kMicrosecond);
 void BM_TimelineReplayPipeline8Stages(benchmark::State &state) { timelineAndReplay(state, pipelinePlan()); }
 BENCHMARK(BM_TimelineReplayPipeline8Stages)->Unit(benchmark::kMicrosecond);
 
+// The caching allocator alone: every stage's timeline of the 8-stage plan listed once, then
+// replayed at the device's capacity as the search replays a layout (time per event reported).
+void BM_AllocatorReplayPipeline8Stages(benchmark::State &state)
+{
+    const Plan plan = pipelinePlan();
+    const Catalog &cat = Catalog::builtin();
+    const double capacity = cat.device(plan.cluster.device)->hbm_bytes;
+    std::vector<StepTimeline> timelines;
+    size_t events = 0;
+    for (int stage = 0; stage < plan.parallel.pp; ++stage) {
+        timelines.push_back(memoryTimeline(plan, cat, stage));
+        events += timelines.back().events.size();
+    }
+    for (auto _ : state) {
+        for (const StepTimeline &t : timelines)
+            benchmark::DoNotOptimize(replayOnDevice(t, AllocatorRules::Npu, plan.memory.allocator, capacity));
+    }
+    state.counters["events"] = double(events);
+    state.counters["s/event"] = benchmark::Counter(double(events) * double(state.iterations()),
+                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_AllocatorReplayPipeline8Stages)->Unit(benchmark::kMicrosecond);
+
 void BM_FullEstimateCaseFsdp8(benchmark::State &state)
 {
     const Plan plan = loadCase("hcie-ai-fsdp.plan.json");
