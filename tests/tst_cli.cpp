@@ -110,6 +110,26 @@ private slots:
         QVERIFY(out.contains(QStringLiteral("(nominal: 14 GB)")));
     }
 
+    // A plan that gives the model's fields itself (no preset, no display name) is named as a
+    // custom shape in the estimate's and the search's headers, not left blank.
+    void customShapeIsNamed()
+    {
+        QTemporaryDir dir;
+        json plan = json::parse(readAll(QString::fromStdString(casePath("hcie-ai-fsdp.plan.json"))).toStdString());
+        plan["model"] = {{"layers", 4}, {"hidden", 1024}, {"heads", 8}, {"kv_heads", 8}, {"head_dim", 128},
+                         {"ffn_hidden", 2816}, {"ffn", "swiglu"}, {"vocab", 32000}};
+        const QString path = dir.filePath(QStringLiteral("custom.plan.json"));
+        writeFile(path, QByteArray::fromStdString(plan.dump()));
+        const Result e = runCli({"estimate", path.toStdString()});
+        QCOMPARE(e.code, 0);
+        QVERIFY2(QString::fromStdString(e.out).contains(QStringLiteral("Model:   custom shape, ")), e.out.c_str());
+        const Result s = runCli({"search", path.toStdString(), "--top", "1"});
+        QCOMPARE(s.code, 0);
+        QVERIFY2(QString::fromStdString(s.out).contains(QStringLiteral("Model custom shape, ")), s.out.c_str());
+        const Result named = runCli({"estimate", casePath("hcie-ai-fsdp.plan.json")});
+        QVERIFY(QString::fromStdString(named.out).contains(QStringLiteral("Model:   llama2-7b, ")));
+    }
+
     void badInput_data()
     {
         QTest::addColumn<QString>("content");

@@ -96,6 +96,13 @@ std::string located(const std::string &file, const std::string &message)
     return message.rfind(file, 0) == 0 ? message : file + ": " + message;
 }
 
+std::string modelName(const Plan &plan)
+{
+    if (!plan.model.preset.empty())
+        return plan.model.preset;
+    return plan.model.display_name.empty() ? std::string("custom shape") : plan.model.display_name;
+}
+
 const Catalog &catalog(std::ostream &err)
 {
     const Catalog &cat = Catalog::builtin();
@@ -149,7 +156,7 @@ std::string estimateTable(const Plan &plan)
     std::ostringstream o;
 
     o << "Plan:    " << plan.name << "\n";
-    o << "Model:   " << (plan.model.preset.empty() ? plan.model.display_name : plan.model.preset) << ", "
+    o << "Model:   " << modelName(plan) << ", "
       << formatCount(pc.total) << " parameters (" << plan.model.layers << " layers, hidden "
       << plan.model.hidden << ", " << plan.model.heads << " heads / " << plan.model.kv_heads
       << " KV, FFN " << plan.model.ffn_hidden << " " << toString(plan.model.ffn) << ", vocab "

@@ -36,6 +36,10 @@ std::string estimateTable(const Plan &plan);
 /// "FILE: message", unless the message already starts with FILE.
 std::string located(const std::string &file, const std::string &message);
 
+/// The model as the tables name it: its preset, else its display name, else "custom shape"
+/// (a plan that gives the fields itself).
+std::string modelName(const Plan &plan);
+
 /// The built-in catalog. Prints what loading it noticed (a skipped user device profile, a user
 /// device folder that is a file) on `err`, once per process.
 const Catalog &catalog(std::ostream &err);

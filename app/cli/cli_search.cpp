@@ -366,7 +366,7 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
         }
         const Plan &b = req.base;
         out << "Search: " << b.name << "\n";
-        out << "Model " << (b.model.preset.empty() ? b.model.display_name : b.model.preset) << ", "
+        out << "Model " << modelName(b) << ", "
             << b.training.seq_len << " tokens per sequence, global batch " << global
             << " sequences, " << searchCluster(b.cluster, req.max_devices).nodes << " x "
             << searchCluster(b.cluster, req.max_devices).devices_per_node << " "
