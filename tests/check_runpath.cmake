@@ -1,0 +1,26 @@
+# Fails when a built binary's RPATH or RUNPATH has an empty entry: the dynamic loader reads one as
+# the current directory, so the binary would load libraries from wherever it is run.
+#   cmake -DFILES="a;b" -P check_runpath.cmake
+if(NOT FILES)
+    message(FATAL_ERROR "check_runpath.cmake: give -DFILES=<binary;...>")
+endif()
+foreach(f IN LISTS FILES)
+    if(NOT EXISTS "${f}")
+        message(FATAL_ERROR "${f}: no such file")
+    endif()
+    file(READ_ELF "${f}" RPATH rpath RUNPATH runpath CAPTURE_ERROR err)
+    if(err)
+        message(FATAL_ERROR "${f}: ${err}")
+    endif()
+    foreach(kind rpath runpath)
+        set(value "${${kind}}")
+        if(value STREQUAL "")
+            continue()
+        endif()
+        # READ_ELF gives the entries as a list (';'); ':' is what the ELF file holds.
+        if(value MATCHES "^[:;]|[:;][:;]|[:;]$")
+            message(FATAL_ERROR "${f}: ${kind} \"${value}\" has an empty entry (the current directory)")
+        endif()
+        message(STATUS "${f}: ${kind} ${value}")
+    endforeach()
+endforeach()
