@@ -25,6 +25,7 @@
 #include "timeline.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 namespace shardscope {
@@ -786,22 +787,76 @@ void TimelineRecorder::alloc(const TensorRef &t, double bytes, const std::vector
                 add(std::max(0.0, b));
         }
     }
-    open_[key(t)] = {first, int(out_.tensors.size()) - first};
+    open_.put(key(t), first, int(out_.tensors.size()) - first);
 }
 
 void TimelineRecorder::free(const TensorRef &t, double)
 {
-    const auto it = open_.find(key(t));
-    if (it == open_.end()) {
+    std::pair<int, int> open;
+    if (!open_.take(key(t), open)) {
         ++out_.unmatched_frees;
         return;
     }
-    for (int i = 0; i < it->second.second; ++i) {
-        const int idx = it->second.first + i;
+    for (int i = 0; i < open.second; ++i) {
+        const int idx = open.first + i;
         out_.tensors[size_t(idx)].free_event = int(out_.events.size());
         out_.events.push_back({idx, false});
     }
-    open_.erase(it);
+}
+
+size_t TimelineRecorder::OpenTensors::home(uint64_t key) const
+{
+    // Fibonacci hashing: the product's top bits, which every bit of the key reaches.
+    return size_t((key * 0x9e3779b97f4a7c15ull) >> shift_);
+}
+
+void TimelineRecorder::OpenTensors::put(uint64_t key, int first, int count)
+{
+    if (2 * (used_ + 1) > slots_.size()) {
+        std::vector<Slot> old(std::max<size_t>(64, 2 * slots_.size()));
+        old.swap(slots_);
+        used_ = 0;
+        shift_ = 64 - std::countr_zero(slots_.size());
+        for (const Slot &o : old) {
+            if (o.count > 0)
+                put(o.key, o.first, o.count);
+        }
+    }
+    for (size_t i = home(key);; i = (i + 1) & (slots_.size() - 1)) {
+        Slot &s = slots_[i];
+        if (s.count == 0 || s.key == key) {
+            used_ += s.count == 0 ? 1 : 0;
+            s = {key, first, count};
+            return;
+        }
+    }
+}
+
+bool TimelineRecorder::OpenTensors::take(uint64_t key, std::pair<int, int> &out)
+{
+    if (slots_.empty())
+        return false;
+    const size_t mask = slots_.size() - 1;
+    size_t i = home(key);
+    while (slots_[i].count > 0 && slots_[i].key != key)
+        i = (i + 1) & mask;
+    if (slots_[i].count == 0)
+        return false;
+    out = {slots_[i].first, slots_[i].count};
+    // Backward-shift deletion: later slots of the probe run move into the hole when their home
+    // does not lie cyclically between the hole and them.
+    size_t hole = i;
+    for (size_t j = (i + 1) & mask; slots_[j].count > 0; j = (j + 1) & mask) {
+        const size_t h = home(slots_[j].key);
+        const bool stays = hole <= j ? (hole < h && h <= j) : (hole < h || h <= j);
+        if (!stays) {
+            slots_[hole] = slots_[j];
+            hole = j;
+        }
+    }
+    slots_[hole] = Slot{};
+    --used_;
+    return true;
 }
 
 void TimelineRecorder::repeat(int n, FunctionRef<void(int)> body)

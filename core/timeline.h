@@ -287,7 +287,29 @@ private:
     int limit_;
     StepPart part_ = StepPart::Setup;
     Phase phase_ = Phase::Forward;
-    std::unordered_map<uint64_t, std::pair<int, int>> open_; ///< key -> first tensor, count
+    /// The tensors allocated and not yet freed, by key (first tensor, count): open addressing
+    /// with linear probing in one array, since a timeline opens and closes thousands of them and
+    /// a node-based map allocates for each.
+    class OpenTensors
+    {
+    public:
+        /// Opens `key` (`count` >= 1, as every alloc lists a tensor), replacing an open one.
+        void put(uint64_t key, int first, int count);
+        /// Finds `key` and removes it; false when it is not open.
+        bool take(uint64_t key, std::pair<int, int> &out);
+
+    private:
+        struct Slot
+        {
+            uint64_t key = 0;
+            int first = 0, count = 0; ///< count 0: the slot is empty
+        };
+        size_t home(uint64_t key) const;
+        std::vector<Slot> slots_; ///< a power of two, at most half used
+        size_t used_ = 0;
+        int shift_ = 64; ///< 64 - log2(slots)
+    };
+    OpenTensors open_;
 };
 
 } // namespace shardscope

@@ -79,6 +79,61 @@ class TestTimeline : public QObject
     Q_OBJECT
 
 private slots:
+    // The recorder pairs every free with its tensor's allocation by key, over thousands of
+    // tensors open at once (keys that differ in any one field), freed in a shuffled order; a key
+    // allocated again while open replaces the open one (whose tensors stay allocated); a free of
+    // a key that is not open is counted, not listed.
+    void recorderPairsFrees()
+    {
+        StepTimeline t;
+        TimelineRecorder rec(t);
+        std::vector<TensorRef> refs;
+        for (int kind = 0; kind < 4; ++kind)
+            for (int unit = -1; unit < 9; ++unit)
+                for (int layer = -1; layer < 20; ++layer)
+                    for (int piece = 0; piece < 6; ++piece)
+                        refs.push_back({TensorKind(kind), unit, layer, piece});
+        const std::vector<double> parts = {1.0, 3.0};
+        size_t fifth = 0; // refs[5]'s first tensor
+        for (size_t i = 0; i < refs.size(); ++i) {
+            if (i == 5)
+                fifth = t.tensors.size();
+            rec.alloc(refs[i], double(i + 1), i % 7 == 0 ? &parts : nullptr);
+        }
+        const size_t opened = t.tensors.size();
+        // Re-open one key: its first tensor is left allocated, its free closes the new one.
+        rec.alloc(refs[5], 99.0, nullptr);
+        std::vector<size_t> order(refs.size());
+        for (size_t i = 0; i < order.size(); ++i)
+            order[i] = (i * 7919) % order.size(); // a permutation (7919 is prime, not a factor)
+        for (size_t i : order)
+            rec.free(refs[i], 0.0);
+        rec.free(refs[3], 0.0);                         // closed already
+        rec.free({TensorKind::Parameter, 50, 50, 50}, 0.0); // never opened
+        QCOMPARE(t.unmatched_frees, 2);
+        QCOMPARE(t.tensors.size(), opened + 1);
+        int stillOpen = 0;
+        for (size_t k = 0; k < t.tensors.size(); ++k) {
+            const TimelineTensor &tt = t.tensors[k];
+            if (tt.free_event < 0) {
+                ++stillOpen;
+                continue;
+            }
+            const TimelineEvent &e = t.events[size_t(tt.free_event)];
+            QVERIFY(!e.alloc);
+            QCOMPARE(e.tensor, int(k));
+            QVERIFY(tt.free_event > tt.alloc_event);
+        }
+        QCOMPARE(stillOpen, 1); // refs[5]'s first listing
+        QCOMPARE(t.tensors[fifth].free_event, -1);
+        QCOMPARE(t.tensors[fifth].bytes, 6.0);
+        QCOMPARE(t.tensors[opened].bytes, 99.0);
+        // Split groups free both their tensors, the larger part three quarters of the bytes.
+        QCOMPARE(t.tensors[0].bytes, 0.25);
+        QCOMPARE(t.tensors[1].bytes, 0.75);
+        QVERIFY(t.tensors[1].free_event == t.tensors[0].free_event + 1);
+    }
+
     // The timeline is the breakdown's source: its live bytes peak where estimateMemory says, in
     // every phase, on every stage; the steady step ends as it began; every free matches.
     void agreesWithEstimate_data()
