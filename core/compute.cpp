@@ -501,25 +501,45 @@ PerMicrobatch perMicrobatch(const Plan &plan, const ComputeProfile &cp)
 class KeptMicrobatches
 {
 public:
-    const PerMicrobatch &of(const Plan &plan, const ComputeProfile &cp)
+    /// `sharedHolds`: the caller's plans share what Shared holds (ComputeCache), which is then
+    /// compared only before a part is computed afresh.
+    const PerMicrobatch &of(const Plan &plan, const ComputeProfile &cp, bool sharedHolds = false)
     {
         if (!reusable(plan))
             return fresh_ = perMicrobatch(plan, cp);
         const Pa pa = paOf(plan, cp);
-        if (!shared_ || !(shared_->model == plan.model) || !(shared_->precision == plan.precision) ||
-            !(shared_->profile == cp) || shared_->attention != plan.memory.attention ||
-            shared_->loss != plan.memory.loss) {
+        auto sameShared = [&] {
+            return shared_ && shared_->model == plan.model && shared_->precision == plan.precision &&
+                   shared_->profile == cp && shared_->attention == plan.memory.attention &&
+                   shared_->loss == plan.memory.loss;
+        };
+        auto resetShared = [&] {
             shared_ = Shared{plan.model, plan.precision, cp, plan.memory.attention, plan.memory.loss};
-            size_ = next_ = 0;
+            size_ = next_ = last_ = 0;
+        };
+        if (!sharedHolds && !sameShared())
+            resetShared();
+        const uint64_t hash = hashOf(pa);
+        if (shared_) {
+            // The last part given first (the search asks for one many times in turn), then the
+            // others; a hash rules most out before their fields are compared.
+            if (size_ > 0 && kept_[last_].hash == hash && kept_[last_].key == pa)
+                return kept_[last_].pm;
+            for (size_t k = 0; k < size_; ++k) {
+                if (kept_[k].hash == hash && kept_[k].key == pa) {
+                    last_ = k;
+                    return kept_[k].pm;
+                }
+            }
         }
-        for (size_t k = 0; k < size_; ++k) {
-            if (kept_[k].key == pa)
-                return kept_[k].pm;
-        }
+        if (sharedHolds && !sameShared())
+            resetShared();
+        last_ = next_;
         Entry &e = kept_[next_];
         next_ = (next_ + 1) % kept_.size();
         size_ = std::max(size_, next_ == 0 ? kept_.size() : next_);
         e.key = pa;
+        e.hash = hash;
         e.pm = perMicrobatch(plan, cp);
         return e.pm;
     }
@@ -535,7 +555,7 @@ private:
     /// What perMicrobatch reads of the plan beyond the shared part.
     struct Pa
     {
-        int64_t seq;
+        int64_t seq, vocab; ///< vocab: the one model field the search's plans vary (padded by tp)
         int tp, pp, cp, ep, etp, v, first, last, mb, recomputeLayers;
         PpSchedule schedule;
         Recompute recompute;
@@ -543,10 +563,21 @@ private:
         bool sp, accountEmbedding, accountLoss, actFn, norm, autocast;
         bool operator==(const Pa &) const = default;
     };
+    static uint64_t hashOf(const Pa &a)
+    {
+        uint64_t h = 1469598103934665603ull;
+        for (const int64_t f : {a.seq, a.vocab, int64_t(a.tp), int64_t(a.pp), int64_t(a.cp), int64_t(a.ep),
+                                int64_t(a.etp), int64_t(a.v), int64_t(a.first), int64_t(a.last), int64_t(a.mb),
+                                int64_t(a.recomputeLayers), int64_t(a.schedule), int64_t(a.recompute),
+                                int64_t(a.method), int64_t(a.sp), int64_t(a.accountEmbedding),
+                                int64_t(a.accountLoss), int64_t(a.actFn), int64_t(a.norm), int64_t(a.autocast)})
+            h = (h ^ uint64_t(f)) * 1099511628211ull;
+        return h;
+    }
     static Pa paOf(const Plan &p, const ComputeProfile &cp)
     {
         const Parallel &pa = p.parallel;
-        return {p.training.seq_len, pa.tp, pa.pp, pa.cp, pa.ep, pa.expertTp(), pa.virtual_stages,
+        return {p.training.seq_len, p.model.vocab, pa.tp, pa.pp, pa.cp, pa.ep, pa.expertTp(), pa.virtual_stages,
                 pa.first_stage_layers, pa.last_stage_layers, p.training.micro_batch,
                 p.memory.recompute_num_layers, pa.pp_schedule, p.memory.recompute, p.memory.recompute_method,
                 pa.sp, pa.account_for_embedding, pa.account_for_loss, p.memory.recompute_activation_function,
@@ -563,11 +594,12 @@ private:
     struct Entry
     {
         Pa key{};
+        uint64_t hash = 0;
         PerMicrobatch pm;
     };
     std::optional<Shared> shared_;
     std::array<Entry, 16> kept_{};
-    size_t size_ = 0, next_ = 0;
+    size_t size_ = 0, next_ = 0, last_ = 0;
     PerMicrobatch fresh_;
 };
 
@@ -719,6 +751,26 @@ ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
         assignPaddedVocabPlan(given, cp.vocab_divisible_by, keptPadded);
     const Plan &padded = pad ? keptPadded : given;
     return perStep(padded, cp, kept.of(padded, cp));
+}
+
+struct ComputeCache::Impl
+{
+    Plan padded;
+    KeptMicrobatches kept;
+};
+
+ComputeCache::ComputeCache() : impl_(std::make_unique<Impl>()) {}
+ComputeCache::~ComputeCache() = default;
+ComputeCache::ComputeCache(ComputeCache &&) noexcept = default;
+ComputeCache &ComputeCache::operator=(ComputeCache &&) noexcept = default;
+
+ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp, ComputeCache &cache)
+{
+    const bool pad = vocabNeedsPadding(given, cp.vocab_divisible_by);
+    if (pad)
+        assignPaddedVocabPlan(given, cp.vocab_divisible_by, cache.impl_->padded);
+    const Plan &padded = pad ? cache.impl_->padded : given;
+    return perStep(padded, cp, cache.impl_->kept.of(padded, cp, true));
 }
 
 ComputeEstimate estimateComputeAfresh(const Plan &given, const ComputeProfile &cp)

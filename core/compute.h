@@ -3,6 +3,8 @@
 #include "estimate.h"
 #include "plan.h"
 
+#include <memory>
+
 namespace shardscope {
 
 struct DeviceProfile;
@@ -113,6 +115,27 @@ ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp);
 /// The same estimate computed from scratch, with nothing kept or reused (tst_step checks that
 /// both agree).
 ComputeEstimate estimateComputeAfresh(const Plan &plan, const ComputeProfile &cp);
+
+/// The per-micro-batch parts of one caller's plans that share their model (its vocabulary
+/// apart), precision, attention, loss head and compute profile: the search's working plans, one
+/// base plan with layouts applied. estimateCompute with it compares those shared fields only
+/// when it computes a part afresh (a model's are many, and the search asks millions of times);
+/// plans that break the premise must not share a cache.
+class ComputeCache
+{
+public:
+    ComputeCache();
+    ~ComputeCache();
+    ComputeCache(ComputeCache &&) noexcept;
+    ComputeCache &operator=(ComputeCache &&) noexcept;
+
+private:
+    friend ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp, ComputeCache &cache);
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+};
+/// estimateCompute through `cache` (the same figures).
+ComputeEstimate estimateCompute(const Plan &plan, const ComputeProfile &cp, ComputeCache &cache);
 
 /// Bytes moved between device and host per step by the offload switches: optimizer (gradients
 /// down, updated parameters up, once per step), parameters (the shard up before each forward

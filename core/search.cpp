@@ -756,6 +756,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     struct Worker
     {
         Plan w;
+        ComputeCache compute; ///< w's compute (its model, precision and profile are the search's)
         uint64_t pending = 0; ///< evaluated, not yet added to `evaluated`
         uint64_t seen = 0;
         uint64_t estimated = 0;
@@ -840,7 +841,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         applyWork(wk.w, l);
         if (!quickValidate(wk.w))
             return false;
-        ce = estimateCompute(wk.w, cprof);
+        ce = estimateCompute(wk.w, cprof, wk.compute);
         bound = request.prune ? stateBytes(wk.w, fw, ce) + dev.context_reserve_bytes : 0.0;
         return !(request.prune && bound > dev.hbm_bytes);
     };
@@ -1266,7 +1267,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                         return; // cannot fit, or cannot reach the ranking or the front
                     const double actBytes =
                         activationOffloadBytesPerMicrobatch(bw.w, *c.memory, *findBare(bw, bareOf(l)));
-                    const ComputeEstimate ce = estimateCompute(bw.w, cprof);
+                    const ComputeEstimate ce = estimateCompute(bw.w, cprof, bw.compute);
                     c.step = assembleStep(bw.w, cprof, ce, c.step.communication_s, offloadBytesPerStep(bw.w, ce, actBytes));
                     c.pending = false;
                 });
@@ -1396,7 +1397,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 const Run &r = batch[k];
                 const Layout l = unpack(tasks[r.task], candidates[r.task][r.pos]);
                 applyWork(bw.w, l);
-                const ComputeEstimate ce = estimateCompute(bw.w, cprof);
+                const ComputeEstimate ce = estimateCompute(bw.w, cprof, bw.compute);
                 costed[k] = Costed{r.task, r.pos, (l.offload & 8) || l.swap, stepOf(bw.w, ce, 0.0), std::nullopt};
             });
             for (size_t k = 0; k < batch.size(); ++k) {

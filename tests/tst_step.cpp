@@ -253,6 +253,7 @@ void TestStep::keptPartsAgree()
                 return false;
             }
         };
+        ComputeCache cache; // the search's: one model, precision and profile, any layout
         for (int layout = 0; layout < 1000; ++layout) {
             Plan p = base;
             for (int axis = 0; axis < 19; ++axis)
@@ -275,6 +276,7 @@ void TestStep::keptPartsAgree()
                     continue;
                 const std::vector<double> kept = fields(estimateCompute(n, cp));
                 const std::vector<double> fresh = fields(estimateComputeAfresh(n, cp));
+                QCOMPARE(fields(estimateCompute(n, cp, cache)), fresh);
                 ++compared;
                 if (axis >= 0 && kept == fields(estimateComputeAfresh(p, cp)))
                     ++reused; // the neighbour's compute equals the layout's
@@ -306,6 +308,22 @@ void TestStep::keptPartsAgree()
                     ++compared;
                 }
             }
+        }
+    }
+    // Through one cache, plans that differ in their vocabulary alone (the search's, padded by
+    // tp): each its own part.
+    {
+        json j = tinyPlan(4096, 1, false, true, false);
+        j["parallel"] = {{"dp", 8}};
+        j["cluster"] = {{"device", "ascend-910b2"}, {"devices_per_node", 8}, {"nodes", 1}};
+        j["model"] = {{"preset", "llama2-7b"}};
+        Plan p = parsePlan(j, cat);
+        const ComputeProfile pt = computeProfile(*cat.device("ascend-910b2"), *cat.framework("pytorch"), DType::BF16);
+        ComputeCache cache;
+        for (const int64_t vocab : {32000, 128256, 32000, 152064}) {
+            p.model.vocab = vocab;
+            QCOMPARE(fields(estimateCompute(p, pt, cache)), fields(estimateComputeAfresh(p, pt)));
+            ++compared;
         }
     }
     qInfo("%d estimates compared, %d neighbours with the layout's compute", compared, reused);
