@@ -736,27 +736,36 @@ ComputeEstimate perStep(const Plan &plan, const ComputeProfile &cp, const PerMic
     return out;
 }
 
+/// The head and the loss over the vocabulary the framework pads (framework.h): the plan itself
+/// when it is padded already (the search's working plans), else a padded copy assigned into a
+/// plan kept here, whose strings and vectors are reused. (Nothing estimateCompute calls
+/// estimates compute again, so the kept plan is one call's until it returns.) With the
+/// per-micro-batch parts kept beside it.
+struct KeptCompute
+{
+    Plan padded;
+    KeptMicrobatches kept;
+
+    ComputeEstimate of(const Plan &given, const ComputeProfile &cp, bool sharedHolds)
+    {
+        const bool pad = vocabNeedsPadding(given, cp.vocab_divisible_by);
+        if (pad)
+            assignPaddedVocabPlan(given, cp.vocab_divisible_by, padded);
+        const Plan &plan = pad ? padded : given;
+        return perStep(plan, cp, kept.of(plan, cp, sharedHolds));
+    }
+};
+
 } // namespace
 
 ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp)
 {
-    // The head and the loss over the vocabulary the framework pads (framework.h): the plan itself
-    // when it is padded already (the search's working plans), else a padded copy assigned into a
-    // plan this thread keeps, whose strings and vectors are reused. (Nothing this function calls
-    // estimates compute again, so the kept plan is this call's until it returns.)
-    thread_local Plan keptPadded;
-    thread_local KeptMicrobatches kept;
-    const bool pad = vocabNeedsPadding(given, cp.vocab_divisible_by);
-    if (pad)
-        assignPaddedVocabPlan(given, cp.vocab_divisible_by, keptPadded);
-    const Plan &padded = pad ? keptPadded : given;
-    return perStep(padded, cp, kept.of(padded, cp));
+    thread_local KeptCompute kept; // each thread's
+    return kept.of(given, cp, false);
 }
 
-struct ComputeCache::Impl
+struct ComputeCache::Impl : KeptCompute
 {
-    Plan padded;
-    KeptMicrobatches kept;
 };
 
 ComputeCache::ComputeCache() : impl_(std::make_unique<Impl>()) {}
@@ -766,11 +775,7 @@ ComputeCache &ComputeCache::operator=(ComputeCache &&) noexcept = default;
 
 ComputeEstimate estimateCompute(const Plan &given, const ComputeProfile &cp, ComputeCache &cache)
 {
-    const bool pad = vocabNeedsPadding(given, cp.vocab_divisible_by);
-    if (pad)
-        assignPaddedVocabPlan(given, cp.vocab_divisible_by, cache.impl_->padded);
-    const Plan &padded = pad ? cache.impl_->padded : given;
-    return perStep(padded, cp, cache.impl_->kept.of(padded, cp, true));
+    return cache.impl_->of(given, cp, true);
 }
 
 ComputeEstimate estimateComputeAfresh(const Plan &given, const ComputeProfile &cp)
