@@ -519,12 +519,11 @@ public:
         };
         if (!sharedHolds && !sameShared())
             resetShared();
+        if (shared_ && size_ > 0 && kept_[last_].key == pa)
+            return kept_[last_].pm; // the search asks for one part many times in turn
         const uint64_t hash = hashOf(pa);
         if (shared_) {
-            // The last part given first (the search asks for one many times in turn), then the
-            // others; a hash rules most out before their fields are compared.
-            if (size_ > 0 && kept_[last_].hash == hash && kept_[last_].key == pa)
-                return kept_[last_].pm;
+            // Then the others, a hash ruling most out before their words are compared.
             for (size_t k = 0; k < size_; ++k) {
                 if (kept_[k].hash == hash && kept_[k].key == pa) {
                     last_ = k;
@@ -552,36 +551,41 @@ private:
         return plan.training.method.method == TrainingMethod::Full && plan.precision.optimizer != Optimizer::Muon &&
                plan.parallel.stage_layers.empty() && plan.parallel.pipeline_layout.empty();
     }
-    /// What perMicrobatch reads of the plan beyond the shared part.
+    /// What perMicrobatch reads of the plan beyond the shared part, packed into words so that
+    /// a lookup compares and hashes a few integers: the sequence, the vocabulary (the one model
+    /// field the search's plans vary: padded by tp), then the degrees and layer-layout fields
+    /// two to a word, then the schedule, recompute options and flags.
     struct Pa
     {
-        int64_t seq, vocab; ///< vocab: the one model field the search's plans vary (padded by tp)
-        int tp, pp, cp, ep, etp, v, first, last, mb, recomputeLayers;
-        PpSchedule schedule;
-        Recompute recompute;
-        RecomputeMethod method;
-        bool sp, accountEmbedding, accountLoss, actFn, norm, autocast;
+        std::array<uint64_t, 8> w{};
         bool operator==(const Pa &) const = default;
     };
     static uint64_t hashOf(const Pa &a)
     {
-        uint64_t h = 1469598103934665603ull;
-        for (const int64_t f : {a.seq, a.vocab, int64_t(a.tp), int64_t(a.pp), int64_t(a.cp), int64_t(a.ep),
-                                int64_t(a.etp), int64_t(a.v), int64_t(a.first), int64_t(a.last), int64_t(a.mb),
-                                int64_t(a.recomputeLayers), int64_t(a.schedule), int64_t(a.recompute),
-                                int64_t(a.method), int64_t(a.sp), int64_t(a.accountEmbedding),
-                                int64_t(a.accountLoss), int64_t(a.actFn), int64_t(a.norm), int64_t(a.autocast)})
-            h = (h ^ uint64_t(f)) * 1099511628211ull;
-        return h;
+        uint64_t h = 0;
+        for (const uint64_t w : a.w)
+            h = (h ^ w) * 0x9E3779B97F4A7C15ull;
+        return h ^ (h >> 29);
     }
     static Pa paOf(const Plan &p, const ComputeProfile &cp)
     {
         const Parallel &pa = p.parallel;
-        return {p.training.seq_len, p.model.vocab, pa.tp, pa.pp, pa.cp, pa.ep, pa.expertTp(), pa.virtual_stages,
-                pa.first_stage_layers, pa.last_stage_layers, p.training.micro_batch,
-                p.memory.recompute_num_layers, pa.pp_schedule, p.memory.recompute, p.memory.recompute_method,
-                pa.sp, pa.account_for_embedding, pa.account_for_loss, p.memory.recompute_activation_function,
-                p.memory.recompute_norm, autocastsWeights(p, cp)};
+        auto two = [](int hi, int lo) { return uint64_t(uint32_t(hi)) << 32 | uint32_t(lo); };
+        auto bit = [](bool b, int at) { return uint64_t(b) << at; };
+        Pa k;
+        k.w[0] = uint64_t(p.training.seq_len);
+        k.w[1] = uint64_t(p.model.vocab);
+        k.w[2] = two(pa.tp, pa.pp);
+        k.w[3] = two(pa.cp, pa.ep);
+        k.w[4] = two(pa.expertTp(), pa.virtual_stages);
+        k.w[5] = two(pa.first_stage_layers, pa.last_stage_layers);
+        k.w[6] = two(p.training.micro_batch, p.memory.recompute_num_layers);
+        k.w[7] = uint64_t(uint8_t(pa.pp_schedule)) | uint64_t(uint8_t(p.memory.recompute)) << 8 |
+                 uint64_t(uint8_t(p.memory.recompute_method)) << 16 | bit(pa.sp, 24) |
+                 bit(pa.account_for_embedding, 25) | bit(pa.account_for_loss, 26) |
+                 bit(p.memory.recompute_activation_function, 27) | bit(p.memory.recompute_norm, 28) |
+                 bit(autocastsWeights(p, cp), 29);
+        return k;
     }
     struct Shared
     {
