@@ -3,6 +3,7 @@
 #include "plan.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <functional>
 #include <memory>
@@ -248,7 +249,7 @@ StageLayout stageLayout(const Parallel &pa, int layers)
 {
     StageLayout l;
     l.pp = std::max(1, pa.pp);
-    l.chunks = pa.pp_schedule == PpSchedule::Interleaved ? std::max(1, pa.virtual_stages) : 1;
+    l.chunks = pa.chunksPerStage();
     const int pp = l.pp, v = l.chunks;
     l.counts.assign(size_t(pp * v), 0);
     layers = std::max(0, layers);
@@ -499,6 +500,85 @@ std::optional<PlanError> pipelineLayoutError(const Parallel &pa, int layers, int
 
 } // namespace
 
+namespace {
+
+/// Model chunks of an even layout: stages times virtual stages.
+int64_t evenChunks(const Parallel &pa)
+{
+    return int64_t(pa.pp) * pa.chunksPerStage();
+}
+
+} // namespace
+
+namespace {
+
+/// What the search asks of the last few custom layouts of each thread (whether stageLayoutError
+/// passes them, their largest chunk), with what stageLayout and stageLayoutError read: it asks
+/// about the same few among millions of layouts.
+struct KeptCustomLayouts
+{
+    struct Entry
+    {
+        int layers, mtp, pp, chunks, first, last;
+        bool embedding, loss;
+        std::vector<int> stageLayers;
+        std::string pipelineLayout;
+        bool valid;
+        int largest = -1; ///< -1: not asked yet
+        bool matches(const Parallel &pa, int n, int m) const
+        {
+            return layers == n && mtp == m && pp == pa.pp && chunks == pa.chunksPerStage() &&
+                   first == pa.first_stage_layers && last == pa.last_stage_layers &&
+                   embedding == pa.account_for_embedding && loss == pa.account_for_loss &&
+                   stageLayers == pa.stage_layers && pipelineLayout == pa.pipeline_layout;
+        }
+    };
+    std::array<std::optional<Entry>, 4> entries;
+    size_t next = 0;
+
+    static Entry &of(const Parallel &pa, int layers, int mtp)
+    {
+        thread_local KeptCustomLayouts kept;
+        for (std::optional<Entry> &e : kept.entries) {
+            if (e && e->matches(pa, layers, mtp))
+                return *e;
+        }
+        std::optional<Entry> &e = kept.entries[kept.next];
+        kept.next = (kept.next + 1) % kept.entries.size();
+        e = Entry{layers,
+                  mtp,
+                  pa.pp,
+                  pa.chunksPerStage(),
+                  pa.first_stage_layers,
+                  pa.last_stage_layers,
+                  pa.account_for_embedding,
+                  pa.account_for_loss,
+                  pa.stage_layers,
+                  pa.pipeline_layout,
+                  !stageLayoutError(pa, layers, mtp)};
+        return *e;
+    }
+};
+
+} // namespace
+
+bool stageLayoutValid(const Parallel &pa, int layers, int mtpLayers)
+{
+    if (!pa.customLayout() && evenChunks(pa) > 0)
+        return layers % evenChunks(pa) == 0;
+    return KeptCustomLayouts::of(pa, layers, mtpLayers).valid;
+}
+
+int largestChunkLayers(const Parallel &pa, int layers, int mtpLayers)
+{
+    if (!pa.customLayout() && evenChunks(pa) > 0 && layers >= 0 && layers % evenChunks(pa) == 0)
+        return int(layers / evenChunks(pa));
+    KeptCustomLayouts::Entry &e = KeptCustomLayouts::of(pa, layers, mtpLayers);
+    if (e.largest < 0)
+        e.largest = stageLayout(pa, layers).largestChunk();
+    return e.largest;
+}
+
 std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers, int mtpLayers)
 {
     auto s = [](int64_t v) { return std::to_string(v); };
@@ -506,7 +586,7 @@ std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers, int mt
     const bool firstLast = pa.first_stage_layers > 0 || pa.last_stage_layers > 0;
     const bool account = pa.account_for_embedding || pa.account_for_loss;
     if (!pa.customLayout()) {
-        const int64_t chunks = int64_t(pa.pp) * v;
+        const int64_t chunks = evenChunks(pa);
         if (layers % chunks != 0)
             return PlanError("parallel.pp", "pp * virtual_stages = " + s(chunks) + " must divide model.layers (" +
                                                 s(layers) + "); uneven stages: parallel.first_stage_layers, "

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace shardscope {
@@ -146,6 +147,12 @@ std::vector<int> layerStages(const Parallel &pa, int layers);
 /// `mtpLayers`: model.mtp_layers (a layout string spells the MTP modules out).
 std::optional<PlanError> stageLayoutError(const Parallel &pa, int layers, int mtpLayers);
 std::optional<PlanError> stageLayoutError(const Plan &plan);
+/// !stageLayoutError(pa, layers, mtpLayers), without writing the error out: the search asks it
+/// of millions of layouts.
+bool stageLayoutValid(const Parallel &pa, int layers, int mtpLayers);
+/// stageLayout(pa, layers).largestChunk(), without building an even layout. Each thread keeps
+/// what it found of its last few custom layouts (with stageLayoutValid: `mtpLayers` as there).
+int largestChunkLayers(const Parallel &pa, int layers, int mtpLayers = 0);
 
 /// The pipeline stage holding decoder layer `layer` of `layers` (stageLayout's placement).
 int stageOfLayer(const Parallel &pa, int layers, int layer);
@@ -175,5 +182,6 @@ struct RankShape
 /// out the kept one for the same model and fields; an entry the keep drops lives on while a
 /// caller holds it.
 std::shared_ptr<const RankShape> rankShape(const ModelShape &m, const Parallel &pa);
+
 
 } // namespace shardscope

@@ -124,6 +124,8 @@ struct Parallel
     int ringDegree() const { return cp / std::max(1, ulyssesDegree()); }
     int world() const { return dp * tp * pp * cp; }
     int expertTp() const { return etp > 0 ? etp : tp; }
+    /// Model chunks per stage: the virtual stages when interleaved, else one.
+    int chunksPerStage() const { return pp_schedule == PpSchedule::Interleaved ? std::max(1, virtual_stages) : 1; }
     /// Ranks the sharded states are split over (dp_shard x cp, or dp x cp), and the replicas.
     int shardGroup() const { return (dp_shard > 0 ? dp_shard : dp) * cp; }
     int replicas() const { return dp_shard > 0 ? dp / dp_shard : 1; }

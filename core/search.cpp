@@ -299,6 +299,11 @@ private:
 
 bool quickValidate(const Plan &plan)
 {
+    return quickValidateLayout(plan) && quickValidateMemory(plan);
+}
+
+bool quickValidateLayout(const Plan &plan)
+{
     const ModelShape &m = plan.model;
     const Parallel &pa = plan.parallel;
     if (int64_t(pa.dp) * pa.tp * pa.pp * pa.cp != plan.cluster.world())
@@ -329,10 +334,7 @@ bool quickValidate(const Plan &plan)
         return false;
     }
     // The layer layout: the same rules as validatePlan (core/layers.h).
-    if (stageLayoutError(pa, m.layers, m.mtp_layers))
-        return false;
-    if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > 1 &&
-        plan.memory.recompute_num_layers > stageLayout(pa, m.layers).largestChunk())
+    if (!stageLayoutValid(pa, m.layers, m.mtp_layers))
         return false;
     if (plan.training.seq_len % pa.cp != 0)
         return false;
@@ -350,6 +352,24 @@ bool quickValidate(const Plan &plan)
             (pa.etp == 0 && (int64_t(pa.dp) * pa.cp) % pa.ep != 0))
             return false;
     }
+    if (pa.dp_shard > 0 && (pa.sharding == Sharding::None || pa.dp_shard > pa.dp || pa.dp % pa.dp_shard != 0))
+        return false;
+    if (double(plan.training.seq_len) * plan.training.micro_batch > 1.0e9)
+        return false;
+    // MindSpeed's ep factor sizes the adaptive ep buffer (validatePlan; the device and framework
+    // rules of the HCCL options do not depend on the layout).
+    if (plan.memory.hccl_ep_group_buffer_adaptive_factor > 0 && !plan.memory.hccl_buffer_adaptive)
+        return false;
+    return true;
+}
+
+bool quickValidateMemory(const Plan &plan)
+{
+    const ModelShape &m = plan.model;
+    const Parallel &pa = plan.parallel;
+    if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > 1 &&
+        plan.memory.recompute_num_layers > largestChunkLayers(pa, m.layers, m.mtp_layers))
+        return false;
     if (plan.memory.offload.params && pa.sharding != Sharding::Full)
         return false;
     if ((plan.memory.recompute_activation_function || plan.memory.recompute_norm) &&
@@ -358,20 +378,12 @@ bool quickValidate(const Plan &plan)
     if (plan.memory.swap_attention && (plan.framework != "megatron" || plan.memory.recompute == Recompute::Full ||
                                        plan.memory.offload.activations))
         return false;
-    if (pa.dp_shard > 0 && (pa.sharding == Sharding::None || pa.dp_shard > pa.dp || pa.dp % pa.dp_shard != 0))
-        return false;
-    if (double(plan.training.seq_len) * plan.training.micro_batch > 1.0e9)
-        return false;
     // DeepSpeed ZeRO++ hpZ (validatePlan): ZeRO-3 over dp, the group a divisor of dp.
     if (const int hpz = pa.zero_hpz_partition_size; hpz > 1) {
         if (plan.framework != "deepspeed" || pa.sharding != Sharding::Full || !pa.reshard_after_forward ||
             pa.dp_shard > 0 || plan.memory.offload.params || hpz > pa.dp || pa.dp % hpz != 0)
             return false;
     }
-    // MindSpeed's ep factor sizes the adaptive ep buffer (validatePlan; the device and framework
-    // rules of the HCCL options do not depend on the layout).
-    if (plan.memory.hccl_ep_group_buffer_adaptive_factor > 0 && !plan.memory.hccl_buffer_adaptive)
-        return false;
     return true;
 }
 
@@ -757,6 +769,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     {
         Plan w;
         ComputeCache compute; ///< w's compute (its model, precision and profile are the search's)
+        std::optional<Layout> outer; ///< the last layout screened, its memory options cleared
+        bool outerValid = false;     ///< quickValidateLayout of it
         uint64_t pending = 0; ///< evaluated, not yet added to `evaluated`
         uint64_t seen = 0;
         uint64_t estimated = 0;
@@ -839,7 +853,19 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     // reserve), beyond HBM unable to fit.
     auto screen = [&](Worker &wk, const Layout &l, ComputeEstimate &ce, double &bound) {
         applyWork(wk.w, l);
-        if (!quickValidate(wk.w))
+        // The layout's half of quickValidate is the same for the memory options' variants, which
+        // the enumeration visits one after another: kept for the last layout without them.
+        Layout outer = l;
+        outer.recompute = Recompute::None;
+        outer.block_layers = 0;
+        outer.offload = 0;
+        outer.swap = false;
+        outer.msRecompute = 0;
+        if (!wk.outer || *wk.outer != outer) {
+            wk.outer = outer;
+            wk.outerValid = quickValidateLayout(wk.w);
+        }
+        if (!wk.outerValid || !quickValidateMemory(wk.w))
             return false;
         ce = estimateCompute(wk.w, cprof, wk.compute);
         bound = request.prune ? stateBytes(wk.w, fw, ce) + dev.context_reserve_bytes : 0.0;

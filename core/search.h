@@ -117,6 +117,11 @@ struct SearchOutcome
 /// building messages: true exactly when validatePlan would accept a plan whose fixed part
 /// (device, framework, dtypes) it already accepted.
 bool quickValidate(const Plan &plan);
+/// The two halves of quickValidate (it is their conjunction): the rules on the layout's degrees,
+/// layer layout, sharding and micro-batch, and those that read the memory options the search
+/// varies within them (recompute, offload, swap-attention, MindSpeed's recompute, hpZ).
+bool quickValidateLayout(const Plan &plan);
+bool quickValidateMemory(const Plan &plan);
 
 /// The cluster a search with `max_devices` runs on (see SearchRequest::max_devices).
 Cluster searchCluster(const Cluster &cluster, int max_devices);

@@ -520,6 +520,68 @@ private slots:
         }
         check(*held, models[0], layouts[1]);
         QVERIFY(rankShape(models[0], layouts[1]).get() != held.get()); // dropped, then built again
+
+    }
+
+    // What the search asks of a layer layout millions of times (stageLayoutValid,
+    // largestChunkLayers), kept per thread for custom layouts, is what stageLayoutError and
+    // stageLayout say, over even, uneven, accounted, listed and string layouts asked in turn,
+    // valid and not.
+    void keptLayoutFactsAgree()
+    {
+        // Neighbours differ in one field each, and every layout is asked right after the one
+        // before it: a field the keep left out of its key would hand one the other's facts.
+        std::vector<Parallel> layouts;
+        for (int pp : {1, 2, 3, 4, 8})
+            for (int v : {1, 2, 3})
+                layouts.push_back(pipeline(pp, v));
+        for (auto [first, last] : {std::pair{3, 0}, std::pair{5, 0}, std::pair{0, 5}, std::pair{0, 3},
+                                   std::pair{4, 4}, std::pair{6, 4}, std::pair{6, 2}}) {
+            for (int pp : {2, 4})
+                for (int v : {1, 2}) {
+                    Parallel pa = pipeline(pp, v);
+                    pa.first_stage_layers = first;
+                    pa.last_stage_layers = last;
+                    layouts.push_back(pa);
+                }
+        }
+        for (int pp : {1, 2, 4}) {
+            for (auto [embedding, loss] : {std::pair{true, false}, std::pair{false, true}, std::pair{true, true}}) {
+                for (int v : {1, 2}) {
+                    Parallel pa = pipeline(pp, v);
+                    pa.account_for_embedding = embedding;
+                    pa.account_for_loss = loss;
+                    layouts.push_back(pa);
+                }
+            }
+        }
+        for (const std::vector<int> &listed : {std::vector<int>{10, 22}, std::vector<int>{16, 16}, std::vector<int>{16, 15},
+                                               std::vector<int>{8, 8, 8}}) {
+            Parallel pa = pipeline(int(listed.size()));
+            pa.stage_layers = listed;
+            layouts.push_back(pa);
+        }
+        for (const char *spelled : {"Et*15|t*16L", "Et*16|t*15L", "Et*15|t*15mL"}) {
+            Parallel pa = pipeline(2);
+            pa.pipeline_layout = spelled;
+            layouts.push_back(pa);
+        }
+        int valid = 0, custom = 0;
+        for (int round = 0; round < 2; ++round) {
+            for (int layers : {31, 32, 61}) {
+                for (int mtp : {0, 1}) {
+                    for (const Parallel &pa : layouts) {
+                        const bool expected = !stageLayoutError(pa, layers, mtp);
+                        QCOMPARE(stageLayoutValid(pa, layers, mtp), expected);
+                        QCOMPARE(largestChunkLayers(pa, layers, mtp), stageLayout(pa, layers).largestChunk());
+                        valid += expected && round == 0 ? 1 : 0;
+                        custom += expected && pa.customLayout() && round == 0 ? 1 : 0;
+                    }
+                }
+            }
+        }
+        QVERIFY(valid > 40);  // both verdicts are met
+        QVERIFY(custom > 20); // valid custom layouts, the kept ones
     }
 };
 
