@@ -698,21 +698,8 @@ struct KeptRankShapes
     struct Entry
     {
         ModelShape model;
-        int tp, ep, etp, pp, virtualStages, first, last;
-        PpSchedule schedule;
-        bool embedding, loss;
-        std::vector<int> stageLayers;
-        std::string pipelineLayout;
+        RankShapeKey key;
         std::shared_ptr<const RankShape> shape;
-
-        bool matches(const ModelShape &m, const Parallel &pa) const
-        {
-            return tp == pa.tp && ep == pa.ep && etp == pa.expertTp() && pp == pa.pp &&
-                   virtualStages == pa.virtual_stages && first == pa.first_stage_layers &&
-                   last == pa.last_stage_layers && schedule == pa.pp_schedule &&
-                   embedding == pa.account_for_embedding && loss == pa.account_for_loss &&
-                   stageLayers == pa.stage_layers && pipelineLayout == pa.pipeline_layout && model == m;
-        }
     };
     static constexpr size_t kEntries = 8;
     std::vector<Entry> entries;
@@ -744,27 +731,41 @@ std::shared_ptr<const RankShape> buildRankShape(const ModelShape &m, const Paral
 
 } // namespace
 
+RankShapeKey RankShapeKey::of(const ModelShape &m, const Parallel &pa)
+{
+    return {m.vocab,
+            m.vocab_divisible_by,
+            pa.tp,
+            pa.ep,
+            pa.expertTp(),
+            pa.pp,
+            pa.virtual_stages,
+            pa.first_stage_layers,
+            pa.last_stage_layers,
+            int(pa.pp_schedule),
+            pa.account_for_embedding,
+            pa.account_for_loss,
+            pa.stage_layers,
+            pa.pipeline_layout};
+}
+
+bool RankShapeKey::matches(const ModelShape &m, const Parallel &pa) const
+{
+    return vocab == m.vocab && vocabDivisibleBy == m.vocab_divisible_by && tp == pa.tp && ep == pa.ep &&
+           etp == pa.expertTp() && pp == pa.pp && virtualStages == pa.virtual_stages &&
+           first == pa.first_stage_layers && last == pa.last_stage_layers && schedule == int(pa.pp_schedule) &&
+           embedding == pa.account_for_embedding && loss == pa.account_for_loss && stageLayers == pa.stage_layers &&
+           pipelineLayout == pa.pipeline_layout;
+}
+
 std::shared_ptr<const RankShape> rankShape(const ModelShape &m, const Parallel &pa)
 {
     thread_local KeptRankShapes kept;
     for (const KeptRankShapes::Entry &e : kept.entries) {
-        if (e.matches(m, pa))
+        if (e.key.matches(m, pa) && e.model == m)
             return e.shape;
     }
-    KeptRankShapes::Entry e{m,
-                            pa.tp,
-                            pa.ep,
-                            pa.expertTp(),
-                            pa.pp,
-                            pa.virtual_stages,
-                            pa.first_stage_layers,
-                            pa.last_stage_layers,
-                            pa.pp_schedule,
-                            pa.account_for_embedding,
-                            pa.account_for_loss,
-                            pa.stage_layers,
-                            pa.pipeline_layout,
-                            buildRankShape(m, pa)};
+    KeptRankShapes::Entry e{m, RankShapeKey::of(m, pa), buildRankShape(m, pa)};
     std::shared_ptr<const RankShape> shape = e.shape;
     if (kept.entries.size() < KeptRankShapes::kEntries) {
         kept.entries.push_back(std::move(e));
@@ -773,6 +774,42 @@ std::shared_ptr<const RankShape> rankShape(const ModelShape &m, const Parallel &
         kept.next = (kept.next + 1) % KeptRankShapes::kEntries;
     }
     return shape;
+}
+
+std::shared_ptr<const RankShape> RankShapeCache::of(const ModelShape &m, const Parallel &pa)
+{
+    if (!entries_.empty() && entries_[last_].key.matches(m, pa))
+        return entries_[last_].shape;
+    for (size_t k = 0; k < entries_.size(); ++k) {
+        if (entries_[k].key.matches(m, pa)) {
+            last_ = k;
+            return entries_[k].shape;
+        }
+    }
+    // Before a shape is built: the premise, that this model is the one the kept shapes were
+    // built from but for its vocabulary.
+    bool same = false;
+    if (model_) {
+        ModelShape kept = *model_;
+        kept.vocab = m.vocab;
+        kept.vocab_divisible_by = m.vocab_divisible_by;
+        same = kept == m;
+    }
+    if (!same) {
+        model_ = m;
+        entries_.clear();
+        next_ = 0;
+    }
+    Entry e{RankShapeKey::of(m, pa), buildRankShape(m, pa)};
+    if (entries_.size() < kEntries) {
+        entries_.push_back(std::move(e));
+        last_ = entries_.size() - 1;
+    } else {
+        entries_[next_] = std::move(e);
+        last_ = next_;
+        next_ = (next_ + 1) % kEntries;
+    }
+    return entries_[last_].shape;
 }
 
 } // namespace shardscope

@@ -183,5 +183,41 @@ struct RankShape
 /// caller holds it.
 std::shared_ptr<const RankShape> rankShape(const ModelShape &m, const Parallel &pa);
 
+/// What a RankShape is built from beyond the model's decoder shape: the vocabulary (padded by
+/// tp in the frameworks that pad) and the fields of the layout that rankShape reads.
+struct RankShapeKey
+{
+    int64_t vocab;
+    int vocabDivisibleBy;
+    int tp, ep, etp, pp, virtualStages, first, last;
+    int schedule; ///< PpSchedule
+    bool embedding, loss;
+    std::vector<int> stageLayers;
+    std::string pipelineLayout;
+    static RankShapeKey of(const ModelShape &m, const Parallel &pa);
+    bool matches(const ModelShape &m, const Parallel &pa) const; ///< == of(m, pa), without building it
+};
+
+/// RankShapes kept for one caller whose models are all one model but for the vocabulary: the
+/// search's threads, each asking about millions of layouts of the search's model (ComputeCache
+/// has the same premise). A kept shape is found by its key alone; the model is compared with
+/// the one the kept shapes were built from only before a shape is built afresh, and when it
+/// differs they are dropped.
+class RankShapeCache
+{
+public:
+    std::shared_ptr<const RankShape> of(const ModelShape &m, const Parallel &pa);
+
+private:
+    struct Entry
+    {
+        RankShapeKey key;
+        std::shared_ptr<const RankShape> shape;
+    };
+    static constexpr size_t kEntries = 8;
+    std::optional<ModelShape> model_;
+    std::vector<Entry> entries_;
+    size_t next_ = 0, last_ = 0;
+};
 
 } // namespace shardscope

@@ -144,9 +144,11 @@ struct Context
     ActivationEnv env; ///< what the saved tensors look like (core/attention.h)
     bool fusedSwiglu = false; ///< SwiGLU as one kernel (memory.fused_swiglu, else the profile's)
 
-    Context(const Plan &p, const DeviceProfile &d, const FrameworkProfile &f)
+    /// `shapes`: where the RankShape is kept (core/layers.h), else the thread's own keep.
+    Context(const Plan &p, const DeviceProfile &d, const FrameworkProfile &f, RankShapeCache *shapes = nullptr)
         : padded(p, f.vocab_divisible_by), plan(padded.get()), unpaddedVocab(p.model.vocab), dev(d), fw(f),
-          shape(rankShape(plan.model, plan.parallel)), pc(shape->counts), layout(shape->layout),
+          shape(shapes ? shapes->of(plan.model, plan.parallel) : rankShape(plan.model, plan.parallel)),
+          pc(shape->counts), layout(shape->layout),
           denseSpec(shape->dense), moeSpec(shape->moe), denseRank(shape->denseRank), moeRank(shape->moeRank),
           mixes(shape->mixes)
     {
@@ -1547,11 +1549,12 @@ double memoryFloorBytes(const Plan &plan, const Catalog &catalog)
     return memoryFloorBytes(plan, *catalog.device(plan.cluster.device), *catalog.framework(plan.framework));
 }
 
-double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw)
+double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                        RankShapeCache *shapes)
 {
     if (plan.training.method.method != TrainingMethod::Full)
         return 0.0;
-    const Context x(plan, dev, fw);
+    const Context x(plan, dev, fw, shapes);
     return floorOf(x, computeQuantities(x, 0), commReserveBytes(x, 0));
 }
 
@@ -1585,12 +1588,13 @@ double floorFromActivations(const Context &x, const FloorActivations &act, doubl
 
 } // namespace
 
-FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw)
+FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                                  RankShapeCache *shapes)
 {
     FloorActivations a;
     if (plan.training.method.method != TrainingMethod::Full)
         return a;
-    const Context x(plan, dev, fw);
+    const Context x(plan, dev, fw, shapes);
     Quantities q;
     computeActivations(x, 0, StageElements{}, q); // what is trained matters only to other methods
     copyFloorActivations(q, a);
@@ -1606,17 +1610,18 @@ double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const Framew
     return floorFromActivations(x, act, commReserveBytes(x, 0));
 }
 
-double floorReserveBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw)
+double floorReserveBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                         RankShapeCache *shapes)
 {
-    return commReserveBytes(Context(plan, dev, fw), 0);
+    return commReserveBytes(Context(plan, dev, fw, shapes), 0);
 }
 
 double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
-                        const FloorActivations &act, double reserve)
+                        const FloorActivations &act, double reserve, RankShapeCache *shapes)
 {
     if (plan.training.method.method != TrainingMethod::Full)
         return 0.0;
-    return floorFromActivations(Context(plan, dev, fw), act, reserve);
+    return floorFromActivations(Context(plan, dev, fw, shapes), act, reserve);
 }
 
 std::optional<MemoryEstimate> estimateMemoryWithinFloor(const Plan &plan, const Catalog &catalog, double limit)

@@ -15,6 +15,8 @@
 
 namespace shardscope {
 
+class RankShapeCache; // core/layers.h
+
 class Catalog;
 
 /// The components of per-rank memory (plan-format.md `components`).
@@ -135,7 +137,10 @@ const RankMemory *worstRank(const MemoryEstimate &memory);
 /// 0 for training methods other than full training (no bound).
 double memoryFloorBytes(const Plan &plan, const Catalog &catalog);
 /// The same with the plan's device and framework profiles given (a search's hot path).
-double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw);
+/// `shapes`: where the plan's RankShape is kept (core/layers.h; its premise: one model), else
+/// the thread's own keep.
+double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                        RankShapeCache *shapes = nullptr);
 
 /// The part of memoryFloorBytes that the model states' sharding and placement leave as it is:
 /// the first stage's saved activations, its head's tensors and its first backward's working set.
@@ -148,7 +153,8 @@ struct FloorActivations
     int recomputeGroup = 1;
     bool operator==(const FloorActivations &) const = default;
 };
-FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw);
+FloorActivations floorActivations(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                                  RankShapeCache *shapes = nullptr);
 /// memoryFloorBytes(plan, dev, fw), exactly, from `act`: floorActivations of a plan that
 /// differs from `plan` at most in parallel.sharding (both or neither Sharding::Full: autocast's
 /// residual dtype depends on it), parallel.dp_shard and the optimizer, params and grads
@@ -160,11 +166,12 @@ double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const Framew
 /// pp, cp, ep, etp), parallel.dp_shard, the CP algorithm and its Ulysses degree, and for
 /// MindSpeed's adaptive buffer sizes training.micro_batch and parallel.sp: plans alike in those
 /// share it.
-double floorReserveBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw);
+double floorReserveBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
+                         RankShapeCache *shapes = nullptr);
 /// memoryFloorBytes from `act` (as above) and `reserve`, floorReserveBytes of a plan alike in
 /// what it reads.
 double memoryFloorBytes(const Plan &plan, const DeviceProfile &dev, const FrameworkProfile &fw,
-                        const FloorActivations &act, double reserve);
+                        const FloorActivations &act, double reserve, RankShapeCache *shapes = nullptr);
 
 /// estimateMemory, unless memoryFloorBytes exceeds `limit`: then nothing (the plan cannot fit
 /// within it), at the floor's cost alone. The floor and the estimate share their work.

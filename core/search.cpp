@@ -769,6 +769,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     {
         Plan w;
         ComputeCache compute; ///< w's compute (its model, precision and profile are the search's)
+        RankShapeCache shapes; ///< w's RankShapes (its model is the search's)
         std::optional<Layout> outer; ///< the last layout screened, its memory options cleared
         bool outerValid = false;     ///< quickValidateLayout of it
         uint64_t pending = 0; ///< evaluated, not yet added to `evaluated`
@@ -809,7 +810,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         if (l == bare) {
             if (kept) {
                 // The same verdict as without the estimate kept (and so the same counts).
-                if (request.prune && memoryFloorBytes(w, dev, fw) > limit)
+                if (request.prune && memoryFloorBytes(w, dev, fw, &wk.shapes) > limit)
                     return std::nullopt;
                 ++wk.estimated;
                 return *kept;
@@ -822,7 +823,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             keepBare(wk, bare, *me);
             return me;
         }
-        if (request.prune && memoryFloorBytes(w, dev, fw) > limit)
+        if (request.prune && memoryFloorBytes(w, dev, fw, &wk.shapes) > limit)
             return std::nullopt;
         ++wk.estimated;
         if (!kept) {
@@ -1144,13 +1145,13 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 auto [it, added] = shared.try_emplace(sharedOf(l));
                 Shared &sh = it->second;
                 if (added)
-                    sh.act = floorActivations(wk.w, dev, fw);
+                    sh.act = floorActivations(wk.w, dev, fw, &wk.shapes);
                 // The tighter bound too: the first stage's floor (beyond HBM the layout cannot fit).
                 const auto reserveKey = std::tuple{l.dp_shard, int(l.cp_algo), l.ulysses, l.micro_batch, l.sp};
                 auto reserve = reserves.find(reserveKey);
                 if (reserve == reserves.end())
-                    reserve = reserves.emplace(reserveKey, floorReserveBytes(wk.w, dev, fw)).first;
-                const double floor = memoryFloorBytes(wk.w, dev, fw, sh.act, reserve->second);
+                    reserve = reserves.emplace(reserveKey, floorReserveBytes(wk.w, dev, fw, &wk.shapes)).first;
+                const double floor = memoryFloorBytes(wk.w, dev, fw, sh.act, reserve->second, &wk.shapes);
                 if (floor > hbmLimit)
                     return true;
                 bound = std::max(bound, floor);

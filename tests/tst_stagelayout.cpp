@@ -521,6 +521,25 @@ private slots:
         check(*held, models[0], layouts[1]);
         QVERIFY(rankShape(models[0], layouts[1]).get() != held.get()); // dropped, then built again
 
+        // A RankShapeCache (one model, the vocabulary padded by tp) gives what rankShape gives,
+        // and keeps its entries by layout and vocabulary alone; another model asked after a
+        // miss drops them.
+        RankShapeCache cache;
+        for (int round = 0; round < 2; ++round) {
+            for (const Parallel &pa : layouts) {
+                for (const ModelShape &m : {models[0], padded}) { // the two vocabularies in turn
+                    const std::shared_ptr<const RankShape> got = cache.of(m, pa);
+                    check(*got, m, pa);
+                    if (QTest::currentTestFailed())
+                        return;
+                    QCOMPARE(cache.of(m, pa).get(), got.get());
+                }
+            }
+        }
+        const std::shared_ptr<const RankShape> deepseek = cache.of(models[0], layouts[0]);
+        check(*cache.of(models[1], layouts[1]), models[1], layouts[1]); // a miss: the model is compared
+        QVERIFY(cache.of(models[0], layouts[0]).get() != deepseek.get());
+        check(*cache.of(models[0], layouts[0]), models[0], layouts[0]);
     }
 
     // What the search asks of a layer layout millions of times (stageLayoutValid,
