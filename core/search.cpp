@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <exception>
 #include <map>
 #include <memory>
@@ -28,6 +29,7 @@
 #include <optional>
 #include <thread>
 #include <tuple>
+#include <type_traits>
 #include <unordered_map>
 
 namespace shardscope {
@@ -61,19 +63,23 @@ struct Layout
     int dp = 1, tp = 1, pp = 1, cp = 1, ep = 1, v = 1;
     int etp = 0;                  ///< 0: tp's
     int first = 0, last = 0;      ///< uneven first / last stage layers (0: even)
-    CpAlgo cp_algo = CpAlgo::Ring;
     int ulysses = 0;              ///< hybrid's Ulysses degree
     int dp_shard = 0;             ///< HSDP shard group (0: all of dp)
     int micro_batch = 1, grad_accum = 1;
-    bool sp = false;
+    int block_layers = 0;         ///< full recompute of only this many layers per chunk (0: all)
+    CpAlgo cp_algo = CpAlgo::Ring;
     Sharding sharding = Sharding::None;
     Recompute recompute = Recompute::None;
-    int block_layers = 0;         ///< full recompute of only this many layers per chunk (0: all)
+    bool sp = false;
     uint8_t offload = 0; ///< bit 0 optimizer, 1 params, 2 grads, 3 activations
     bool swap = false;   ///< MindSpeed's swap-attention
     uint8_t msRecompute = 0; ///< MindSpeed's recompute: bit 0 activation function, bit 1 norm
-    bool operator==(const Layout &) const = default;
+    /// Field by field, as the bytes compare: the search compares layouts millions of times, and
+    /// the fields are laid out without padding (checked below).
+    bool operator==(const Layout &o) const noexcept { return std::memcmp(this, &o, sizeof(Layout)) == 0; }
 };
+static_assert(std::has_unique_object_representations_v<Layout>,
+              "Layout's bytes must be its fields alone: operator== compares them");
 
 struct Scored
 {
@@ -608,7 +614,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     // HSDP shard groups: all of dp; with the axis a node's ranks, two and four nodes' (in dp
     // ranks: the group times tp x cp ranks), when they divide dp.
     auto dpShards = [&](const Task &t, Sharding sh) {
-        std::vector<int> choices = {0};
+        Choices<int, 4> choices;
+        choices.add(0);
         if (sh != Sharding::Full || !(axes & kSearchDpShard))
             return choices;
         const int node = work.cluster.devices_per_node;
@@ -618,21 +625,22 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 continue;
             const int64_t d = ranks / (int64_t(t.tp) * t.cp);
             if (d > 1 && d < t.dp && t.dp % d == 0)
-                choices.push_back(int(d));
+                choices.add(int(d));
         }
         return choices;
     };
     // Full recompute of every layer, and with the axis Megatron's block method over a quarter,
     // a half and three quarters of a chunk's layers.
     auto blockChoices = [&](const Task &t, int v, Recompute rc) {
-        std::vector<int> choices = {0};
+        Choices<int, 4> choices;
+        choices.add(0);
         if (rc != Recompute::Full || !(axes & kSearchRecomputeBlock) || !blockRecompute)
             return choices;
         const int perChunk = int(mo.layers / (int64_t(t.pp) * v));
         for (int q = 1; q <= 3; ++q) {
             const int n = perChunk * q / 4;
             if (n >= 1 && n < perChunk && std::find(choices.begin(), choices.end(), n) == choices.end())
-                choices.push_back(n);
+                choices.add(n);
         }
         return choices;
     };
