@@ -3,7 +3,6 @@
 #include "plan.h"
 
 #include <algorithm>
-#include <array>
 #include <cctype>
 #include <functional>
 #include <memory>
@@ -508,10 +507,6 @@ int64_t evenChunks(const Parallel &pa)
     return int64_t(pa.pp) * pa.chunksPerStage();
 }
 
-} // namespace
-
-namespace {
-
 /// What the search asks of the last few custom layouts of each thread (whether stageLayoutError
 /// passes them, their largest chunk), with what stageLayout and stageLayoutError read: it asks
 /// about the same few among millions of layouts.
@@ -533,30 +528,23 @@ struct KeptCustomLayouts
                    stageLayers == pa.stage_layers && pipelineLayout == pa.pipeline_layout;
         }
     };
-    std::array<std::optional<Entry>, 4> entries;
-    size_t next = 0;
 
     static Entry &of(const Parallel &pa, int layers, int mtp)
     {
-        thread_local KeptCustomLayouts kept;
-        for (std::optional<Entry> &e : kept.entries) {
-            if (e && e->matches(pa, layers, mtp))
-                return *e;
-        }
-        std::optional<Entry> &e = kept.entries[kept.next];
-        kept.next = (kept.next + 1) % kept.entries.size();
-        e = Entry{layers,
-                  mtp,
-                  pa.pp,
-                  pa.chunksPerStage(),
-                  pa.first_stage_layers,
-                  pa.last_stage_layers,
-                  pa.account_for_embedding,
-                  pa.account_for_loss,
-                  pa.stage_layers,
-                  pa.pipeline_layout,
-                  !stageLayoutError(pa, layers, mtp)};
-        return *e;
+        thread_local KeptRing<Entry, 4> kept;
+        if (Entry *e = kept.find([&](const Entry &k) { return k.matches(pa, layers, mtp); }))
+            return *e;
+        return kept.put(Entry{layers,
+                              mtp,
+                              pa.pp,
+                              pa.chunksPerStage(),
+                              pa.first_stage_layers,
+                              pa.last_stage_layers,
+                              pa.account_for_embedding,
+                              pa.account_for_loss,
+                              pa.stage_layers,
+                              pa.pipeline_layout,
+                              !stageLayoutError(pa, layers, mtp)});
     }
 };
 
@@ -693,17 +681,11 @@ RankLayer mtpModuleOnRank(const ModelShape &m, int tp, int ep, int etp)
 namespace {
 
 /// The last few RankShapes of each thread, with what each was built from.
-struct KeptRankShapes
+struct KeptRankShape
 {
-    struct Entry
-    {
-        ModelShape model;
-        RankShapeKey key;
-        std::shared_ptr<const RankShape> shape;
-    };
-    static constexpr size_t kEntries = 8;
-    std::vector<Entry> entries;
-    size_t next = 0; ///< the entry replaced next once all are taken
+    ModelShape model;
+    RankShapeKey key;
+    std::shared_ptr<const RankShape> shape;
 };
 
 std::shared_ptr<const RankShape> buildRankShape(const ModelShape &m, const Parallel &pa)
@@ -760,32 +742,16 @@ bool RankShapeKey::matches(const ModelShape &m, const Parallel &pa) const
 
 std::shared_ptr<const RankShape> rankShape(const ModelShape &m, const Parallel &pa)
 {
-    thread_local KeptRankShapes kept;
-    for (const KeptRankShapes::Entry &e : kept.entries) {
-        if (e.key.matches(m, pa) && e.model == m)
-            return e.shape;
-    }
-    KeptRankShapes::Entry e{m, RankShapeKey::of(m, pa), buildRankShape(m, pa)};
-    std::shared_ptr<const RankShape> shape = e.shape;
-    if (kept.entries.size() < KeptRankShapes::kEntries) {
-        kept.entries.push_back(std::move(e));
-    } else {
-        kept.entries[kept.next] = std::move(e);
-        kept.next = (kept.next + 1) % KeptRankShapes::kEntries;
-    }
-    return shape;
+    thread_local KeptRing<KeptRankShape, 8> kept;
+    if (const KeptRankShape *e = kept.find([&](const KeptRankShape &k) { return k.key.matches(m, pa) && k.model == m; }))
+        return e->shape;
+    return kept.put(KeptRankShape{m, RankShapeKey::of(m, pa), buildRankShape(m, pa)}).shape;
 }
 
 std::shared_ptr<const RankShape> RankShapeCache::of(const ModelShape &m, const Parallel &pa)
 {
-    if (!entries_.empty() && entries_[last_].key.matches(m, pa))
-        return entries_[last_].shape;
-    for (size_t k = 0; k < entries_.size(); ++k) {
-        if (entries_[k].key.matches(m, pa)) {
-            last_ = k;
-            return entries_[k].shape;
-        }
-    }
+    if (const Entry *e = kept_.find([&](const Entry &k) { return k.key.matches(m, pa); }))
+        return e->shape;
     // Before a shape is built: the premise, that this model is the one the kept shapes were
     // built from but for its vocabulary.
     bool same = false;
@@ -797,19 +763,9 @@ std::shared_ptr<const RankShape> RankShapeCache::of(const ModelShape &m, const P
     }
     if (!same) {
         model_ = m;
-        entries_.clear();
-        next_ = 0;
+        kept_.clear();
     }
-    Entry e{RankShapeKey::of(m, pa), buildRankShape(m, pa)};
-    if (entries_.size() < kEntries) {
-        entries_.push_back(std::move(e));
-        last_ = entries_.size() - 1;
-    } else {
-        entries_[next_] = std::move(e);
-        last_ = next_;
-        next_ = (next_ + 1) % kEntries;
-    }
-    return entries_[last_].shape;
+    return kept_.put(Entry{RankShapeKey::of(m, pa), buildRankShape(m, pa)}).shape;
 }
 
 } // namespace shardscope

@@ -7,10 +7,12 @@
 #include "errors.h"
 #include "model.h"
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shardscope {
@@ -198,6 +200,49 @@ struct RankShapeKey
     bool matches(const ModelShape &m, const Parallel &pa) const; ///< == of(m, pa), without building it
 };
 
+/// The last `N` entries a keep was given, the oldest replaced first, the one found last looked at
+/// first: the keeps of core/layers.cpp and RankShapeCache. A reference it hands out lasts until
+/// the next put or clear.
+template <class Entry, size_t N>
+class KeptRing
+{
+public:
+    template <class Match>
+    Entry *find(const Match &match)
+    {
+        if (last_ < entries_.size() && match(entries_[last_]))
+            return &entries_[last_];
+        for (size_t k = 0; k < entries_.size(); ++k) {
+            if (match(entries_[k])) {
+                last_ = k;
+                return &entries_[k];
+            }
+        }
+        return nullptr;
+    }
+    Entry &put(Entry e)
+    {
+        if (entries_.size() < N) {
+            entries_.push_back(std::move(e));
+            last_ = entries_.size() - 1;
+        } else {
+            last_ = next_;
+            entries_[next_] = std::move(e);
+            next_ = (next_ + 1) % N;
+        }
+        return entries_[last_];
+    }
+    void clear()
+    {
+        entries_.clear();
+        next_ = last_ = 0;
+    }
+
+private:
+    std::vector<Entry> entries_;
+    size_t next_ = 0, last_ = 0;
+};
+
 /// RankShapes kept for one caller whose models are all one model but for the vocabulary: the
 /// search's threads, each asking about millions of layouts of the search's model (ComputeCache
 /// has the same premise). A kept shape is found by its key alone; the model is compared with
@@ -214,10 +259,8 @@ private:
         RankShapeKey key;
         std::shared_ptr<const RankShape> shape;
     };
-    static constexpr size_t kEntries = 8;
     std::optional<ModelShape> model_;
-    std::vector<Entry> entries_;
-    size_t next_ = 0, last_ = 0;
+    KeptRing<Entry, 8> kept_;
 };
 
 } // namespace shardscope
