@@ -65,91 +65,6 @@ uint64_t toBytes(double b)
 
 } // namespace
 
-std::vector<CachingAllocator::Pool::Bucket>::iterator CachingAllocator::Pool::bucket(int stream, uint64_t size)
-{
-    return std::lower_bound(buckets_.begin(), buckets_.end(), std::pair{stream, size},
-                            [](const Bucket &b, const std::pair<int, uint64_t> &k) {
-                                return b.stream != k.first ? b.stream < k.first : b.size < k.second;
-                            });
-}
-
-std::optional<CachingAllocator::Key> CachingAllocator::Pool::first(int stream, uint64_t size) const
-{
-    const auto f = firstAt(stream, size);
-    if (!f)
-        return std::nullopt;
-    return f->first;
-}
-
-std::optional<std::pair<CachingAllocator::Key, size_t>> CachingAllocator::Pool::firstAt(int stream, uint64_t size) const
-{
-    const auto it = const_cast<Pool *>(this)->bucket(stream, size);
-    if (it == buckets_.end())
-        return std::nullopt;
-    const Entry &e = it->entries.front();
-    return std::pair{Key{it->stream, it->size, e.addr, e.block}, size_t(it - buckets_.begin())};
-}
-
-void CachingAllocator::Pool::eraseFirst(size_t at)
-{
-    const auto it = buckets_.begin() + long(at);
-    std::vector<Entry> &v = it->entries;
-    v.erase(v.begin());
-    --count_;
-    if (v.empty()) {
-        spare_.push_back(std::move(v));
-        buckets_.erase(it);
-    }
-}
-
-void CachingAllocator::Pool::insert(const Key &k)
-{
-    auto it = bucket(k.stream, k.size);
-    if (it == buckets_.end() || it->stream != k.stream || it->size != k.size) {
-        std::vector<Entry> storage;
-        if (!spare_.empty()) {
-            storage = std::move(spare_.back());
-            spare_.pop_back();
-        }
-        it = buckets_.insert(it, Bucket{k.stream, k.size, std::move(storage)});
-    }
-    std::vector<Entry> &v = it->entries;
-    const auto at = std::lower_bound(v.begin(), v.end(), k.addr, [](const Entry &e, uint64_t a) { return e.addr < a; });
-    if (at != v.end() && at->addr == k.addr)
-        return;
-    v.insert(at, Entry{k.addr, k.block});
-    ++count_;
-}
-
-void CachingAllocator::Pool::erase(const Key &k)
-{
-    const auto it = bucket(k.stream, k.size);
-    if (it == buckets_.end() || it->stream != k.stream || it->size != k.size)
-        return;
-    std::vector<Entry> &v = it->entries;
-    const auto at = std::lower_bound(v.begin(), v.end(), k.addr, [](const Entry &e, uint64_t a) { return e.addr < a; });
-    if (at == v.end() || at->addr != k.addr)
-        return;
-    v.erase(at);
-    --count_;
-    if (v.empty()) {
-        spare_.push_back(std::move(v));
-        buckets_.erase(it);
-    }
-}
-
-std::vector<CachingAllocator::Key> CachingAllocator::Pool::keys() const
-{
-    std::vector<Key> out;
-    out.reserve(count_);
-    for (const Bucket &b : buckets_) {
-        for (const Entry &e : b.entries)
-            out.push_back({b.stream, b.size, e.addr, e.block});
-    }
-    return out;
-}
-
-
 CachingAllocator::CachingAllocator(AllocatorRules rules, const AllocatorConfig &config, double capacity,
                                    double allowed)
     : rules_(rules), config_(config),
@@ -317,7 +232,7 @@ int CachingAllocator::expand(bool small, int stream, uint64_t size)
         return -1;
     seg.size += more;
     if (tailFree) {
-        pool(small).erase(keyOf(tail));
+        pool(small).erase(tail);
         blocks_[size_t(tail)].size += more;
         return tail;
     }
@@ -375,7 +290,7 @@ void CachingAllocator::releaseSegment(int si)
 {
     Segment &seg = segments_[size_t(si)];
     const int b = seg.last;
-    pool(seg.small).erase(keyOf(b));
+    pool(seg.small).erase(b);
     reserved_ -= seg.size;
     seg.size = 0;
     seg.live = false;
@@ -387,7 +302,7 @@ bool CachingAllocator::releaseAvailable(bool small, int stream, uint64_t size)
     const uint64_t ms = maxSplit();
     if (ms == std::numeric_limits<uint64_t>::max() || small)
         return false;
-    Pool &p = pool(false);
+    BlockPool &p = pool(false);
     const uint64_t key = std::max(size, ms);
     // The smallest oversize segment that covers the request, else oversize ones largest first.
     const std::optional<Key> it = p.first(stream, key);
@@ -400,7 +315,7 @@ bool CachingAllocator::releaseAvailable(bool small, int stream, uint64_t size)
     }
     uint64_t freed = 0;
     std::vector<int> victims;
-    const std::vector<Key> keys = p.keys();
+    const std::vector<Key> keys = p.blocks();
     for (auto r = keys.rbegin(); r != keys.rend() && freed < key; ++r) {
         if (r->stream != stream || r->size < ms)
             continue;
@@ -431,7 +346,7 @@ void CachingAllocator::releaseAll()
             const uint64_t unmap = t.size / page * page;
             if (unmap == 0)
                 continue;
-            pool(seg.small).erase(keyOf(tail));
+            pool(seg.small).erase(tail);
             reserved_ -= unmap;
             seg.size -= unmap;
             t.size -= unmap;
@@ -468,7 +383,7 @@ void CachingAllocator::collectGarbage()
         // Free whole large-pool segments at least as old (unused) as the average.
         double sum = 0;
         int n = 0;
-        const std::vector<Key> keys = large_.keys();
+        const std::vector<Key> keys = large_.blocks();
         for (const Key &key : keys) {
             const Block &k = blocks_[size_t(key.block)];
             if (k.prev < 0 && k.next < 0 && !segments_[size_t(k.segment)].expandable) {
@@ -502,10 +417,10 @@ int CachingAllocator::malloc(double bytes, int stream)
     const uint64_t size = roundSize(toBytes(bytes));
     const bool small = size <= kSmallSize;
     ++lookups_;
-    Pool &p = pool(small);
-    if (const auto f = p.firstAt(stream, size); f && takes(f->first, stream, size)) {
-        p.eraseFirst(f->second);
-        return take(f->first.block, size);
+    BlockPool &p = pool(small);
+    if (const auto f = p.first(stream, size); f && takes(*f, stream, size)) {
+        p.erase(f->block);
+        return take(f->block, size);
     }
     collectGarbage();
     auto reserveNew = [&]() {
@@ -533,14 +448,14 @@ void CachingAllocator::free(int b)
     Block &k = blocks_[size_t(b)];
     k.allocated = false;
     allocated_ -= k.size;
-    Pool &p = pool(k.small);
+    BlockPool &p = pool(k.small);
     Segment &seg = segments_[size_t(k.segment)];
     // Merge with free neighbours (`right` in the pool unless it is the block being freed).
     auto mergeNext = [&](int left, int right) {
         Block &l = blocks_[size_t(left)];
         Block &r = blocks_[size_t(right)];
         if (right != b)
-            p.erase(keyOf(right));
+            p.erase(right);
         l.size += r.size;
         l.next = r.next;
         if (r.next >= 0)
@@ -555,7 +470,7 @@ void CachingAllocator::free(int b)
         mergeNext(cur, next);
     const int prev = blocks_[size_t(cur)].prev;
     if (prev >= 0 && !blocks_[size_t(prev)].allocated) {
-        p.erase(keyOf(prev));
+        p.erase(prev);
         mergeNext(prev, cur);
         cur = prev;
     }

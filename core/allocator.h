@@ -9,6 +9,8 @@
 // version. Not modelled: CUDA graphs' private pools, record_stream's deferred frees (the
 // timeline is one ordered sequence), roundup_power2_divisions (off by default), torch_npu's
 // page_size:1g and segment_size_mb options.
+#include "blockpool.h"
+
 #include <cstdint>
 #include <algorithm>
 #include <optional>
@@ -86,57 +88,9 @@ private:
         bool small = false, live = true, expandable = false;
         int last = -1; ///< expandable: the block at the end of the mapped range
     };
-    struct Key
-    {
-        int stream;
-        uint64_t size, addr;
-        int block;
-        /// Best fit: by stream, then size, then address (unique: segments never overlap).
-        bool operator<(const Key &o) const noexcept
-        {
-            if (stream != o.stream)
-                return stream < o.stream;
-            if (size != o.size)
-                return size < o.size;
-            return addr < o.addr;
-        }
-    };
-    /// Free blocks in best-fit order (stream, size, address). A pool holds a few hundred blocks
-    /// of about ten sizes: they are kept by size, each size's blocks by address, so that a
-    /// block's insertion or removal moves a few entries rather than the whole pool.
-    class Pool
-    {
-    public:
-        size_t size() const { return count_; }
-        /// The first block at least (stream, size, address 0) in best-fit order, if any.
-        std::optional<Key> first(int stream, uint64_t size) const;
-        /// The same with where it is, for eraseFirst.
-        std::optional<std::pair<Key, size_t>> firstAt(int stream, uint64_t size) const;
-        /// Removes the first block of bucket `at` (from firstAt, the pool unchanged since).
-        void eraseFirst(size_t at);
-        void insert(const Key &k); ///< nothing when it is there already
-        void erase(const Key &k);  ///< nothing when it is not there
-        std::vector<Key> keys() const; ///< every block, in best-fit order
+    using Key = FreeBlock; ///< a free block in the pools (core/blockpool.h), by best fit
 
-    private:
-        struct Entry
-        {
-            uint64_t addr;
-            int block;
-        };
-        struct Bucket
-        {
-            int stream;
-            uint64_t size;
-            std::vector<Entry> entries; ///< by address; never empty
-        };
-        std::vector<Bucket>::iterator bucket(int stream, uint64_t size);
-        std::vector<Bucket> buckets_; ///< by (stream, size)
-        std::vector<std::vector<Entry>> spare_; ///< emptied buckets' storage, for reuse
-        size_t count_ = 0;
-    };
-
-    Pool &pool(bool small) { return small ? small_ : large_; }
+    BlockPool &pool(bool small) { return small ? small_ : large_; }
     Key keyOf(int b) const;
     int lookupFree(bool small, int stream, uint64_t size) const;
     /// Whether get_free_block takes the free block `k` for (stream, size).
@@ -158,7 +112,7 @@ private:
     std::vector<Block> blocks_;
     std::vector<int> freeIds_;
     std::vector<Segment> segments_;
-    Pool small_, large_;
+    BlockPool small_, large_;
     uint64_t allocated_ = 0, reserved_ = 0, peakReserved_ = 0;
     uint64_t lookups_ = 0;
     int retries_ = 0;
