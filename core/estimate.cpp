@@ -108,10 +108,12 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
     j["peak_bytes"] = e.memory.peak_bytes;
     json ranks = json::array();
     for (const RankMemory &r : e.memory.ranks) {
-        json comps = json::object();
+        json comps = json::object(), afterComps = json::object();
         const Breakdown &b = r.peak();
-        for (int c = 0; c < kComponentCount; ++c)
+        for (int c = 0; c < kComponentCount; ++c) {
             comps[std::string(componentKey(Component(c)))] = b.bytes[size_t(c)];
+            afterComps[std::string(componentKey(Component(c)))] = r.after_step.bytes[size_t(c)];
+        }
         json phases = json::object();
         for (int p = 0; p < kPhaseCount; ++p)
             phases[std::string(phaseKey(Phase(p)))] = r.phases[size_t(p)].total();
@@ -133,6 +135,8 @@ nlohmann::json estimateToJson(const Plan &plan, const Estimate &e)
                          {"peak_bytes", r.peak_bytes},
                          {"peak_phase", std::string(phaseKey(r.peak_phase))},
                          {"first_step_peak_bytes", r.first_step_peak_bytes},
+                         {"after_step_bytes", r.after_step.total()},
+                         {"after_step_components", afterComps},
                          {"reserved_bytes", r.reserved_bytes},
                          {"oom", r.oom ? json{{"tensor", r.oom_tensor},
                                               {"layer", r.oom_layer >= 0 ? json(r.oom_layer) : json(nullptr)},

@@ -1198,6 +1198,7 @@ void tensorParts(const Context &x, StepShape &s)
 struct RankEval
 {
     std::array<Breakdown, kPhaseCount> phases;
+    Breakdown after; ///< live once the steady step is over
 };
 
 RankEval evaluate(const StepShape &s)
@@ -1213,8 +1214,8 @@ RankEval evaluate(const StepShape &s)
         const PeakTracker::Peak &pk = tracker.peak(StepPart::SteadyStep, Phase(p));
         if (pk.total >= 0)
             e.phases[size_t(p)] = pk.at;
-
     }
+    e.after = tracker.live();
     return e;
 }
 
@@ -1439,12 +1440,13 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
                 e = lower;
             } else {
                 const double t = double(x.pp - stage - 2) / double(x.pp - 3); // 0 at pp - 2, 1 at 1
+                const auto lerp = [t](const Breakdown &lo, const Breakdown &hi, Breakdown &into) {
+                    for (int c = 0; c < kComponentCount; ++c)
+                        into.bytes[size_t(c)] = lo.bytes[size_t(c)] + t * (hi.bytes[size_t(c)] - lo.bytes[size_t(c)]);
+                };
                 for (int p = 0; p < kPhaseCount; ++p)
-                    for (int c = 0; c < kComponentCount; ++c) {
-                        const double lo = lower.phases[size_t(p)].bytes[size_t(c)];
-                        const double hi = upper.phases[size_t(p)].bytes[size_t(c)];
-                        e.phases[size_t(p)].bytes[size_t(c)] = lo + t * (hi - lo);
-                    }
+                    lerp(lower.phases[size_t(p)], upper.phases[size_t(p)], e.phases[size_t(p)]);
+                lerp(lower.after, upper.after, e.after);
             }
         } else {
             e = evaluate(stepShape(x, q, stage));
@@ -1458,6 +1460,7 @@ MemoryEstimate estimateMemoryImpl(const Plan &plan, const Catalog &catalog, cons
         rm.has_embedding = stage == 0;
         rm.has_head = stage == x.pp - 1;
         rm.phases = e.phases;
+        rm.after_step = e.after;
         double peak = -1;
         for (int p = 0; p < kPhaseCount; ++p) {
             const double tot = rm.phases[size_t(p)].total();

@@ -82,6 +82,10 @@ struct RankMemory
     std::array<Breakdown, kPhaseCount> phases{}; ///< composition at each phase's peak
     Phase peak_phase = Phase::Forward;
     double peak_bytes = 0;
+    /// What stays allocated once a steady step is over (torch.cuda.memory_allocated() after the
+    /// optimizer step, Megatron's report_memory "allocated"): the parameters, master weights,
+    /// optimizer states and the buffers that outlive the step.
+    Breakdown after_step;
     /// Peak allocated in the first step (the optimizer states come into being in its step);
     /// set by replayAllocator(), 0 before.
     double first_step_peak_bytes = 0;

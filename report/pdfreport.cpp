@@ -434,9 +434,11 @@ private:
             who = tr("%1 (stage %2)").arg(who).arg(r.stage);
         QString text =
             tr("One steady-state step of %1, allocation by allocation: %2 allocated at the peak in "
-               "the %3, as it allocates %4 (%5, %6); the caching allocator reserves up to %7.")
+               "the %3, as it allocates %4 (%5, %6); the caching allocator reserves up to %7; "
+               "%8 stays allocated after the step.")
                 .arg(who, gib(v.allocated_peak), phaseName(phase), tensorKindName(at.kind),
-                     layerPhrase(at.kind, at.layer), unitPhrase(at.unit), gib(v.reserved_peak));
+                     layerPhrase(at.kind, at.layer), unitPhrase(at.unit), gib(v.reserved_peak))
+                .arg(gib(r.after_step.total()));
         if (r.first_step_peak_bytes > v.allocated_peak * 1.0005)
             text += QLatin1Char(' ') +
                     tr("The first step peaks higher, at %1, while the optimizer states come into being.")

@@ -280,6 +280,14 @@ private slots:
         QVERIFY(qFuzzyCompare(states(m.ranks[0]), (6.0 + 12.0 / 8) * P7));
         // The main_grad buffer is persistent: present in forward already.
         QVERIFY(qFuzzyCompare(comp(m.ranks[0], Phase::Forward, Component::Gradients), 4.0 * P7));
+        // After the step (report_memory's "allocated"): the bf16 parameters, the fp32 main_grad
+        // buffer (zeroed, never freed) and this rank's eighth of the fp32 master weights and Adam
+        // moments; no activations, pipeline buffers or temporaries.
+        const Breakdown &after = m.ranks[0].after_step;
+        QVERIFY(qFuzzyCompare(after[Component::Parameters], 2.0 * P7));
+        QVERIFY(qFuzzyCompare(after[Component::Gradients], 4.0 * P7));
+        QVERIFY(qFuzzyCompare(after[Component::MasterWeights] + after[Component::OptimizerStates], 12.0 / 8 * P7));
+        QVERIFY(qFuzzyCompare(after.total(), (6.0 + 12.0 / 8) * P7));
     }
 
     // PyTorch DDP keeps bucket copies of every gradient (gradient_as_bucket_view=False);
@@ -293,6 +301,11 @@ private slots:
         QVERIFY(qFuzzyCompare(comp(r, Phase::OptimizerStep, Component::Gradients), 2.0 * P7));
         // foreach AdamW: one fp32 temporary as large as the master weights.
         QVERIFY(qFuzzyCompare(comp(r, Phase::OptimizerStep, Component::Transient), 4.0 * P7));
+        // After the step the gradients are gone (zero_grad(set_to_none=True)); the buckets stay.
+        QCOMPARE(r.after_step[Component::Gradients], 0.0);
+        QCOMPARE(r.after_step[Component::Transient], 0.0);
+        QVERIFY(qFuzzyCompare(r.after_step[Component::CommunicationBuffers], 2.0 * P7));
+        QVERIFY(qFuzzyCompare(r.after_step.total(), (2.0 + 4.0 + 8.0 + 2.0) * P7));
         // With accumulation the gradients persist into the next micro-batch's forward.
         const auto acc = run({{"training", {{"grad_accum", 4}}}});
         QVERIFY(qFuzzyCompare(comp(acc.ranks[0], Phase::Forward, Component::Gradients), 2.0 * P7));

@@ -1674,10 +1674,6 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <translation>%1（阶段 %2）</translation>
     </message>
     <message>
-        <source>One steady-state step of %1, allocation by allocation: %2 allocated at the peak in the %3, as it allocates %4 (%5, %6); the caching allocator reserves up to %7.</source>
-        <translation>%1 的一个稳态训练步，逐次分配：%3中峰值分配 %2，此时正在分配 %4（%5，%6）；缓存分配器最多保留 %7。</translation>
-    </message>
-    <message>
         <source>The first step peaks higher, at %1, while the optimizer states come into being.</source>
         <translation>第一步的峰值更高，为 %1：优化器状态在此时创建。</translation>
     </message>
@@ -1884,6 +1880,10 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
     <message>
         <source>That count leaves out activations, logits and loss, communication buffers, optimizer temporaries and the runtime reserve; the full accounting follows.</source>
         <translation>该核算未包括激活值、logits 与损失、通信缓冲区、优化器临时张量和运行时预留；完整核算见下文。</translation>
+    </message>
+    <message>
+        <source>One steady-state step of %1, allocation by allocation: %2 allocated at the peak in the %3, as it allocates %4 (%5, %6); the caching allocator reserves up to %7; %8 stays allocated after the step.</source>
+        <translation>%1 的一个稳态训练步，逐次分配：%3中峰值分配 %2，此时正在分配 %4（%5，%6）；缓存分配器最多保留 %7；训练步结束后仍占用 %8。</translation>
     </message>
 </context>
 <context>
@@ -3545,6 +3545,10 @@ measured beside predicted.
     <message>
         <source>&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;Runs out of memory&lt;/span&gt; on the device in the %2, allocating %3 (%4).</source>
         <translation>在设备上于%2中&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;内存不足&lt;/span&gt;，当时正在分配 %3（%4）。</translation>
+    </message>
+    <message>
+        <source>After the step %1 stays allocated: the parameters, the optimizer&apos;s states and the buffers that outlive the step.</source>
+        <translation>训练步结束后仍占用 %1：参数、优化器状态以及跨步保留的缓冲区。</translation>
     </message>
 </context>
 <context>

@@ -301,18 +301,18 @@ std::string estimateTable(const Plan &plan)
         o << "Ranks " << r.rank << "-" << (r.rank + r.count - 1) << " (stage " << r.stage << ", "
           << r.layers << " layers" << (r.has_embedding ? ", embedding" : "") << (r.has_head ? ", head" : "")
           << "): peak in " << phaseKey(r.peak_phase) << "\n";
-        o << "  " << pad("component", 26) << pad("at peak", 28) << "   forward   backward  optimizer (GiB)\n";
+        o << "  " << pad("component", 26) << pad("at peak", 28) << "   forward   backward  optimizer after step (GiB)\n";
         for (int c = 0; c < kComponentCount; ++c) {
             o << "  " << pad(std::string(componentLabel(Component(c))), 26)
               << gibgb(r.peak().bytes[size_t(c)]);
             for (int p = 0; p < kPhaseCount; ++p)
                 o << pad(formatFixed(r.phases[size_t(p)].bytes[size_t(c)] / kGiB, 2), 10, true);
-            o << "\n";
+            o << pad(formatFixed(r.after_step.bytes[size_t(c)] / kGiB, 2), 11, true) << "\n";
         }
         o << "  " << pad("peak allocated", 26) << gibgb(r.peak_bytes);
         for (int p = 0; p < kPhaseCount; ++p)
             o << pad(formatFixed(r.phases[size_t(p)].total() / kGiB, 2), 10, true);
-        o << "\n";
+        o << pad(formatFixed(r.after_step.total() / kGiB, 2), 11, true) << "\n";
         o << "  " << pad("runtime reserve", 26) << gibgb(r.reserve.total()) << "  (context "
           << formatGiB(r.reserve.context) << ", " << r.reserve.communicators << " communicator(s) "
           << formatGiB(r.reserve.comm_buffers) << ", allocator " << formatGiB(r.reserve.allocator) << ")\n";
