@@ -1136,7 +1136,7 @@ QString MemoryTimelinePanel::headline() const
     if (rank->first_step_peak_bytes > v.allocated_peak * 1.0005)
         text += QLatin1Char(' ') + tr("The first step peaks higher, at %1, while the optimizer states come into being.")
                                        .arg(gib(rank->first_step_peak_bytes));
-    text += QLatin1Char(' ') + tr("After the step %1 stays allocated: the parameters, the optimizer's "
+    text += QLatin1Char(' ') + tr("After the step <b>%1</b> stays allocated: the parameters, the optimizer's "
                                   "states and the buffers that outlive the step.")
                                    .arg(gib(rank->after_step.total()));
     if (rank->oom) {
