@@ -2,6 +2,7 @@
 // phases, the tensors alive at the peak), it follows plan changes, offers one entry per pipeline
 // stage, keeps the peak through decimation, and redraws within a few milliseconds.
 #include "widgets/autosave.h"
+#include "widgets/componentstyle.h"
 #include "widgets/mainwindow.h"
 #include "widgets/memorypanel.h"
 #include "widgets/memorytimelineview.h"
@@ -183,6 +184,43 @@ private Q_SLOTS:
         QVERIFY(panel.stageBox()->isHidden());
         QVERIFY(panel.headline().contains(qs(formatGiB(v.allocated_peak))));
         QVERIFY(panel.headline().contains(qs(formatGiB(v.reserved_peak))));
+    }
+
+    /// The headline names what stays allocated after the step from the engine's breakdown:
+    /// DDP's zero_grad(set_to_none) frees the gradients, Megatron's gradient buffer keeps them.
+    void afterStepNamesWhatStays()
+    {
+        PlanDocument doc(Catalog::builtin());
+        QVERIFY(doc.load(casePath("hcie-ai-ddp"), nullptr));
+        MemoryTimelinePanel panel(&doc);
+        panel.resize(1000, 600);
+        panel.show();
+        QVERIFY(QTest::qWaitForWindowExposed(&panel));
+        auto rankOf = [&]() -> const RankMemory & {
+            for (const RankMemory &r : doc.estimate().memory.ranks)
+                if (r.stage == panel.stage())
+                    return r;
+            return doc.estimate().memory.ranks.front();
+        };
+        const QString gradients = ComponentStyle::name(int(Component::Gradients));
+        const QString params = ComponentStyle::name(int(Component::Parameters));
+        const RankMemory &ddp = rankOf();
+        QCOMPARE(ddp.after_step[Component::Gradients], 0.0);
+        QVERIFY(ddp.after_step[Component::Parameters] > 0);
+        QString text = panel.headline();
+        QVERIFY2(text.contains(params + QLatin1Char(' ') + qs(formatGiB(ddp.after_step[Component::Parameters]))),
+                 qPrintable(text));
+        QVERIFY2(!text.contains(gradients), qPrintable(text));
+        QVERIFY(text.contains(qs(formatGiB(ddp.after_step.total()))));
+
+        Plan p = doc.plan();
+        p.framework = "megatron";
+        QVERIFY(doc.apply(p, QStringLiteral("framework")));
+        const RankMemory &meg = rankOf();
+        QVERIFY(meg.after_step[Component::Gradients] > 0);
+        text = panel.headline();
+        QVERIFY2(text.contains(gradients + QLatin1Char(' ') + qs(formatGiB(meg.after_step[Component::Gradients]))),
+                 qPrintable(text));
     }
 
     /// A measured snapshot is drawn over the step, phase by phase; a broken one is refused with

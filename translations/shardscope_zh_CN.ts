@@ -3547,8 +3547,16 @@ measured beside predicted.
         <translation>在设备上于%2中&lt;span style=&apos;color:%1; font-weight:bold&apos;&gt;内存不足&lt;/span&gt;，当时正在分配 %3（%4）。</translation>
     </message>
     <message>
-        <source>After the step &lt;b&gt;%1&lt;/b&gt; stays allocated: the parameters, the optimizer&apos;s states and the buffers that outlive the step.</source>
-        <translation>训练步结束后仍占用 &lt;b&gt;%1&lt;/b&gt;：参数、优化器状态以及跨步保留的缓冲区。</translation>
+        <source>%1 %2</source>
+        <translation>%1 %2</translation>
+    </message>
+    <message>
+        <source>After the step &lt;b&gt;%1&lt;/b&gt; stays allocated: %2.</source>
+        <translation>训练步结束后仍占用 &lt;b&gt;%1&lt;/b&gt;：%2。</translation>
+    </message>
+    <message>
+        <source>, </source>
+        <translation>、</translation>
     </message>
 </context>
 <context>

@@ -1136,9 +1136,16 @@ QString MemoryTimelinePanel::headline() const
     if (rank->first_step_peak_bytes > v.allocated_peak * 1.0005)
         text += QLatin1Char(' ') + tr("The first step peaks higher, at %1, while the optimizer states come into being.")
                                        .arg(gib(rank->first_step_peak_bytes));
-    text += QLatin1Char(' ') + tr("After the step <b>%1</b> stays allocated: the parameters, the optimizer's "
-                                  "states and the buffers that outlive the step.")
-                                   .arg(gib(rank->after_step.total()));
+    // What stays is the engine's after-step breakdown, component by component (Megatron's
+    // gradient buffer stays; DDP's set_to_none frees the gradients).
+    QStringList held;
+    for (int c = 0; c < kComponentCount; ++c) {
+        const double bytes = rank->after_step.bytes[size_t(c)];
+        if (bytes > 0)
+            held << tr("%1 %2").arg(ComponentStyle::name(c).toHtmlEscaped(), gib(bytes));
+    }
+    text += QLatin1Char(' ') + tr("After the step <b>%1</b> stays allocated: %2.")
+                                   .arg(gib(rank->after_step.total()), held.join(tr(", ")));
     if (rank->oom) {
         text += QLatin1Char(' ') +
                 tr("<span style='color:%1; font-weight:bold'>Runs out of memory</span> on the "
