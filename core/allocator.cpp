@@ -166,6 +166,7 @@ bool CachingAllocator::reserve(uint64_t bytes)
     if (bytes > capacity_ || reserved_ > capacity_ - bytes)
         return false;
     reserved_ += bytes;
+    ++changes_;
     peakReserved_ = std::max(peakReserved_, reserved_);
     return true;
 }
@@ -292,6 +293,7 @@ void CachingAllocator::releaseSegment(int si)
     const int b = seg.last;
     pool(seg.small).erase(b);
     reserved_ -= seg.size;
+    ++changes_;
     seg.size = 0;
     seg.live = false;
     freeIds_.push_back(b);
@@ -348,6 +350,7 @@ void CachingAllocator::releaseAll()
                 continue;
             pool(seg.small).erase(tail);
             reserved_ -= unmap;
+            ++changes_;
             seg.size -= unmap;
             t.size -= unmap;
             if (t.size == 0) {
@@ -372,7 +375,7 @@ void CachingAllocator::releaseAll()
 
 void CachingAllocator::collectGarbage()
 {
-    if (config_.garbage_collection_threshold <= 0 || allowed_ == std::numeric_limits<uint64_t>::max())
+    if (!collectsGarbage())
         return;
     const uint64_t threshold = uint64_t(config_.garbage_collection_threshold * double(allowed_));
     if (reserved_ <= threshold)
@@ -531,6 +534,34 @@ struct Follower
     }
 };
 
+/// Whether the run of events [a, b) frees every tensor it allocates and nothing allocated
+/// before it.
+bool selfContained(const StepTimeline &t, int a, int b)
+{
+    for (int e = a; e < b; ++e) {
+        const TimelineTensor &tt = t.tensors[size_t(t.events[size_t(e)].tensor)];
+        if (tt.alloc_event < a || tt.free_event < a || tt.free_event >= b)
+            return false;
+    }
+    return true;
+}
+
+/// Whether the runs of `len` events from `a` and from `c` list the same requests: the same
+/// sizes on the same streams, each freed at the same place in its run.
+bool alikeRuns(const StepTimeline &t, int a, int c, int len)
+{
+    for (int r = 0; r < len; ++r) {
+        const TimelineEvent &x = t.events[size_t(a + r)];
+        const TimelineEvent &y = t.events[size_t(c + r)];
+        const TimelineTensor &tx = t.tensors[size_t(x.tensor)];
+        const TimelineTensor &ty = t.tensors[size_t(y.tensor)];
+        if (x.alloc != y.alloc || tx.bytes != ty.bytes || streamOf(tx.kind) != streamOf(ty.kind) ||
+            tx.alloc_event - a != ty.alloc_event - c || tx.free_event - a != ty.free_event - c)
+            return false;
+    }
+    return true;
+}
+
 DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorConfig &config,
                   double roomCapacity, double deviceCapacity, bool keepCurve, bool stopAtOom = false)
 {
@@ -543,6 +574,18 @@ DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorCo
     std::optional<Follower> device;
     size_t mark = 0;
     StepPart part = StepPart::Setup;
+    // Alike runs (StepTimeline::repeats). The allocator's free blocks are exactly the gaps
+    // between its allocated blocks in its segments (a free block merges with free neighbours;
+    // a split leaves the rest next to the block taken), so its state follows from its segments
+    // and its allocated blocks. A run that frees all it allocates and nothing else, and reserves
+    // and releases nothing, leaves that state as it found it; the next alike run, from the same
+    // state, does the same again, and so do the rest: they are passed over. Not with garbage
+    // collection (a free ages blocks) or once the device's replay has forked.
+    const bool passOver = !room.alloc.collectsGarbage() && !t.repeats.empty();
+    size_t rep = 0;                 // the repeat whose runs come next
+    size_t check = passOver ? size_t(t.repeats[0].begin) : SIZE_MAX; // where the next run starts
+    int unitStart = -1;             // where the run just replayed began
+    uint64_t unitChanges = 0;       // the room's reservation changes then
     for (size_t e = 0; e < t.events.size(); ++e) {
         while (mark < t.marks.size() && size_t(t.marks[mark].event) <= e) {
             const StepPart next = t.marks[mark].part;
@@ -553,6 +596,37 @@ DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorCo
             }
             part = next;
             ++mark;
+        }
+        if (e == check) {
+            const RepeatSpan &r = t.repeats[rep];
+            const int here = int(e);
+            const int end = r.begin + r.units * r.unit_events;
+            bool pass = unitStart >= 0 && unitStart == here - r.unit_events && !device && !room.stopped &&
+                        room.alloc.reservationChanges() == unitChanges && selfContained(t, unitStart, here);
+            for (size_t m = mark; pass && m < t.marks.size() && t.marks[m].event < end; ++m)
+                pass = t.marks[m].part == part;
+            for (int c = here; pass && c < end; c += r.unit_events)
+                pass = alikeRuns(t, unitStart, c, r.unit_events);
+            if (pass) {
+                if (keepCurve)
+                    room.result.reserved.insert(room.result.reserved.end(), size_t(end - here),
+                                                float(room.alloc.reservedBytes()));
+                while (mark < t.marks.size() && t.marks[mark].event < end)
+                    ++mark;
+                room.result.passed_events += end - here;
+                unitStart = -1;
+                ++rep;
+                check = rep < t.repeats.size() ? size_t(t.repeats[rep].begin) : SIZE_MAX;
+                e = size_t(end) - 1;
+                continue;
+            }
+            unitStart = here;
+            unitChanges = room.alloc.reservationChanges();
+            check = e + size_t(r.unit_events);
+            if (check >= size_t(end)) {
+                ++rep;
+                check = rep < t.repeats.size() ? size_t(t.repeats[rep].begin) : SIZE_MAX;
+            }
         }
         const TimelineEvent &ev = t.events[e];
         if (dual && !device && ev.alloc) {

@@ -13,6 +13,7 @@
 
 #include <cstdint>
 #include <algorithm>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -64,6 +65,13 @@ public:
     double peakReservedBytes() const { return double(peakReserved_); }
     void resetPeak() { peakReserved_ = reserved_; }
     int retries() const { return retries_; } ///< mallocs that needed the cache released
+    /// Times the reserved bytes changed (a segment or pages reserved or released).
+    uint64_t reservationChanges() const { return changes_; }
+    /// Whether garbage_collection_threshold is in force (frees then age blocks).
+    bool collectsGarbage() const
+    {
+        return config_.garbage_collection_threshold > 0 && allowed_ != std::numeric_limits<uint64_t>::max();
+    }
     int segments() const;                    ///< live segments (device allocations)
     size_t cachedBlocks() const { return small_.size() + large_.size(); } ///< free blocks held
 
@@ -115,6 +123,7 @@ private:
     BlockPool small_, large_;
     uint64_t allocated_ = 0, reserved_ = 0, peakReserved_ = 0;
     uint64_t lookups_ = 0;
+    uint64_t changes_ = 0;
     int retries_ = 0;
 };
 
@@ -127,6 +136,9 @@ struct ReplayResult
     bool oom = false;          ///< ran out of memory
     int oom_event = -1;        ///< the event (timeline index) that could not be served
     int retries = 0;           ///< allocations served only after releasing the cache
+    /// Events of alike runs passed over: they would have left the allocator as it was
+    /// (StepTimeline::repeats; the figures are those of replaying every event).
+    int passed_events = 0;
     std::vector<float> reserved; ///< reserved bytes after each event (when asked for)
 };
 

@@ -1753,6 +1753,7 @@ void memoryTimeline(const Plan &plan, const Catalog &catalog, int stage, StepTim
     t.tensors.clear();
     t.events.clear();
     t.marks.clear();
+    t.repeats.clear();
     t.unmatched_frees = 0;
     t.stage = s;
     TimelineRecorder rec(t, steadyLimit);

@@ -861,8 +861,18 @@ bool TimelineRecorder::OpenTensors::take(uint64_t key, std::pair<int, int> &out)
 
 void TimelineRecorder::repeat(int n, FunctionRef<void(int)> body)
 {
-    for (int i = 0; i < n; ++i)
+    const int begin = int(out_.events.size());
+    int unit = -1; // events of each run; -2 once two runs differ
+    ++depth_;
+    for (int i = 0; i < n; ++i) {
+        const int before = int(out_.events.size());
         body(i);
+        const int listed = int(out_.events.size()) - before;
+        unit = unit == -1 ? listed : (unit == listed ? unit : -2);
+    }
+    --depth_;
+    if (depth_ == 0 && n >= 2 && unit > 0)
+        out_.repeats.push_back({begin, unit, n});
 }
 
 double StepTimeline::peakLive(StepPart part) const

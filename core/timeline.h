@@ -256,6 +256,16 @@ struct PhaseMark
     Phase phase;
 };
 
+/// An outermost repeat as listed: `units` alike runs of `unit_events` events each, the first at
+/// event `begin` (StepSink::repeat). The allocator replay passes over the runs that leave its
+/// state as they found it (core/allocator.h).
+struct RepeatSpan
+{
+    int begin;
+    int unit_events;
+    int units;
+};
+
 /// Every allocation and free of one kind of rank: model build, first step, steady step.
 struct StepTimeline
 {
@@ -263,6 +273,8 @@ struct StepTimeline
     std::vector<TimelineTensor> tensors;
     std::vector<TimelineEvent> events;
     std::vector<PhaseMark> marks;
+    /// Outermost repeats of at least two runs, each run listing as many events, in order.
+    std::vector<RepeatSpan> repeats;
     /// Alike steady micro-batches left out of the listing (they change no peak).
     int omitted_microbatches = 0;
     int unmatched_frees = 0; ///< frees of nothing allocated (a generator bug; tests keep it 0)
@@ -285,6 +297,7 @@ private:
     static uint64_t key(const TensorRef &t);
     StepTimeline &out_;
     int limit_;
+    int depth_ = 0; ///< repeats open
     StepPart part_ = StepPart::Setup;
     Phase phase_ = Phase::Forward;
     /// The tensors allocated and not yet freed, by key (first tensor, count): open addressing

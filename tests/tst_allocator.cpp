@@ -297,6 +297,91 @@ private slots:
             }
         }
     }
+
+    // Passing over alike runs that leave the allocator as they found it changes no figure: every
+    // plan variant's every stage replayed with its repeats and with them dropped (every event
+    // replayed), under both allocators' rules and three configurations, on a device with room
+    // (with the reserved curve) and on one that runs out half-way.
+    void passingOverChangesNothing()
+    {
+        AllocatorConfig expandable, maxSplit, gc;
+        expandable.expandable_segments = true;
+        maxSplit.max_split_size_mb = 200;
+        gc.garbage_collection_threshold = 0.6;
+        long passed = 0, passedWithGc = 0, replays = 0;
+        for (const testing::PlanVariant &v : testing::planVariants()) {
+            const Plan plan = testing::variantPlan(v);
+            for (int stage = 0; stage < plan.parallel.pp; ++stage) {
+                const StepTimeline t = memoryTimeline(plan, Catalog::builtin(), stage);
+                StepTimeline every = t;
+                every.repeats.clear();
+                for (const AllocatorRules rules : {AllocatorRules::Npu, AllocatorRules::Cuda}) {
+                    for (const AllocatorConfig &c : {AllocatorConfig{}, expandable, maxSplit, gc}) {
+                        const ReplayResult a = replayTimeline(t, rules, c, kRoom, true);
+                        const ReplayResult b = replayTimeline(every, rules, c, kRoom, true);
+                        QCOMPARE(b.passed_events, 0);
+                        QCOMPARE(a.peak_reserved, b.peak_reserved);
+                        QCOMPARE(a.peak_allocated, b.peak_allocated);
+                        QCOMPARE(a.first_step_reserved, b.first_step_reserved);
+                        QCOMPARE(a.retries, b.retries);
+                        QVERIFY2(a.reserved == b.reserved, v.name);
+                        const double tight = 0.5 * (a.first_step_reserved + a.peak_allocated);
+                        const DualReplay da = replayOnDevice(t, rules, c, tight);
+                        const DualReplay db = replayOnDevice(every, rules, c, tight);
+                        QCOMPARE(da.device.oom, db.device.oom);
+                        QCOMPARE(da.device.oom_event, db.device.oom_event);
+                        QCOMPARE(da.device.peak_reserved, db.device.peak_reserved);
+                        QCOMPARE(da.device.retries, db.device.retries);
+                        QCOMPARE(da.room.peak_reserved, db.room.peak_reserved);
+                        // Garbage collection is in force against a device's capacity only.
+                        if (c.garbage_collection_threshold > 0)
+                            passedWithGc += da.room.passed_events;
+                        else
+                            passed += a.passed_events;
+                        ++replays;
+                    }
+                }
+            }
+        }
+        QVERIFY(replays > 100);
+        QVERIFY(passed > 0);       // the plans with gradient accumulation have alike runs
+        QCOMPARE(passedWithGc, 0L); // garbage collection ages blocks: nothing is passed over
+    }
+
+    // The rules on hand-built runs: a run that reserves is replayed and the next one checked; a
+    // run that keeps a tensor beyond itself is never passed over.
+    void passingOverRules()
+    {
+        auto record = [](bool keepOne) {
+            StepTimeline t;
+            TimelineRecorder rec(t);
+            rec.part(StepPart::SteadyStep);
+            rec.repeat(4, [&](int i) {
+                rec.alloc({TensorKind::SavedActivations, i, 0}, 30 * MiB, nullptr);
+                rec.alloc({TensorKind::SavedActivations, i, 1}, 12 * MiB, nullptr);
+                rec.free({TensorKind::SavedActivations, i, 0}, 30 * MiB);
+                if (!keepOne)
+                    rec.free({TensorKind::SavedActivations, i, 1}, 12 * MiB);
+            });
+            return t;
+        };
+        const StepTimeline alike = record(false);
+        QCOMPARE(alike.repeats.size(), size_t(1));
+        QCOMPARE(alike.repeats[0].unit_events, 4);
+        QCOMPARE(alike.repeats[0].units, 4);
+        const ReplayResult r = replayTimeline(alike, AllocatorRules::Cuda, {}, kRoom, true);
+        // The first run reserves its segments, the second finds them cached: the last two pass.
+        QCOMPARE(r.passed_events, 8);
+        QCOMPARE(r.reserved.size(), alike.events.size());
+        QCOMPARE(r.peak_reserved, 42 * MiB); // two segments: 30 MiB and 12 MiB
+        QCOMPARE(r.peak_allocated, 42 * MiB);
+        const StepTimeline kept = record(true);
+        QCOMPARE(kept.repeats.size(), size_t(1));
+        QCOMPARE(kept.repeats[0].unit_events, 3);
+        const ReplayResult k = replayTimeline(kept, AllocatorRules::Cuda, {}, kRoom);
+        QCOMPARE(k.passed_events, 0);
+        QCOMPARE(k.peak_reserved, 78 * MiB); // the 30 MiB segment, and one of 12 MiB a run
+    }
 };
 
 QTEST_GUILESS_MAIN(TestAllocator)
