@@ -1684,7 +1684,7 @@ void AllocatorReplay::replayRank(size_t k)
     const double capacity = std::max(0.0, dev.hbm_bytes - r.reserve.context - r.reserve.comm_buffers);
     Replayed &d = done_[k];
     d.rp = replayOnDevice(t, rules, plan_.memory.allocator, capacity, false, verdictOnly_);
-    d.firstStepPeak = t.peakLive(StepPart::FirstStep);
+    d.firstStepPeak = t.peak_live[size_t(StepPart::FirstStep)];
     if (d.rp.device.oom) {
         d.oomTensor = t.tensors[size_t(t.events[size_t(d.rp.device.oom_event)].tensor)];
         size_t seen = firstOom_.load();

@@ -740,6 +740,7 @@ void PeakTracker::block(uint32_t key, FunctionRef<void()> body)
 TimelineRecorder::TimelineRecorder(StepTimeline &out, int steadyLimit)
     : out_(out), limit_(std::max(1, steadyLimit))
 {
+    out_.peak_live.fill(0.0);
 }
 
 uint64_t TimelineRecorder::key(const TensorRef &t)
@@ -769,6 +770,9 @@ void TimelineRecorder::alloc(const TensorRef &t, double bytes, const std::vector
         out_.tensors.push_back({t.kind, phase_, part_, int16_t(t.unit), int16_t(t.layer), size,
                                 int(out_.events.size())});
         out_.events.push_back({int(out_.tensors.size()) - 1, true});
+        live_ += size;
+        double &peak = out_.peak_live[size_t(part_)];
+        peak = std::max(peak, live_);
     };
     double sum = 0;
     if (parts)
@@ -801,6 +805,9 @@ void TimelineRecorder::free(const TensorRef &t, double)
         const int idx = open.first + i;
         out_.tensors[size_t(idx)].free_event = int(out_.events.size());
         out_.events.push_back({idx, false});
+        live_ -= out_.tensors[size_t(idx)].bytes;
+        double &peak = out_.peak_live[size_t(part_)];
+        peak = std::max(peak, live_);
     }
 }
 

@@ -278,7 +278,10 @@ struct StepTimeline
     /// Alike steady micro-batches left out of the listing (they change no peak).
     int omitted_microbatches = 0;
     int unmatched_frees = 0; ///< frees of nothing allocated (a generator bug; tests keep it 0)
-    double peakLive(StepPart part) const; ///< largest live bytes within `part`
+    double peakLive(StepPart part) const; ///< largest live bytes within `part`, from the events
+    /// peakLive of each part as the recorder kept it while listing the events (the same sums in
+    /// the same order, so the same figures), for callers that cannot spare a pass over them.
+    std::array<double, kStepPartCount> peak_live{};
 };
 
 /// Writes every event out.
@@ -298,6 +301,7 @@ private:
     StepTimeline &out_;
     int limit_;
     int depth_ = 0; ///< repeats open
+    double live_ = 0; ///< bytes allocated and not freed, as peakLive sums them
     StepPart part_ = StepPart::Setup;
     Phase phase_ = Phase::Forward;
     /// The tensors allocated and not yet freed, by key (first tensor, count): open addressing

@@ -210,6 +210,9 @@ private slots:
                          qPrintable(QStringLiteral("stage %1 phase %2").arg(r.stage).arg(p)));
             QVERIFY(near(live.startSteady, live.endSteady));
             QVERIFY(t.peakLive(StepPart::FirstStep) > 0);
+            // What the recorder kept while listing is what a pass over the events gives.
+            for (int p = 0; p < kStepPartCount; ++p)
+                QCOMPARE(t.peak_live[size_t(p)], t.peakLive(StepPart(p)));
         }
     }
 
@@ -232,6 +235,8 @@ private slots:
                 const StepTimeline t = memoryTimeline(r.plan, Catalog::builtin(), rk.stage);
                 QCOMPARE(t.unmatched_frees, 0);
                 QVERIFY(near(t.peakLive(StepPart::SteadyStep), rk.peak_bytes));
+                for (int p = 0; p < kStepPartCount; ++p)
+                    QCOMPARE(t.peak_live[size_t(p)], t.peakLive(StepPart(p)));
                 ++checked;
             }
         }
