@@ -586,7 +586,9 @@ DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorCo
     size_t check = passOver ? size_t(t.repeats[0].begin) : SIZE_MAX; // where the next run starts
     int unitStart = -1;             // where the run just replayed began
     uint64_t unitChanges = 0;       // the room's reservation changes then
-    for (size_t e = 0; e < t.events.size(); ++e) {
+    const size_t n = t.events.size();
+    bool stop = false;
+    for (size_t e = 0; e < n && !stop;) {
         while (mark < t.marks.size() && size_t(t.marks[mark].event) <= e) {
             const StepPart next = t.marks[mark].part;
             if (next != part && next == StepPart::SteadyStep) {
@@ -617,7 +619,7 @@ DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorCo
                 unitStart = -1;
                 ++rep;
                 check = rep < t.repeats.size() ? size_t(t.repeats[rep].begin) : SIZE_MAX;
-                e = size_t(end) - 1;
+                e = size_t(end);
                 continue;
             }
             unitStart = here;
@@ -628,25 +630,32 @@ DualReplay replay(const StepTimeline &t, AllocatorRules rules, const AllocatorCo
                 check = rep < t.repeats.size() ? size_t(t.repeats[rep].begin) : SIZE_MAX;
             }
         }
-        const TimelineEvent &ev = t.events[e];
-        if (dual && !device && ev.alloc) {
-            const TimelineTensor &tt = t.tensors[size_t(ev.tensor)];
-            // The cache is looked at only when a miss could pass the device's capacity (a miss
-            // reserves at most the request, rounded, plus a 20 MiB segment's or page's slack).
-            const double reserved = room.alloc.reservedBytes();
-            if (reserved + tt.bytes + kMissSlack > deviceCapacity &&
-                reserved + room.alloc.missBytesBound(tt.bytes) > deviceCapacity &&
-                reserved + room.alloc.missBytes(tt.bytes, int(streamOf(tt.kind))) > deviceCapacity) {
-                device = room; // the same state, from here on against the device's capacity
-                device->alloc.setCapacity(deviceCapacity);
-                device->keepCurve = false;
+        // The events up to the next mark or run: the allocators' work and nothing else.
+        const size_t until = std::min({n, check, mark < t.marks.size() ? size_t(t.marks[mark].event) : n});
+        for (; e < until; ++e) {
+            const TimelineEvent &ev = t.events[e];
+            if (dual && !device && ev.alloc) {
+                const TimelineTensor &tt = t.tensors[size_t(ev.tensor)];
+                // The cache is looked at only when a miss could pass the device's capacity (a
+                // miss reserves at most the request, rounded, plus a 20 MiB segment's or page's
+                // slack).
+                const double reserved = room.alloc.reservedBytes();
+                if (reserved + tt.bytes + kMissSlack > deviceCapacity &&
+                    reserved + room.alloc.missBytesBound(tt.bytes) > deviceCapacity &&
+                    reserved + room.alloc.missBytes(tt.bytes, int(streamOf(tt.kind))) > deviceCapacity) {
+                    device = room; // the same state, from here on against the device's capacity
+                    device->alloc.setCapacity(deviceCapacity);
+                    device->keepCurve = false;
+                }
+            }
+            room.step(t, e, part);
+            if (device)
+                device->step(t, e, part);
+            if (room.stopped || (stopAtOom && device && device->stopped)) {
+                stop = true;
+                break;
             }
         }
-        room.step(t, e, part);
-        if (device)
-            device->step(t, e, part);
-        if (room.stopped || (stopAtOom && device && device->stopped))
-            break;
     }
     room.finish(part);
     DualReplay out;

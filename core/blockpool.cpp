@@ -15,14 +15,6 @@ auto sizeAt(V &bin, uint64_t size)
 
 } // namespace
 
-int BlockPool::binOf(uint64_t size)
-{
-    if (size < 16)
-        return int(size);
-    const int log = 63 - std::countl_zero(size); // 4..63
-    return (log - 3) * 16 + int((size >> (log - 4)) & 15);
-}
-
 int BlockPool::nextBin(const Stream &s, int bin)
 {
     if (bin >= kBins)

@@ -13,6 +13,7 @@
 // request is the root of the first class of at least its size, in its own bin or the next that
 // holds any (two bit scans); removing a block is a sift from its known slot.
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -47,7 +48,13 @@ public:
 
     /// The bin of a size: 0-15 for sizes below 16, then 16 bins to every power of two, in the
     /// order of the sizes (a larger size never has a smaller bin).
-    static int binOf(uint64_t size);
+    static int binOf(uint64_t size)
+    {
+        if (size < 16)
+            return int(size);
+        const int log = 63 - std::countl_zero(size); // 4..63
+        return (log - 3) * 16 + int((size >> (log - 4)) & 15);
+    }
     static constexpr int kBins = 1024;
 
 private:
