@@ -60,7 +60,10 @@ uint64_t toBytes(double b)
         return 0;
     if (b >= 9.0e18)
         return uint64_t(9.0e18);
-    return uint64_t(std::ceil(b));
+    // ceil without the libm call: truncation is floor here, and exact (a double at or above
+    // 2^53 is a whole number; below, every integer is a double).
+    const uint64_t whole = uint64_t(b);
+    return whole + (double(whole) < b ? 1 : 0);
 }
 
 } // namespace
@@ -69,7 +72,9 @@ CachingAllocator::CachingAllocator(AllocatorRules rules, const AllocatorConfig &
                                    double allowed)
     : rules_(rules), config_(config),
       capacity_(std::isfinite(capacity) ? toBytes(capacity) : std::numeric_limits<uint64_t>::max()),
-      allowed_(allowed > 0 && std::isfinite(allowed) ? toBytes(allowed) : capacity_)
+      allowed_(allowed > 0 && std::isfinite(allowed) ? toBytes(allowed) : capacity_),
+      maxSplit_(config.max_split_size_mb <= 0 ? std::numeric_limits<uint64_t>::max()
+                                              : uint64_t(config.max_split_size_mb * double(kMiB)))
 {
     blocks_.reserve(1024);
 }
@@ -124,25 +129,12 @@ uint64_t CachingAllocator::allocationSize(uint64_t rounded)
     return roundUp(rounded, kRoundLarge);
 }
 
-uint64_t CachingAllocator::maxSplit() const
-{
-    if (config_.max_split_size_mb <= 0)
-        return std::numeric_limits<uint64_t>::max();
-    return uint64_t(config_.max_split_size_mb * double(kMiB));
-}
-
 int CachingAllocator::segments() const
 {
     int n = 0;
     for (const Segment &s : segments_)
         n += s.live && s.size > 0 ? 1 : 0;
     return n;
-}
-
-CachingAllocator::Key CachingAllocator::keyOf(int b) const
-{
-    const Block &k = blocks_[size_t(b)];
-    return {k.stream, k.size, k.addr, b};
 }
 
 int CachingAllocator::lookupFree(bool small, int stream, uint64_t size) const
@@ -169,17 +161,6 @@ bool CachingAllocator::reserve(uint64_t bytes)
     ++changes_;
     peakReserved_ = std::max(peakReserved_, reserved_);
     return true;
-}
-
-int CachingAllocator::newBlock()
-{
-    if (!freeIds_.empty()) {
-        const int b = freeIds_.back();
-        freeIds_.pop_back();
-        return b;
-    }
-    blocks_.emplace_back();
-    return int(blocks_.size()) - 1;
 }
 
 int CachingAllocator::newSegment(bool small, int stream, uint64_t size)

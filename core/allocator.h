@@ -99,11 +99,24 @@ private:
     using Key = FreeBlock; ///< a free block in the pools (core/blockpool.h), by best fit
 
     BlockPool &pool(bool small) { return small ? small_ : large_; }
-    Key keyOf(int b) const;
+    Key keyOf(int b) const
+    {
+        const Block &k = blocks_[size_t(b)];
+        return {k.stream, k.size, k.addr, b};
+    }
     int lookupFree(bool small, int stream, uint64_t size) const;
     /// Whether get_free_block takes the free block `k` for (stream, size).
     bool takes(const Key &k, int stream, uint64_t size) const;
-    int newBlock(); ///< a free slot of blocks_ (reused, or appended)
+    int newBlock() ///< a free slot of blocks_ (reused, or appended)
+    {
+        if (!freeIds_.empty()) {
+            const int b = freeIds_.back();
+            freeIds_.pop_back();
+            return b;
+        }
+        blocks_.emplace_back();
+        return int(blocks_.size()) - 1;
+    }
     int newSegment(bool small, int stream, uint64_t size);
     int expand(bool small, int stream, uint64_t size);
     bool reserve(uint64_t bytes);
@@ -112,11 +125,12 @@ private:
     void releaseAll();
     void collectGarbage();
     int take(int block, uint64_t size);
-    uint64_t maxSplit() const;
+    uint64_t maxSplit() const { return maxSplit_; } ///< max_split_size in bytes (max: unlimited)
 
     AllocatorRules rules_;
     AllocatorConfig config_;
     uint64_t capacity_, allowed_;
+    uint64_t maxSplit_;
     std::vector<Block> blocks_;
     std::vector<int> freeIds_;
     std::vector<Segment> segments_;

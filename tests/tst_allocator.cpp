@@ -7,6 +7,7 @@
 #include "planvariants.h"
 
 #include <QTest>
+#include <cmath>
 #include <limits>
 #include <tuple>
 #include <nlohmann/json.hpp>
@@ -66,6 +67,27 @@ private slots:
         a.free(x);
         a.free(y);
         QCOMPARE(a.allocatedBytes(), 4 * 1024.0);
+    }
+
+    // A request in fractional bytes (a timeline's sizes are doubles) takes its ceiling before
+    // the rounding: 512 B is one unit, anything above it two; a whole number above 2^53 is
+    // taken as it is.
+    void fractionalBytes()
+    {
+        const struct
+        {
+            double bytes;
+            double block;
+        } rows[] = {{0.25, 512}, {512.0, 512}, {512.0000001, 1024}, {1023.5, 1024}, {1024.0, 1024}};
+        for (const auto &r : rows) {
+            CachingAllocator a = cuda();
+            QVERIFY(a.malloc(r.bytes) >= 0);
+            QCOMPARE(a.allocatedBytes(), r.block);
+        }
+        CachingAllocator a = cuda();
+        const double huge = std::ldexp(1.0, 60) + 2.0 * MiB; // a whole number of 2 MiB pages
+        QCOMPARE(a.missBytesBound(huge), huge);
+        QCOMPARE(a.missBytesBound(huge + std::ldexp(1.0, 9)), huge + 2.0 * MiB);
     }
 
     // A freed 100 MiB block serves 90 MiB (the 10 MiB rest is split off); freed neighbours merge.
