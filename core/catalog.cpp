@@ -177,6 +177,31 @@ std::vector<std::string> Catalog::deviceIds() const { return keys(m_devices); }
 std::vector<std::string> Catalog::frameworkIds() const { return keys(m_frameworks); }
 void Catalog::addDevice(DeviceProfile d) { m_devices[d.id] = std::move(d); }
 
+ProgramPlace programPlace()
+{
+    // /proc/self/exe resolves symlinks; a binary replaced while running reads " (deleted)".
+    std::error_code ec;
+    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+    if (ec)
+        return {};
+    std::string s = exe.string();
+    constexpr std::string_view deleted = " (deleted)";
+    if (s.size() > deleted.size() && s.ends_with(deleted))
+        exe = s.substr(0, s.size() - deleted.size());
+    // <prefix>/<bindir>/exe -> <prefix>, however many components bindir has.
+    fs::path prefix = exe.parent_path();
+    const fs::path bindir(SHARDSCOPE_INSTALL_BINDIR);
+    if (bindir.is_relative()) {
+        for (auto it = bindir.begin(); it != bindir.end(); ++it) {
+            if (!it->empty() && *it != ".")
+                prefix = prefix.parent_path();
+        }
+    } else {
+        prefix = prefix.parent_path();
+    }
+    return {exe.string(), prefix.string()};
+}
+
 std::string locateDataDir()
 {
     auto valid = [](const fs::path &p) {
@@ -189,29 +214,12 @@ std::string locateDataDir()
     }
     // Relative to the running executable, so that an install works wherever its prefix was
     // unpacked (a .deb under /usr, a tarball anywhere, `dpkg -x` into a scratch directory).
-    // /proc/self/exe resolves symlinks; a binary replaced while running reads " (deleted)".
-    std::error_code ec;
-    fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-    if (!ec) {
-        std::string s = exe.string();
-        constexpr std::string_view deleted = " (deleted)";
-        if (s.size() > deleted.size() && s.ends_with(deleted))
-            exe = s.substr(0, s.size() - deleted.size());
-        // <prefix>/<bindir>/exe -> <prefix>, however many components bindir has.
-        fs::path prefix = exe.parent_path();
-        const fs::path bindir(SHARDSCOPE_INSTALL_BINDIR);
-        if (bindir.is_relative()) {
-            for (auto it = bindir.begin(); it != bindir.end(); ++it) {
-                if (!it->empty() && *it != ".")
-                    prefix = prefix.parent_path();
-            }
-        } else {
-            prefix = prefix.parent_path();
-        }
-        const fs::path installed = prefix / SHARDSCOPE_DATA_SUBDIR;
+    if (const ProgramPlace here = programPlace(); !here.program.empty()) {
+        const fs::path installed = fs::path(here.prefix) / SHARDSCOPE_DATA_SUBDIR;
         if (valid(installed))
             return installed.lexically_normal().string();
-        const fs::path sibling = exe.parent_path().parent_path() / "share" / "shardscope";
+        const fs::path sibling =
+            fs::path(here.program).parent_path().parent_path() / "share" / "shardscope";
         if (valid(sibling))
             return sibling.lexically_normal().string();
     }

@@ -52,6 +52,16 @@ private:
     std::map<std::string, std::string> m_broken; ///< file stem -> why it was skipped
 };
 
+/// The running program (/proc/self/exe, symlinks resolved) and the install prefix its place
+/// implies if it is installed in <prefix>/<bindir> (CMAKE_INSTALL_BINDIR, however many
+/// components). Both empty when /proc cannot say.
+struct ProgramPlace
+{
+    std::string program;
+    std::string prefix;
+};
+ProgramPlace programPlace();
+
 /// The data directory: $SHARDSCOPE_DATA_DIR, else <prefix>/share/shardscope where <prefix> is
 /// the directory the running executable is installed under (so relocated installs work), else
 /// the configured install prefix, else the source tree's resources/. Empty when none exists.

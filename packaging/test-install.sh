@@ -36,6 +36,7 @@ expect() {
     grep -qx "$1" "$tmp/contents" || fail "the package lacks $1"
 }
 expect /usr/bin/shardscope-cli
+expect /usr/libexec/shardscope/shardscope-report
 expect /usr/share/shardscope/cases/hcie-ai-fsdp.plan.json
 # Every data directory of the source tree is installed (presets, devices, frameworks, cases, the
 # worker, translations: whatever resources/ holds).
@@ -58,7 +59,7 @@ if [ "$gui" = ON ]; then
 fi
 
 # Runs the installed CLI: --version names the data directory it found, estimate works on an
-# installed case file, the CPU backend runs a plan's kernels.
+# installed case file, report renders it, the CPU backend runs a plan's kernels.
 check_cli() {
     local cli=$1 data=$2
     local out
@@ -70,6 +71,14 @@ check_cli() {
         { cat "$tmp/estimate.txt"; fail "$cli estimate"; }
     grep -q '^Verdict: ' "$tmp/estimate.txt" || fail "$cli estimate printed no verdict"
     grep '^Verdict: ' "$tmp/estimate.txt"
+    # report runs shardscope-report from <prefix>/libexec/shardscope (shardscope-cli does not
+    # link Qt Gui), with the data directory found here.
+    rm -f "$tmp/report.pdf"
+    "$cli" report "$data/cases/hcie-ai-fsdp.plan.json" -o "$tmp/report.pdf" >"$tmp/report.txt" 2>&1 ||
+        { cat "$tmp/report.txt"; fail "$cli report"; }
+    pdftotext "$tmp/report.pdf" "$tmp/report-text.txt" || fail "$cli report wrote no PDF"
+    grep -q 'hcie-ai-fsdp.plan.json' "$tmp/report-text.txt" || fail "$cli report wrote no report of the case"
+    echo "report: $(cat "$tmp/report.txt")"
     # The CPU backend opens OpenBLAS at run time: one GEMM on it.
     "$cli" bench "$src/tests/data/runner/tiny.plan.json" --backend cpu --repeats 1 --no-probe \
         >"$tmp/bench.txt" 2>&1 || { cat "$tmp/bench.txt"; fail "$cli bench --backend cpu"; }

@@ -169,7 +169,7 @@ fi
 
 # The fixed list: what the build and the tests run outside the cache.
 for tool in Xvfb xvfb-run xauth pdftotext pdftoppm pdfinfo pdffonts clang-14 clang++-14 \
-    appstreamcli desktop-file-validate ccache file; do
+    appstreamcli desktop-file-validate ccache file ldd; do
     need "$tool" "$(command -v "$tool" || true)" "$tool is not on PATH"
 done
 arch=$(uname -m)

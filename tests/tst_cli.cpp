@@ -68,6 +68,17 @@ private slots:
         QVERIFY(r.err.find("unknown command") != std::string::npos);
     }
 
+    // This program links the verbs without the report (as shardscope-cli does, which hands
+    // `report` to shardscope-report): the verb is known and says where reports are rendered.
+    void reportIsNotLinkedHere()
+    {
+        const Result r =
+            runCli({"report", casePath("hcie-ai-ddp.plan.json"), "-o", "/nonexistent/x.pdf"});
+        QCOMPARE(r.code, int(cli::ExitFailure));
+        QVERIFY2(r.err.find("shardscope-report") != std::string::npos, r.err.c_str());
+        QVERIFY(r.err.find("unknown command") == std::string::npos);
+    }
+
     void estimateJsonContract()
     {
         const Result r = runCli({"estimate", casePath("hcie-ai-ddp.plan.json"), "--format", "json"});

@@ -146,6 +146,7 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
+        cli::useInProcessReport(); // as shardscope-report does; shardscope-cli hands it over
         QVERIFY(m_dir.isValid());
         if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty() ||
             QStandardPaths::findExecutable(QStringLiteral("pdfinfo")).isEmpty())
@@ -506,6 +507,57 @@ private Q_SLOTS:
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), 2);
         QVERIFY(p.readAllStandardError().contains("--lang must be en or zh_CN, not \"xx\""));
+    }
+
+    // shardscope-cli does not link Qt Gui: it runs shardscope-report, found beside it in a build
+    // tree, with the same arguments and streams; its exit status is the report's.
+    void cliHandsTheReportOver()
+    {
+        const QString cliPath = qEnvironmentVariable("SHARDSCOPE_CLI");
+        QVERIFY2(QFileInfo::exists(cliPath), qPrintable(cliPath));
+        QVERIFY(QFileInfo::exists(
+            QFileInfo(cliPath).dir().filePath(QStringLiteral("shardscope-report"))));
+        const QString out = path(QStringLiteral("handed.pdf"));
+        QProcess p;
+        p.start(cliPath,
+                {QStringLiteral("report"), casePath(kCases.at(1)), QStringLiteral("-o"), out});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(pdfText(out).contains(QStringLiteral("hcie-ai-fsdp.plan.json")));
+        p.start(cliPath,
+                {QStringLiteral("report"), casePath(kCases.at(1)), QStringLiteral("--page"),
+                 QStringLiteral("a5"), QStringLiteral("-o"), out});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), int(cli::ExitBadInput));
+        QVERIFY(p.readAllStandardError().contains("--page must be a4 or letter, not a5"));
+    }
+
+    // A shardscope-cli without shardscope-report where it looks says so, naming the places,
+    // and writes nothing.
+    void cliReportWithoutItsProgram()
+    {
+        const QString cliPath = qEnvironmentVariable("SHARDSCOPE_CLI");
+        QVERIFY2(QFileInfo::exists(cliPath), qPrintable(cliPath));
+        QTemporaryDir alone;
+        QVERIFY(alone.isValid());
+        const QString copy = alone.filePath(QStringLiteral("shardscope-cli"));
+        QVERIFY(QFile::copy(cliPath, copy));
+        const QString out = alone.filePath(QStringLiteral("none.pdf"));
+        QProcess p;
+        p.start(copy,
+                {QStringLiteral("report"), casePath(kCases.at(0)), QStringLiteral("-o"), out});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), int(cli::ExitFailure));
+        const QByteArray err = p.readAllStandardError();
+        QVERIFY2(err.contains("cannot find shardscope-report"), err.constData());
+        QVERIFY2(err.contains(alone.filePath(QStringLiteral("shardscope-report")).toUtf8()),
+                 err.constData());
+        QVERIFY(!QFileInfo::exists(out));
+        // The other verbs do not need it.
+        p.start(copy, {QStringLiteral("estimate"), casePath(kCases.at(1))});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(p.readAllStandardOutput().contains("Verdict: "));
     }
 
     // A full disk (an injected file size limit) leaves the previous report whole.

@@ -65,11 +65,21 @@ struct Command
     std::function<int(const std::vector<std::string> &, std::ostream &, std::ostream &)> run;
 };
 
+/// The report verb when this program links it (useInProcessReport).
+Verb inProcessReport = nullptr;
+
 std::vector<Command> &commands()
 {
     static std::vector<Command> list = {
         {"estimate", estimateCommand},
-        {"report", reportCommand},
+        {"report",
+         [](const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
+             if (inProcessReport)
+                 return inProcessReport(args, out, err);
+             err << "shardscope-cli report: this program does not render reports (shardscope-cli "
+                    "hands them to shardscope-report)\n";
+             return int(ExitFailure);
+         }},
         {"search", searchCommand},
         {"compare", compareCommand},
         {"bench", benchCommand},
@@ -90,6 +100,32 @@ std::string gibgb(double b)
 }
 
 } // namespace
+
+void detail::registerReport(Verb report)
+{
+    inProcessReport = report;
+}
+
+std::string reportProgram(std::vector<std::string> *looked)
+{
+    const ProgramPlace here = programPlace();
+    if (here.program.empty())
+        return {};
+    namespace fs = std::filesystem;
+    const fs::path candidates[] = {
+        fs::path(here.program).parent_path() / "shardscope-report",
+        fs::path(here.prefix) / SHARDSCOPE_INSTALL_LIBEXECDIR / "shardscope" / "shardscope-report",
+    };
+    for (const fs::path &c : candidates) {
+        const std::string path = c.lexically_normal().string();
+        if (looked)
+            looked->push_back(path);
+        std::error_code ec;
+        if (fs::is_regular_file(c, ec))
+            return path;
+    }
+    return {};
+}
 
 std::string located(const std::string &file, const std::string &message)
 {

@@ -19,8 +19,23 @@ int run(const std::vector<std::string> &args, std::ostream &out, std::ostream &e
 
 // Verbs. Each returns an exit code; args exclude the verb.
 int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
-/// `report PLAN... -o FILE.pdf`: the PDF plan report (cli_report.cpp; needs Qt Gui).
+/// `report PLAN... -o FILE.pdf`: the PDF plan report (cli_report.cpp, library
+/// shardscope_cli_report; needs Qt Gui).
 int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
+
+/// The report verb draws with Qt Gui, whose libraries take half of a process's start; so
+/// shardscope-cli does not link it and hands `report` to the program shardscope-report
+/// (reportProgram(); app/cli/main.cpp). A program that links cli_report.cpp and calls this
+/// (shardscope-report itself, the tests) runs `report` in process instead.
+void useInProcessReport();
+using Verb = int (*)(const std::vector<std::string> &, std::ostream &, std::ostream &);
+namespace detail {
+void registerReport(Verb report); ///< what useInProcessReport does
+}
+/// Where shardscope-report is for the running program: beside it (a build tree), else in
+/// <prefix>/<libexecdir>/shardscope/ of the prefix it is installed under. `looked` gets the
+/// places tried, for an error. Empty when neither holds it.
+std::string reportProgram(std::vector<std::string> *looked = nullptr);
 /// `search PLAN [--top N] [--global-batch N] [--no-offload] [--format table|json]`: the layout
 /// search (cli_search.cpp).
 int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);

@@ -41,6 +41,11 @@ std::unique_ptr<QGuiApplication> ensureGuiApplication()
 
 } // namespace
 
+void useInProcessReport()
+{
+    detail::registerReport(reportCommand);
+}
+
 int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     std::vector<std::string> files;
