@@ -1204,7 +1204,15 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             uint32_t task, pos;
             bool pending; ///< step.step_s is still a lower bound
             StepEstimate step;
-            std::optional<MemoryEstimate> memory; ///< the estimate a pending one needed
+            /// What the walk reads of its memory estimate, once estimated: the memory it requires
+            /// (none: it does not fit) and its peak. Not the estimate itself: hundreds are held at
+            /// a time, and each estimate's ranks take kilobytes of fresh memory.
+            struct Estimated
+            {
+                std::optional<double> required;
+                double peak = 0;
+            };
+            std::optional<Estimated> memory;
         };
         std::vector<Costed> slots;
         std::vector<uint32_t> freeSlots;
@@ -1251,16 +1259,29 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         auto rankFull = [&] { return rankedIdx.size() >= top; };
         auto blocked = [&](double bound) { return rankFull() && bound >= minRequired; };
         auto limitNow = [&] { return rankFull() ? std::min(hbmLimit, minRequired) : hbmLimit; };
-        // The estimate of a costed candidate (`l` its layout, applied to the worker's plan), or
-        // nothing when it is blocked, cannot fit or its floor is above the front's memory. The
-        // threads call it side by side: the ranking and the front change only between loops.
-        auto estimateCandidate = [&](Worker &bw, const Costed &c, Layout &l) -> std::optional<MemoryEstimate> {
+        // Estimates a costed candidate (applying its layout to the worker's plan) into its slot,
+        // which stays without one when it is blocked, cannot fit or its floor is above the
+        // front's memory; a pending one takes its step time from the estimate. The threads call
+        // it side by side on different slots: the ranking and the front change only between loops.
+        auto estimateCandidate = [&](Worker &bw, Costed &c) {
             const Candidate &cand = candidates[c.task][c.pos];
             if (blocked(cand.bound))
-                return std::nullopt;
-            l = unpack(tasks[c.task], cand);
+                return;
+            const Layout l = unpack(tasks[c.task], cand);
             applyWork(bw.w, l);
-            return estimateLayout(bw, l, limitNow());
+            const std::optional<MemoryEstimate> me = estimateLayout(bw, l, limitNow());
+            if (!me)
+                return;
+            c.memory = Costed::Estimated{requiredOf(*me), me->peak_bytes};
+            if (!c.pending)
+                return;
+            // What it moves, and so its step time.
+            const double actBytes =
+                activationOffloadBytesPerMicrobatch(bw.w, *me, *findBare(bw, bareOf(l)));
+            const ComputeEstimate ce = estimateCompute(bw.w, cprof, bw.compute);
+            c.step = assembleStep(bw.w, cprof, ce, c.step.communication_s,
+                                  offloadBytesPerStep(bw.w, ce, actBytes));
+            c.pending = false;
         };
 
         for (Worker &w : workers)
@@ -1294,17 +1315,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 loop.run(ahead.size(), [&](size_t k, unsigned thread) {
                     Worker &bw = workers[thread];
                     Costed &c = slots[ahead[k].slot];
-                    if (c.memory)
-                        return;
-                    Layout l;
-                    c.memory = estimateCandidate(bw, c, l);
-                    if (!c.memory || !c.pending)
-                        return; // cannot fit, or cannot reach the ranking or the front
-                    const double actBytes =
-                        activationOffloadBytesPerMicrobatch(bw.w, *c.memory, *findBare(bw, bareOf(l)));
-                    const ComputeEstimate ce = estimateCompute(bw.w, cprof, bw.compute);
-                    c.step = assembleStep(bw.w, cprof, ce, c.step.communication_s, offloadBytesPerStep(bw.w, ce, actBytes));
-                    c.pending = false;
+                    if (!c.memory)
+                        estimateCandidate(bw, c);
                 });
                 for (const Timed &t : ahead) {
                     if (slots[t.slot].memory)
@@ -1328,10 +1340,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                 }
                 loop.run(taken.size(), [&](size_t k, unsigned thread) {
                     Costed &c = slots[taken[k].slot];
-                    if (!c.memory) {
-                        Layout l;
-                        c.memory = estimateCandidate(workers[thread], c, l);
-                    }
+                    if (!c.memory)
+                        estimateCandidate(workers[thread], c);
                 });
                 // The fitting ones, by group.
                 groupStart.clear();
@@ -1343,10 +1353,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     freeSlots.push_back(taken[k].slot);
                     if (!c.memory)
                         continue;
-                    const std::optional<double> required = requiredOf(*c.memory);
-                    if (required) {
-                        fitting.push_back({unpack(tasks[c.task], candidates[c.task][c.pos]), *required,
-                                           c.memory->peak_bytes, c.step});
+                    if (const std::optional<double> required = c.memory->required) {
+                        fitting.push_back({unpack(tasks[c.task], candidates[c.task][c.pos]),
+                                           *required, c.memory->peak, c.step});
                         groupFits.push_back(uint32_t(fitting.size() - 1));
                     }
                     c.memory.reset();
