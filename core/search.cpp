@@ -7,16 +7,15 @@
 // compact records of the fitting layouts, and builds full Plans only for the results.
 #include "search.h"
 
-#include "optimizers.h"
-
 #include "catalog.h"
 #include "comm.h"
 #include "compute.h"
 #include "device.h"
 #include "errors.h"
-#include "functionref.h"
 #include "framework.h"
+#include "functionref.h"
 #include "layers.h"
+#include "optimizers.h"
 
 #include <algorithm>
 #include <chrono>
@@ -27,6 +26,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <stdexcept>
 #include <thread>
 #include <tuple>
 #include <type_traits>
@@ -1069,36 +1069,72 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         // communication, without the data-parallel groups' or what activations move) and of its
         // memory (the larger of `screen`'s bound and the
         // memory floor; beyond HBM it cannot fit); each task's candidates sorted by the first.
+        // 24 bytes a candidate, since a search keeps every one of them (DeepSeek-V3 over 2,048
+        // NPUs: 1.9 million) and each page of them is a fault to fill: the layout as indices
+        // into its task's choices and its flags, packed in one word.
         struct Candidate
         {
             double key;   ///< step time: a lower bound, exact once known
-            double bound; ///< a lower bound of peak plus reserve
+            float bound;  ///< a lower bound of peak plus reserve (rounded down)
             uint32_t ord; ///< the layout's place in its task's enumeration
-            int32_t mb, dps, ulysses, block;
-            uint8_t v, bits, offMs;
+            uint64_t code; ///< the rest of the layout (pack)
         };
-        auto pack = [](const Layout &l, double key, double bound, uint32_t ord) {
-            Candidate c{key, bound, ord, l.micro_batch, l.dp_shard, l.ulysses, l.block_layers, uint8_t(l.v), 0, 0};
-            c.bits = uint8_t(int(l.cp_algo) | int(l.sharding) << 2 | int(l.recompute) << 4 | int(l.sp) << 6 |
-                             int(l.swap) << 7);
-            c.offMs = uint8_t(l.offload | l.msRecompute << 4);
-            return c;
+        static_assert(sizeof(Candidate) == 24);
+        // Each task's micro-batch and CP-algorithm choices, which a code indexes.
+        std::vector<std::vector<int>> taskMbs(tasks.size());
+        std::vector<std::vector<std::pair<CpAlgo, int>>> taskAlgos(tasks.size());
+        for (size_t ti = 0; ti < tasks.size(); ++ti) {
+            const Task &t = tasks[ti];
+            taskMbs[ti] = divisors(global / t.dp, maxMicro);
+            taskAlgos[ti] = cpAlgos(t.tp, t.cp);
+            // At most 1,600 divisors below 2^31 and as many CP choices as cp has divisors: an
+            // index takes 11 bits (what enumerate gives cannot overflow the code).
+            if (taskMbs[ti].size() > 2048 || taskAlgos[ti].size() > 2048)
+                throw std::length_error(
+                    "search: too many micro-batch or CP-algorithm choices to index");
+        }
+        auto indexIn = [](const auto &choices, auto value) {
+            return uint64_t(std::find(choices.begin(), choices.end(), value) - choices.begin());
         };
-        auto unpack = [&](const Task &t, const Candidate &c) {
+        // Bits: 0-10 micro-batch index, 11-21 CP algorithm index, 22-23 dp_shard index, 24-25
+        // block index, 26-41 virtual stages, 42-43 sharding, 44-45 recompute, 46 sp, 47 swap,
+        // 48-51 offload, 52-53 MindSpeed's recompute.
+        auto pack = [&](size_t ti, const Layout &l, double key, double bound, uint32_t ord) {
+            const Task &t = tasks[ti];
+            const std::vector<int> &mbs = taskMbs[ti];
+            const uint64_t mbI =
+                uint64_t(std::lower_bound(mbs.begin(), mbs.end(), l.micro_batch) - mbs.begin());
+            const uint64_t algoI = indexIn(taskAlgos[ti], std::pair{l.cp_algo, l.ulysses});
+            const uint64_t dpsI = indexIn(dpShards(t, l.sharding), l.dp_shard);
+            const uint64_t blockI = indexIn(blockChoices(t, l.v, l.recompute), l.block_layers);
+            if (l.v > 0xFFFF)
+                throw std::length_error("search: too many virtual pipeline stages to index");
+            float b = float(bound);
+            if (double(b) > bound)
+                b = std::nextafter(b, -INFINITY);
+            const uint64_t code = mbI | algoI << 11 | dpsI << 22 | blockI << 24 |
+                                  uint64_t(l.v) << 26 | uint64_t(l.sharding) << 42 |
+                                  uint64_t(l.recompute) << 44 | uint64_t(l.sp) << 46 |
+                                  uint64_t(l.swap) << 47 | uint64_t(l.offload & 15) << 48 |
+                                  uint64_t(l.msRecompute & 3) << 52;
+            return Candidate{key, b, ord, code};
+        };
+        auto unpack = [&](uint32_t ti, const Candidate &c) {
+            const Task &t = tasks[ti];
+            const uint64_t code = c.code;
             Layout l = taskLayout(t);
-            l.v = c.v;
-            l.cp_algo = CpAlgo(c.bits & 3);
-            l.ulysses = c.ulysses;
-            l.dp_shard = c.dps;
-            l.micro_batch = c.mb;
-            l.grad_accum = int(global / t.dp / c.mb);
-            l.sp = (c.bits >> 6) & 1;
-            l.sharding = Sharding((c.bits >> 2) & 3);
-            l.recompute = Recompute((c.bits >> 4) & 3);
-            l.block_layers = c.block;
-            l.offload = uint8_t(c.offMs & 15);
-            l.swap = (c.bits >> 7) & 1;
-            l.msRecompute = uint8_t(c.offMs >> 4);
+            l.micro_batch = taskMbs[ti][code & 2047];
+            l.grad_accum = int(global / t.dp / l.micro_batch);
+            std::tie(l.cp_algo, l.ulysses) = taskAlgos[ti][(code >> 11) & 2047];
+            l.v = int((code >> 26) & 0xFFFF);
+            l.sharding = Sharding((code >> 42) & 3);
+            l.recompute = Recompute((code >> 44) & 3);
+            l.sp = (code >> 46) & 1;
+            l.swap = (code >> 47) & 1;
+            l.offload = uint8_t((code >> 48) & 15);
+            l.msRecompute = uint8_t((code >> 52) & 3);
+            l.dp_shard = dpShards(t, l.sharding).begin()[(code >> 22) & 3];
+            l.block_layers = blockChoices(t, l.v, l.recompute).begin()[(code >> 24) & 3];
             return l;
         };
         // What a task's layouts that differ only in how their model states are sharded and
@@ -1167,7 +1203,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     sh.modelParallel = modelParallelCommunication(wk.w, dev, fw, ce);
                 const double key =
                     assembleStep(wk.w, cprof, ce, *sh.modelParallel, offloadBytesPerStep(wk.w, ce, 0.0)).step_s;
-                mine.push_back(pack(l, key, bound, o));
+                mine.push_back(pack(ti, l, key, bound, o));
                 return true;
             });
             std::sort(mine.begin(), mine.end(), [](const Candidate &a, const Candidate &b) {
@@ -1267,7 +1303,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             const Candidate &cand = candidates[c.task][c.pos];
             if (blocked(cand.bound))
                 return;
-            const Layout l = unpack(tasks[c.task], cand);
+            const Layout l = unpack(c.task, cand);
             applyWork(bw.w, l);
             const std::optional<MemoryEstimate> me = estimateLayout(bw, l, limitNow());
             if (!me)
@@ -1354,8 +1390,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                     if (!c.memory)
                         continue;
                     if (const std::optional<double> required = c.memory->required) {
-                        fitting.push_back({unpack(tasks[c.task], candidates[c.task][c.pos]),
-                                           *required, c.memory->peak, c.step});
+                        fitting.push_back({unpack(c.task, candidates[c.task][c.pos]), *required,
+                                           c.memory->peak, c.step});
                         groupFits.push_back(uint32_t(fitting.size() - 1));
                     }
                     c.memory.reset();
@@ -1439,7 +1475,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             loop.run(batch.size(), [&](size_t k, unsigned thread) {
                 Worker &bw = workers[thread];
                 const Run &r = batch[k];
-                const Layout l = unpack(tasks[r.task], candidates[r.task][r.pos]);
+                const Layout l = unpack(r.task, candidates[r.task][r.pos]);
                 applyWork(bw.w, l);
                 const ComputeEstimate ce = estimateCompute(bw.w, cprof, bw.compute);
                 costed[k] = Costed{r.task, r.pos, (l.offload & 8) || l.swap, stepOf(bw.w, ce, 0.0), std::nullopt};
