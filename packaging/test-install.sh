@@ -36,7 +36,7 @@ expect() {
     grep -qx "$1" "$tmp/contents" || fail "the package lacks $1"
 }
 expect /usr/bin/shardscope-cli
-expect /usr/libexec/shardscope/shardscope-report
+expect /usr/libexec/shardscope/shardscope-cli-qt
 expect /usr/share/shardscope/cases/hcie-ai-fsdp.plan.json
 # Every data directory of the source tree is installed (presets, devices, frameworks, cases, the
 # worker, translations: whatever resources/ holds).
@@ -71,8 +71,12 @@ check_cli() {
         { cat "$tmp/estimate.txt"; fail "$cli estimate"; }
     grep -q '^Verdict: ' "$tmp/estimate.txt" || fail "$cli estimate printed no verdict"
     grep '^Verdict: ' "$tmp/estimate.txt"
-    # report runs shardscope-report from <prefix>/libexec/shardscope (shardscope-cli does not
-    # link Qt Gui), with the data directory found here.
+    # shardscope-cli links no Qt; it runs --version, the help, report and bench through
+    # shardscope-cli-qt from <prefix>/libexec/shardscope, with the data directory found here.
+    if ldd "$cli" | grep -q 'libQt6'; then
+        fail "$cli links Qt"
+    fi
+    LANGUAGE= LC_ALL=C.UTF-8 "$cli" search --help | grep -q '^Usage: shardscope-cli search' || fail "$cli search --help"
     rm -f "$tmp/report.pdf"
     "$cli" report "$data/cases/hcie-ai-fsdp.plan.json" -o "$tmp/report.pdf" >"$tmp/report.txt" 2>&1 ||
         { cat "$tmp/report.txt"; fail "$cli report"; }

@@ -69,14 +69,35 @@ private slots:
     }
 
     // This program links the verbs without the report (as shardscope-cli does, which hands
-    // `report` to shardscope-report): the verb is known and says where reports are rendered.
+    // `report` to shardscope-cli-qt): the verb is known and says where reports are rendered.
     void reportIsNotLinkedHere()
     {
         const Result r =
             runCli({"report", casePath("hcie-ai-ddp.plan.json"), "-o", "/nonexistent/x.pdf"});
         QCOMPARE(r.code, int(cli::ExitFailure));
-        QVERIFY2(r.err.find("shardscope-report") != std::string::npos, r.err.c_str());
+        QVERIFY2(r.err.find("shardscope-cli-qt") != std::string::npos, r.err.c_str());
         QVERIFY(r.err.find("unknown command") == std::string::npos);
+    }
+
+    // What shardscope-cli runs itself (no Qt): estimate, search and compare unless they are
+    // asked for their help; the rest goes to shardscope-cli-qt.
+    void runsWithoutQt()
+    {
+        using V = std::vector<std::string>;
+        QVERIFY(cli::runsWithoutQt(V{"estimate", "a.plan.json"}));
+        QVERIFY(cli::runsWithoutQt(V{"search", "a.plan.json", "--top", "5", "--format", "json"}));
+        QVERIFY(cli::runsWithoutQt(V{"compare", "a.plan.json", "b.plan.json"}));
+        QVERIFY(cli::runsWithoutQt(V{"search", "--top"})); // an error, in English, here
+        QVERIFY(!cli::runsWithoutQt(V{"estimate", "a.plan.json", "--help"}));
+        QVERIFY(!cli::runsWithoutQt(V{"estimate", "-h"}));
+        QVERIFY(!cli::runsWithoutQt(V{"search", "-h", "a.plan.json"}));
+        QVERIFY(!cli::runsWithoutQt(V{"compare", "--help"}));
+        QVERIFY(!cli::runsWithoutQt(V{"report", "a.plan.json", "-o", "a.pdf"}));
+        QVERIFY(!cli::runsWithoutQt(V{"bench", "a.plan.json"}));
+        QVERIFY(!cli::runsWithoutQt(V{"--help"}));
+        QVERIFY(!cli::runsWithoutQt(V{"--version"}));
+        QVERIFY(!cli::runsWithoutQt(V{"frobnicate"}));
+        QVERIFY(!cli::runsWithoutQt(V{}));
     }
 
     void estimateJsonContract()

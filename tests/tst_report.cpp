@@ -146,7 +146,7 @@ private:
 private Q_SLOTS:
     void initTestCase()
     {
-        cli::useInProcessReport(); // as shardscope-report does; shardscope-cli hands it over
+        cli::useInProcessReport(); // as shardscope-cli-qt does; shardscope-cli hands it over
         QVERIFY(m_dir.isValid());
         if (QStandardPaths::findExecutable(QStringLiteral("pdftotext")).isEmpty() ||
             QStandardPaths::findExecutable(QStringLiteral("pdfinfo")).isEmpty())
@@ -509,14 +509,14 @@ private Q_SLOTS:
         QVERIFY(p.readAllStandardError().contains("--lang must be en or zh_CN, not \"xx\""));
     }
 
-    // shardscope-cli does not link Qt Gui: it runs shardscope-report, found beside it in a build
-    // tree, with the same arguments and streams; its exit status is the report's.
+    // shardscope-cli links no Qt: it runs shardscope-cli-qt, found beside it in a build tree,
+    // with the same arguments and streams; its exit status is the report's.
     void cliHandsTheReportOver()
     {
         const QString cliPath = qEnvironmentVariable("SHARDSCOPE_CLI");
         QVERIFY2(QFileInfo::exists(cliPath), qPrintable(cliPath));
         QVERIFY(QFileInfo::exists(
-            QFileInfo(cliPath).dir().filePath(QStringLiteral("shardscope-report"))));
+            QFileInfo(cliPath).dir().filePath(QStringLiteral("shardscope-cli-qt"))));
         const QString out = path(QStringLiteral("handed.pdf"));
         QProcess p;
         p.start(cliPath,
@@ -532,9 +532,46 @@ private Q_SLOTS:
         QVERIFY(p.readAllStandardError().contains("--page must be a4 or letter, not a5"));
     }
 
-    // A shardscope-cli without shardscope-report where it looks says so, naming the places,
-    // and writes nothing.
-    void cliReportWithoutItsProgram()
+    // The help is translated, so shardscope-cli hands it over too: in the language --lang or
+    // the system chooses, for the command line as a whole and for each verb.
+    void cliHandsTheHelpOver()
+    {
+        const QString cliPath = qEnvironmentVariable("SHARDSCOPE_CLI");
+        QVERIFY2(QFileInfo::exists(cliPath), qPrintable(cliPath));
+        auto help = [&](const QStringList &args, const QByteArray &lang) {
+            QProcess p;
+            QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+            env.remove(QStringLiteral("LANGUAGE"));
+            env.remove(QStringLiteral("LC_ALL"));
+            env.remove(QStringLiteral("LC_MESSAGES"));
+            env.insert(QStringLiteral("LANG"), QString::fromLatin1(lang));
+            p.setProcessEnvironment(env);
+            p.start(cliPath, args);
+            if (!p.waitForFinished(60000))
+                return QByteArray("(no answer)");
+            return QByteArray::number(p.exitCode()) + " " + p.readAllStandardOutput();
+        };
+        const QString zh = QStringLiteral("用法");
+        QVERIFY(QString::fromUtf8(help({QStringLiteral("--lang"), QStringLiteral("zh_CN"),
+                                        QStringLiteral("--help")},
+                                       "C.UTF-8"))
+                    .startsWith(QStringLiteral("0 ") + zh));
+        QVERIFY(QString::fromUtf8(
+                    help({QStringLiteral("search"), QStringLiteral("--help")}, "zh_CN.UTF-8"))
+                    .startsWith(QStringLiteral("0 ") + zh));
+        QVERIFY(QString::fromUtf8(
+                    help({QStringLiteral("estimate"), QStringLiteral("-h")}, "zh_CN.UTF-8"))
+                    .startsWith(QStringLiteral("0 ") + zh));
+        QVERIFY(help({QStringLiteral("compare"), QStringLiteral("--help")}, "C.UTF-8")
+                    .startsWith("0 Usage: shardscope-cli compare"));
+        // No verb, and an unknown one: the usage on stderr, exit 2, as before.
+        QVERIFY(help({}, "C.UTF-8").startsWith("2 "));
+        QVERIFY(help({QStringLiteral("frobnicate")}, "C.UTF-8").startsWith("2 "));
+    }
+
+    // A shardscope-cli without shardscope-cli-qt where it looks says so for what needs it,
+    // naming the places, and writes nothing; estimate, search and compare do not need it.
+    void cliWithoutItsQtProgram()
     {
         const QString cliPath = qEnvironmentVariable("SHARDSCOPE_CLI");
         QVERIFY2(QFileInfo::exists(cliPath), qPrintable(cliPath));
@@ -548,16 +585,27 @@ private Q_SLOTS:
                 {QStringLiteral("report"), casePath(kCases.at(0)), QStringLiteral("-o"), out});
         QVERIFY(p.waitForFinished(60000));
         QCOMPARE(p.exitCode(), int(cli::ExitFailure));
-        const QByteArray err = p.readAllStandardError();
-        QVERIFY2(err.contains("cannot find shardscope-report"), err.constData());
-        QVERIFY2(err.contains(alone.filePath(QStringLiteral("shardscope-report")).toUtf8()),
+        QByteArray err = p.readAllStandardError();
+        QVERIFY2(err.contains("cannot find shardscope-cli-qt, which runs report"), err.constData());
+        QVERIFY2(err.contains(alone.filePath(QStringLiteral("shardscope-cli-qt")).toUtf8()),
                  err.constData());
         QVERIFY(!QFileInfo::exists(out));
-        // The other verbs do not need it.
+        p.start(copy, {QStringLiteral("search"), QStringLiteral("--help")});
+        QVERIFY(p.waitForFinished(60000));
+        QCOMPARE(p.exitCode(), int(cli::ExitFailure));
+        err = p.readAllStandardError();
+        QVERIFY2(err.contains("cannot find shardscope-cli-qt, which runs search"), err.constData());
+        QVERIFY(p.readAllStandardOutput().isEmpty());
+        // The verbs it runs itself do not need it.
         p.start(copy, {QStringLiteral("estimate"), casePath(kCases.at(1))});
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
         QVERIFY(p.readAllStandardOutput().contains("Verdict: "));
+        p.start(copy, {QStringLiteral("--lang"), QStringLiteral("zh_CN"), QStringLiteral("compare"),
+                       casePath(kCases.at(0)), casePath(kCases.at(1))});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(!p.readAllStandardOutput().isEmpty());
     }
 
     // A full disk (an injected file size limit) leaves the previous report whole.

@@ -11,7 +11,7 @@
 #include "core/units.h"
 #include "shardscope_config.h"
 
-#include <QCoreApplication>
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <functional>
@@ -20,12 +20,18 @@
 #include <map>
 #include <sstream>
 
+// lupdate collects the help texts by this marker (app/ is among its sources); helpText()
+// translates them at run time. This file links no Qt.
+#ifndef QT_TRANSLATE_NOOP
+#define QT_TRANSLATE_NOOP(scope, text) text
+#endif
+
 namespace shardscope::cli {
 
 namespace {
 
-// Translated at run time (context "shardscope-cli"); the language follows the system locale or
-// --lang.
+// Translated at run time (helpText, context "shardscope-cli"); the language follows the system
+// locale or --lang.
 const char *kUsage = QT_TRANSLATE_NOOP(
     "shardscope-cli",
     "Usage: shardscope-cli <command> [options]\n"
@@ -56,7 +62,7 @@ const char *kUsage = QT_TRANSLATE_NOOP(
 
 std::string usage()
 {
-    return QCoreApplication::translate("shardscope-cli", kUsage).toStdString();
+    return helpText(kUsage);
 }
 
 struct Command
@@ -65,24 +71,32 @@ struct Command
     std::function<int(const std::vector<std::string> &, std::ostream &, std::ostream &)> run;
 };
 
-/// The report verb when this program links it (useInProcessReport).
-Verb inProcessReport = nullptr;
+/// The verbs that need Qt, where this program links them (useInProcessReport / Bench).
+std::map<std::string, Verb> &registered()
+{
+    static std::map<std::string, Verb> verbs;
+    return verbs;
+}
+
+/// A verb this program may not link: runs it where it does, else says which program does.
+Command qtVerb(const char *name)
+{
+    return {
+        name, [name](const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
+            const auto it = registered().find(name);
+            if (it != registered().end())
+                return it->second(args, out, err);
+            err << "shardscope-cli " << name << ": this program does not run it (shardscope-cli "
+                << "hands it to shardscope-cli-qt)\n";
+            return int(ExitFailure);
+        }};
+}
 
 std::vector<Command> &commands()
 {
     static std::vector<Command> list = {
-        {"estimate", estimateCommand},
-        {"report",
-         [](const std::vector<std::string> &args, std::ostream &out, std::ostream &err) {
-             if (inProcessReport)
-                 return inProcessReport(args, out, err);
-             err << "shardscope-cli report: this program does not render reports (shardscope-cli "
-                    "hands them to shardscope-report)\n";
-             return int(ExitFailure);
-         }},
-        {"search", searchCommand},
-        {"compare", compareCommand},
-        {"bench", benchCommand},
+        {"estimate", estimateCommand}, qtVerb("report"), {"search", searchCommand},
+        {"compare", compareCommand},   qtVerb("bench"),
     };
     return list;
 }
@@ -101,20 +115,28 @@ std::string gibgb(double b)
 
 } // namespace
 
-void detail::registerReport(Verb report)
+void detail::registerVerb(const char *name, Verb verb)
 {
-    inProcessReport = report;
+    registered()[name] = verb;
 }
 
-std::string reportProgram(std::vector<std::string> *looked)
+bool runsWithoutQt(const std::vector<std::string> &args)
+{
+    if (args.empty() || (args[0] != "estimate" && args[0] != "search" && args[0] != "compare"))
+        return false;
+    return std::none_of(args.begin() + 1, args.end(),
+                        [](const std::string &a) { return a == "--help" || a == "-h"; });
+}
+
+std::string qtProgram(std::vector<std::string> *looked)
 {
     const ProgramPlace here = programPlace();
     if (here.program.empty())
         return {};
     namespace fs = std::filesystem;
     const fs::path candidates[] = {
-        fs::path(here.program).parent_path() / "shardscope-report",
-        fs::path(here.prefix) / SHARDSCOPE_INSTALL_LIBEXECDIR / "shardscope" / "shardscope-report",
+        fs::path(here.program).parent_path() / "shardscope-cli-qt",
+        fs::path(here.prefix) / SHARDSCOPE_INSTALL_LIBEXECDIR / "shardscope" / "shardscope-cli-qt",
     };
     for (const fs::path &c : candidates) {
         const std::string path = c.lexically_normal().string();
@@ -451,9 +473,9 @@ int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std
         } else if (a.rfind("--format=", 0) == 0) {
             format = a.substr(9);
         } else if (a == "--help" || a == "-h") {
-            out << QCoreApplication::translate("shardscope-cli",
-                                               "Usage: shardscope-cli estimate PLAN.plan.json [--format table|json] [--hf-config config.json]\n")
-                       .toStdString();
+            out << helpText(QT_TRANSLATE_NOOP("shardscope-cli",
+                                              "Usage: shardscope-cli estimate PLAN.plan.json "
+                                              "[--format table|json] [--hf-config config.json]\n"));
             return ExitOk;
         } else if (!a.empty() && a[0] == '-') {
             err << "shardscope-cli estimate: unknown option " << a << "\n";

@@ -23,19 +23,31 @@ int estimateCommand(const std::vector<std::string> &args, std::ostream &out, std
 /// shardscope_cli_report; needs Qt Gui).
 int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);
 
-/// The report verb draws with Qt Gui, whose libraries take half of a process's start; so
-/// shardscope-cli does not link it and hands `report` to the program shardscope-report
-/// (reportProgram(); app/cli/main.cpp). A program that links cli_report.cpp and calls this
-/// (shardscope-report itself, the tests) runs `report` in process instead.
-void useInProcessReport();
+/// shardscope-cli links no Qt: Qt Core's libraries alone take 9 of a process's 13 ms to start on
+/// a 2-core virtual machine, and estimate, search and compare print no translated text. What
+/// needs Qt (the help, in the interface language; bench, which runs its worker through
+/// QProcess; report, which draws with Qt Gui) it hands to the program shardscope-cli-qt
+/// (qtProgram(); app/cli/main.cpp), the same command line with those linked in. A program that
+/// links them calls these (shardscope-cli-qt itself, the tests) to run them in process.
+void useInProcessReport(); ///< cli_report.cpp
+void useInProcessBench();  ///< cli_bench.cpp
 using Verb = int (*)(const std::vector<std::string> &, std::ostream &, std::ostream &);
 namespace detail {
-void registerReport(Verb report); ///< what useInProcessReport does
+void registerVerb(const char *name, Verb verb); ///< what useInProcessReport / Bench do
 }
-/// Where shardscope-report is for the running program: beside it (a build tree), else in
+/// The help texts (usage), in the interface language: Qt's translation, context
+/// "shardscope-cli" (cli_help.cpp), in a program that links Qt. shardscope-cli never prints them
+/// (it hands every command line that asks for help to shardscope-cli-qt); there it throws
+/// std::logic_error (cli_help_plain.cpp).
+std::string helpText(const char *source);
+/// Whether shardscope-cli runs `args` (the verb first) itself: estimate, search and compare,
+/// without --help or -h (the only way they print help). Every other command line goes to
+/// shardscope-cli-qt.
+bool runsWithoutQt(const std::vector<std::string> &args);
+/// Where shardscope-cli-qt is for the running program: beside it (a build tree), else in
 /// <prefix>/<libexecdir>/shardscope/ of the prefix it is installed under. `looked` gets the
 /// places tried, for an error. Empty when neither holds it.
-std::string reportProgram(std::vector<std::string> *looked = nullptr);
+std::string qtProgram(std::vector<std::string> *looked = nullptr);
 /// `search PLAN [--top N] [--global-batch N] [--no-offload] [--format table|json]`: the layout
 /// search (cli_search.cpp).
 int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err);

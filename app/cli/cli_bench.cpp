@@ -296,6 +296,11 @@ int importCommand(const Plan &plan, const Catalog &cat, const std::string &file,
 
 } // namespace
 
+void useInProcessBench()
+{
+    detail::registerVerb("bench", benchCommand);
+}
+
 int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     std::string file, output, profileOut, importFile, format = "table";
@@ -340,7 +345,7 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
         const std::string *v = nullptr;
         long long n = 0;
         if (a == "--help" || a == "-h") {
-            out << QCoreApplication::translate("shardscope-cli", kBenchUsage).toStdString();
+            out << helpText(kBenchUsage);
             return ExitOk;
         } else if (a == "--backend") {
             if (!(v = need(i, a)))
@@ -444,8 +449,7 @@ int benchCommand(const std::vector<std::string> &args, std::ostream &out, std::o
         }
     }
     if (file.empty()) {
-        err << "shardscope-cli bench: missing PLAN.plan.json\n"
-            << QCoreApplication::translate("shardscope-cli", kBenchUsage).toStdString();
+        err << "shardscope-cli bench: missing PLAN.plan.json\n" << helpText(kBenchUsage);
         return ExitBadInput;
     }
     if (opt.backend == QLatin1String("cpu"))

@@ -43,7 +43,7 @@ std::unique_ptr<QGuiApplication> ensureGuiApplication()
 
 void useInProcessReport()
 {
-    detail::registerReport(reportCommand);
+    detail::registerVerb("report", reportCommand);
 }
 
 int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
@@ -83,7 +83,7 @@ int reportCommand(const std::vector<std::string> &args, std::ostream &out, std::
         } else if (a.rfind("--lang=", 0) == 0) {
             lang = a.substr(7);
         } else if (a == "--help" || a == "-h") {
-            out << QCoreApplication::translate("shardscope-cli", kReportUsage).toStdString();
+            out << helpText(kReportUsage);
             return ExitOk;
         } else if (!a.empty() && a[0] == '-') {
             err << "shardscope-cli report: unknown option " << a << "\n";

@@ -11,12 +11,17 @@
 #include "core/search.h"
 #include "core/units.h"
 
-#include <QCoreApplication>
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+
+// lupdate collects the help texts by this marker (app/ is among its sources); helpText()
+// translates them at run time. This file links no Qt.
+#ifndef QT_TRANSLATE_NOOP
+#define QT_TRANSLATE_NOOP(scope, text) text
+#endif
 
 namespace shardscope::cli {
 
@@ -283,17 +288,16 @@ bool parseOptions(const char *verb, const std::vector<std::string> &args, Option
 int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     if (std::find(args.begin(), args.end(), "--help") != args.end()) {
-        out << QCoreApplication::translate("shardscope-cli",
-                                           "Usage: shardscope-cli search PLAN.plan.json [--top N] "
-                                           "[--global-batch N | --global-tokens N]\n"
-                                           "                             [--tp N] [--pp N] [--cp N] "
-                                           "[--max-devices N] [--min-headroom GIB]\n"
-                                           "                             [--recompute LIST] "
-                                           "[--offload none|LIST] [--no-offload]\n"
-                                           "                             [--axes all|none|LIST] "
-                                           "[--min-cp-tokens N] [--count-fitting]\n"
-                                           "                             [--format table|json]\n")
-                   .toStdString();
+        out << helpText(QT_TRANSLATE_NOOP("shardscope-cli",
+                                          "Usage: shardscope-cli search PLAN.plan.json [--top N] "
+                                          "[--global-batch N | --global-tokens N]\n"
+                                          "                             [--tp N] [--pp N] [--cp N] "
+                                          "[--max-devices N] [--min-headroom GIB]\n"
+                                          "                             [--recompute LIST] "
+                                          "[--offload none|LIST] [--no-offload]\n"
+                                          "                             [--axes all|none|LIST] "
+                                          "[--min-cp-tokens N] [--count-fitting]\n"
+                                          "                             [--format table|json]\n"));
         return ExitOk;
     }
     Options o;
@@ -428,10 +432,9 @@ int searchCommand(const std::vector<std::string> &args, std::ostream &out, std::
 int compareCommand(const std::vector<std::string> &args, std::ostream &out, std::ostream &err)
 {
     if (std::find(args.begin(), args.end(), "--help") != args.end()) {
-        out << QCoreApplication::translate("shardscope-cli",
-                                           "Usage: shardscope-cli compare PLAN.plan.json "
-                                           "PLAN.plan.json... [--format table|json]\n")
-                   .toStdString();
+        out << helpText(QT_TRANSLATE_NOOP("shardscope-cli",
+                                          "Usage: shardscope-cli compare PLAN.plan.json "
+                                          "PLAN.plan.json... [--format table|json]\n"));
         return ExitOk;
     }
     Options o;

@@ -1,35 +1,41 @@
-// shardscope-cli, and (built with SHARDSCOPE_REPORT_PROGRAM) shardscope-report, the same
-// command line with the report verb linked in. shardscope-cli links Qt Core alone: Qt Gui's
-// libraries, which only the PDF report needs, take half of a process's start (a Qt Core program
-// starts in 12 ms on a 2-core virtual machine, one that links Qt Gui in 26 ms), so its `report`
-// runs shardscope-report in its place.
+// shardscope-cli, and (built with SHARDSCOPE_CLI_QT) shardscope-cli-qt, the same command line
+// with what needs Qt linked in. shardscope-cli links no Qt: estimate, search and compare, which
+// scripts run many times, print no translated text, and Qt Core's libraries take most of a
+// process's start. It hands every other command line (the help, in the interface language;
+// bench; report) to shardscope-cli-qt unchanged (cli.h).
 #include "cli.h"
 #include "core/catalog.h"
+
+#ifdef SHARDSCOPE_CLI_QT
 #include "i18n/language.h"
 
 #include <QCoreApplication>
-#ifdef SHARDSCOPE_REPORT_PROGRAM
 #include <QGuiApplication>
-#endif
+#include <memory>
+#else
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <iostream>
-#include <memory>
 #include <unistd.h>
+#endif
+#include <iostream>
+#include <string>
+#include <vector>
 
 namespace {
 
-#ifndef SHARDSCOPE_REPORT_PROGRAM
-/// Replaces this process with shardscope-report running `args` (the verb first): the same
-/// streams and exit status, and the data directory this program found. Returns only on failure.
-int runReportProgram(const std::vector<std::string> &args)
+#ifndef SHARDSCOPE_CLI_QT
+/// Replaces this process with shardscope-cli-qt running this program's arguments `argv`: the
+/// same streams and exit status, and the data directory this program found. Returns only on
+/// failure.
+int runQtProgram(char **argv, const std::vector<std::string> &args)
 {
     std::vector<std::string> looked;
-    const std::string program = shardscope::cli::reportProgram(&looked);
+    const std::string program = shardscope::cli::qtProgram(&looked);
+    const std::string verb = args.empty() ? std::string("help") : args.front();
     if (program.empty()) {
-        std::cerr << "shardscope-cli report: cannot find shardscope-report, which renders the "
-                     "reports (";
+        std::cerr << "shardscope-cli: cannot find shardscope-cli-qt, which runs " << verb
+                  << " (shardscope-cli itself runs estimate, search and compare; ";
         if (looked.empty())
             std::cerr << "/proc/self/exe does not say where shardscope-cli is";
         for (size_t i = 0; i < looked.size(); ++i)
@@ -39,15 +45,11 @@ int runReportProgram(const std::vector<std::string> &args)
     }
     if (const std::string data = shardscope::locateDataDir(); !data.empty())
         ::setenv("SHARDSCOPE_DATA_DIR", data.c_str(), 1);
-    std::vector<char *> argv{const_cast<char *>(program.c_str())};
-    for (const std::string &a : args)
-        argv.push_back(const_cast<char *>(a.c_str()));
-    argv.push_back(nullptr);
+    argv[0] = const_cast<char *>(program.c_str());
     std::cout.flush();
-    ::execv(program.c_str(), argv.data());
+    ::execv(program.c_str(), argv);
     const int error = errno;
-    std::cerr << "shardscope-cli report: cannot run " << program << ": " << std::strerror(error)
-              << "\n";
+    std::cerr << "shardscope-cli: cannot run " << program << ": " << std::strerror(error) << "\n";
     return shardscope::cli::ExitFailure;
 }
 #endif
@@ -85,12 +87,13 @@ int main(int argc, char **argv)
         std::cerr << "shardscope-cli: --lang must be en or zh_CN, not \"" << lang << "\"\n";
         return shardscope::cli::ExitBadInput;
     }
+
+#ifdef SHARDSCOPE_CLI_QT
     const bool report = !args.empty() && args.front() == "report";
     if (report && langGiven)
         args.insert(args.end(), {"--lang", lang});
-
-#ifdef SHARDSCOPE_REPORT_PROGRAM
     shardscope::cli::useInProcessReport();
+    shardscope::cli::useInProcessBench();
     // The report verb draws with Qt Gui on the offscreen platform (no display needed); the other
     // verbs need only Qt Core.
     static char platformFlag[] = "-platform";
@@ -102,13 +105,11 @@ int main(int argc, char **argv)
         app = std::make_unique<QGuiApplication>(qtArgc, qtArgv);
     else
         app = std::make_unique<QCoreApplication>(qtArgc, qtArgv);
-#else
-    if (report)
-        return runReportProgram(args);
-    static int qtArgc = 1;
-    static char *qtArgv[] = {argv[0], nullptr};
-    auto app = std::make_unique<QCoreApplication>(qtArgc, qtArgv);
-#endif
     shardscope::setLanguage(QString::fromStdString(lang));
+#else
+    // The language changes nothing these verbs print.
+    if (!shardscope::cli::runsWithoutQt(args))
+        return runQtProgram(argv, args);
+#endif
     return shardscope::cli::run(args, std::cout, std::cerr);
 }
