@@ -71,7 +71,7 @@ check_cli() {
         { cat "$tmp/estimate.txt"; fail "$cli estimate"; }
     grep -q '^Verdict: ' "$tmp/estimate.txt" || fail "$cli estimate printed no verdict"
     grep '^Verdict: ' "$tmp/estimate.txt"
-    # shardscope-cli links no Qt; it runs --version, the help, report and bench through
+    # shardscope-cli links no Qt; it runs the help, report and bench through
     # shardscope-cli-qt from <prefix>/libexec/shardscope, with the data directory found here.
     if ldd "$cli" | grep -q 'libQt6'; then
         fail "$cli links Qt"

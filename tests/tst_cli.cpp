@@ -80,7 +80,7 @@ private slots:
     }
 
     // What shardscope-cli runs itself (no Qt): estimate, search and compare unless they are
-    // asked for their help; the rest goes to shardscope-cli-qt.
+    // asked for their help, and --version; the rest goes to shardscope-cli-qt.
     void runsWithoutQt()
     {
         using V = std::vector<std::string>;
@@ -95,7 +95,9 @@ private slots:
         QVERIFY(!cli::runsWithoutQt(V{"report", "a.plan.json", "-o", "a.pdf"}));
         QVERIFY(!cli::runsWithoutQt(V{"bench", "a.plan.json"}));
         QVERIFY(!cli::runsWithoutQt(V{"--help"}));
-        QVERIFY(!cli::runsWithoutQt(V{"--version"}));
+        QVERIFY(cli::runsWithoutQt(V{"--version"}));
+        QVERIFY(cli::runsWithoutQt(V{"-V"}));
+        QVERIFY(!cli::runsWithoutQt(V{"--version", "extra"}));
         QVERIFY(!cli::runsWithoutQt(V{"frobnicate"}));
         QVERIFY(!cli::runsWithoutQt(V{}));
     }

@@ -596,7 +596,11 @@ private Q_SLOTS:
         err = p.readAllStandardError();
         QVERIFY2(err.contains("cannot find shardscope-cli-qt, which runs search"), err.constData());
         QVERIFY(p.readAllStandardOutput().isEmpty());
-        // The verbs it runs itself do not need it.
+        // The verbs it runs itself do not need it, nor --version.
+        p.start(copy, {QStringLiteral("--version")});
+        QVERIFY(p.waitForFinished(60000));
+        QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+        QVERIFY(p.readAllStandardOutput().startsWith("shardscope-cli "));
         p.start(copy, {QStringLiteral("estimate"), casePath(kCases.at(1))});
         QVERIFY(p.waitForFinished(60000));
         QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());

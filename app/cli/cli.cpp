@@ -122,6 +122,8 @@ void detail::registerVerb(const char *name, Verb verb)
 
 bool runsWithoutQt(const std::vector<std::string> &args)
 {
+    if (args.size() == 1 && (args[0] == "--version" || args[0] == "-V"))
+        return true;
     if (args.empty() || (args[0] != "estimate" && args[0] != "search" && args[0] != "compare"))
         return false;
     return std::none_of(args.begin() + 1, args.end(),

@@ -41,8 +41,8 @@ void registerVerb(const char *name, Verb verb); ///< what useInProcessReport / B
 /// std::logic_error (cli_help_plain.cpp).
 std::string helpText(const char *source);
 /// Whether shardscope-cli runs `args` (the verb first) itself: estimate, search and compare,
-/// without --help or -h (the only way they print help). Every other command line goes to
-/// shardscope-cli-qt.
+/// without --help or -h (the only way they print help), and --version. Every other command
+/// line goes to shardscope-cli-qt.
 bool runsWithoutQt(const std::vector<std::string> &args);
 /// Where shardscope-cli-qt is for the running program: beside it (a build tree), else in
 /// <prefix>/<libexecdir>/shardscope/ of the prefix it is installed under. `looked` gets the
