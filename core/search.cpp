@@ -683,12 +683,22 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         return c;
     };
 
-    // Visits every layout of a task; returns false when `visit` does (cancelled).
-    auto enumerate = [&](const Task &t, auto &&visit) -> bool {
+    // Each task's micro-batch and CP-algorithm choices, listed once: every walk of its layouts
+    // goes through these lists, and the lazy walk's candidates index them.
+    std::vector<std::vector<int>> taskMbs(tasks.size());
+    std::vector<std::vector<std::pair<CpAlgo, int>>> taskAlgos(tasks.size());
+    for (size_t ti = 0; ti < tasks.size(); ++ti) {
+        taskMbs[ti] = divisors(global / tasks[ti].dp, maxMicro);
+        taskAlgos[ti] = cpAlgos(tasks[ti].tp, tasks[ti].cp);
+    }
+
+    // Visits every layout of task `ti`; returns false when `visit` does (cancelled).
+    auto enumerate = [&](size_t ti, auto &&visit) -> bool {
+        const Task &t = tasks[ti];
         const int64_t perReplica = global / t.dp;
         const bool uneven = t.first > 0;
-        const std::vector<std::pair<CpAlgo, int>> algos = cpAlgos(t.tp, t.cp);
-        for (int mb : divisors(perReplica, maxMicro)) {
+        const std::vector<std::pair<CpAlgo, int>> &algos = taskAlgos[ti];
+        for (int mb : taskMbs[ti]) {
             // A plan's grad_accum is bounded; so is what the search chooses.
             if (perReplica / mb > kMaxGradAccum)
                 continue;
@@ -721,24 +731,24 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
                                             if ((off & 2) && sh != Sharding::Full)
                                                 continue;
                                             for (const bool swap : swapChoices(Recompute(rc), off))
-                                            for (const uint8_t ms : msChoices(Recompute(rc))) {
-                                            Layout l = taskLayout(t);
-                                            l.v = v;
-                                            l.cp_algo = algo;
-                                            l.ulysses = ulysses;
-                                            l.dp_shard = dps;
-                                            l.micro_batch = mb;
-                                            l.grad_accum = ga;
-                                            l.sp = spi;
-                                            l.sharding = sh;
-                                            l.recompute = Recompute(rc);
-                                            l.block_layers = block;
-                                            l.offload = off;
-                                            l.swap = swap;
-                                            l.msRecompute = ms;
-                                            if (!visit(l))
-                                                return false;
-                                            }
+                                                for (const uint8_t ms : msChoices(Recompute(rc))) {
+                                                    Layout l = taskLayout(t);
+                                                    l.v = v;
+                                                    l.cp_algo = algo;
+                                                    l.ulysses = ulysses;
+                                                    l.dp_shard = dps;
+                                                    l.micro_batch = mb;
+                                                    l.grad_accum = ga;
+                                                    l.sp = spi;
+                                                    l.sharding = sh;
+                                                    l.recompute = Recompute(rc);
+                                                    l.block_layers = block;
+                                                    l.offload = off;
+                                                    l.swap = swap;
+                                                    l.msRecompute = ms;
+                                                    if (!visit(l))
+                                                        return false;
+                                                }
                                         }
                                     }
                                 }
@@ -752,8 +762,8 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     };
 
     uint64_t total = 0;
-    for (const Task &t : tasks)
-        enumerate(t, [&](const Layout &) {
+    for (size_t ti = 0; ti < tasks.size(); ++ti)
+        enumerate(ti, [&](const Layout &) {
             ++total;
             return true;
         });
@@ -975,7 +985,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             Worker &wk = workers[thread];
             wk.bare.clear();
             std::vector<Scored> &found = perTask[ti];
-            enumerate(tasks[ti], [&](const Layout &l) {
+            enumerate(ti, [&](const Layout &l) {
                 if (!tick(wk, thread))
                     return false;
                 ComputeEstimate ce;
@@ -1080,15 +1090,9 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             uint64_t code; ///< the rest of the layout (pack)
         };
         static_assert(sizeof(Candidate) == 24);
-        // Each task's micro-batch and CP-algorithm choices, which a code indexes.
-        std::vector<std::vector<int>> taskMbs(tasks.size());
-        std::vector<std::vector<std::pair<CpAlgo, int>>> taskAlgos(tasks.size());
+        // A code indexes its task's lists (taskMbs, taskAlgos): at most 1,600 divisors below
+        // 2^31 and as many CP choices as cp has divisors, so an index takes 11 bits.
         for (size_t ti = 0; ti < tasks.size(); ++ti) {
-            const Task &t = tasks[ti];
-            taskMbs[ti] = divisors(global / t.dp, maxMicro);
-            taskAlgos[ti] = cpAlgos(t.tp, t.cp);
-            // At most 1,600 divisors below 2^31 and as many CP choices as cp has divisors: an
-            // index takes 11 bits (what enumerate gives cannot overflow the code).
             if (taskMbs[ti].size() > 2048 || taskAlgos[ti].size() > 2048)
                 throw std::length_error(
                     "search: too many micro-batch or CP-algorithm choices to index");
@@ -1178,7 +1182,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             // degrees (floorReserveBytes).
             std::map<std::tuple<int, int, int, int, bool>, double> reserves;
             uint32_t ord = 0;
-            enumerate(tasks[ti], [&](const Layout &l) {
+            enumerate(ti, [&](const Layout &l) {
                 const uint32_t o = ord++;
                 if (!tick(wk, thread))
                     return false;
