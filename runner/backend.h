@@ -36,8 +36,9 @@ struct RunOptions
     QString probeSnapshot;
 };
 
-/// The worker script: $SHARDSCOPE_WORKER, else share/shardscope/worker next to the executable,
-/// else the install prefix's, else the source tree's resources/worker. Empty when none exists.
+/// The worker script: $SHARDSCOPE_WORKER, else worker/ in the data directory (locateDataDir),
+/// else share/shardscope/worker next to the executable, else the install prefix's, else the
+/// source tree's resources/worker. Empty when none exists.
 QString locateWorkerScript();
 
 /// Executes a workload's kernels somewhere and reports each measurement. Signals are emitted in

@@ -1,5 +1,6 @@
 #include "benchmarkrunner.h"
 
+#include "core/catalog.h"
 #include "cpubackend.h"
 #include "shardscope_config.h"
 #include "torchbackend.h"
@@ -18,6 +19,11 @@ QString locateWorkerScript()
     if (!env.isEmpty() && QFileInfo::exists(env))
         return env;
     QStringList candidates;
+    // The data directory first ($SHARDSCOPE_DATA_DIR, else the one the running program's
+    // install implies): shardscope-cli hands bench to shardscope-cli-qt in
+    // <prefix>/libexec/shardscope with the directory it found, and from there ../share is not it.
+    if (const std::string data = locateDataDir(); !data.empty())
+        candidates << QString::fromStdString(data) + QStringLiteral("/worker/") + name;
     if (QCoreApplication::instance())
         candidates << QDir(QCoreApplication::applicationDirPath())
                           .filePath(QStringLiteral("../") + QLatin1String(SHARDSCOPE_DATA_SUBDIR) +

@@ -6,8 +6,11 @@
 #include "runner/protocol.h"
 #include "runner/torchbackend.h"
 
+#include <QDir>
 #include <QFile>
+#include <QFileInfo>
 #include <QSignalSpy>
+#include <QTemporaryDir>
 #include <QTest>
 
 using namespace shardscope;
@@ -51,6 +54,29 @@ private slots:
     {
         if (!QFile::exists(QStringLiteral("/usr/bin/python3")))
             QSKIP("/usr/bin/python3 is needed to run the fake workers");
+    }
+
+    // The worker comes from the data directory shardscope-cli hands shardscope-cli-qt
+    // ($SHARDSCOPE_DATA_DIR): from <prefix>/libexec/shardscope, the executable's ../share is not
+    // where a relocated install keeps it.
+    void workerFromTheDataDirectory()
+    {
+        QTemporaryDir data;
+        QVERIFY(data.isValid());
+        for (const char *dir : {"models", "devices", "worker"})
+            QVERIFY(QDir(data.path()).mkpath(QString::fromLatin1(dir)));
+        const QString worker = data.filePath(QStringLiteral("worker/shardscope_worker.py"));
+        QFile f(worker);
+        QVERIFY(f.open(QIODevice::WriteOnly));
+        f.close();
+        const QByteArray savedWorker = qgetenv("SHARDSCOPE_WORKER");
+        const QByteArray savedData = qgetenv("SHARDSCOPE_DATA_DIR");
+        qunsetenv("SHARDSCOPE_WORKER");
+        qputenv("SHARDSCOPE_DATA_DIR", data.path().toLocal8Bit());
+        const QString found = locateWorkerScript();
+        qputenv("SHARDSCOPE_WORKER", savedWorker);
+        qputenv("SHARDSCOPE_DATA_DIR", savedData);
+        QCOMPARE(found, QFileInfo(worker).canonicalFilePath());
     }
 
     void parseLines_data()
