@@ -95,6 +95,38 @@ private slots:
         QCOMPARE(all[1].block, 4);
     }
 
+    // A size whose blocks are all taken keeps its class in its bin: the answer passes over it
+    // to a larger size of the same bin, or to the next bin once no size of the bin has blocks,
+    // and finds it again when a block of that size comes back.
+    void emptiedSizesAreSkipped()
+    {
+        BlockPool p;
+        QCOMPARE(BlockPool::binOf(4096), BlockPool::binOf(4100));
+        QVERIFY(BlockPool::binOf(8192) > BlockPool::binOf(4100));
+        p.insert({0, 4096, 100, 1});
+        p.insert({0, 4100, 200, 2});
+        p.insert({0, 8192, 300, 3});
+        p.erase(1);
+        QCOMPARE(p.first(0, 1)->block, 2);
+        QCOMPARE(p.first(0, 4096)->block, 2);
+        p.erase(2);
+        QCOMPARE(p.first(0, 1)->block, 3);
+        QCOMPARE(p.first(0, 4097)->block, 3);
+        p.erase(3);
+        QVERIFY(!p.first(0, 1));
+        QCOMPARE(p.size(), size_t(0));
+        QVERIFY(p.blocks().empty());
+        p.insert({0, 4100, 400, 4});
+        QCOMPARE(p.first(0, 1)->block, 4);
+        p.insert({0, 4096, 500, 5});
+        QCOMPARE(p.first(0, 1)->block, 5);
+        QCOMPARE(p.first(0, 4097)->block, 4);
+        const std::vector<FreeBlock> all = p.blocks();
+        QCOMPARE(all.size(), size_t(2));
+        QCOMPARE(all[0].block, 5);
+        QCOMPARE(all[1].block, 4);
+    }
+
     // 400,000 random inserts, erases and look-ups against the std::set, with block ids reused
     // as the allocator reuses them.
     void agreesWithOrderedSet()
