@@ -10,6 +10,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 namespace shardscope {
 
@@ -177,6 +179,32 @@ std::vector<std::string> Catalog::deviceIds() const { return keys(m_devices); }
 std::vector<std::string> Catalog::frameworkIds() const { return keys(m_frameworks); }
 void Catalog::addDevice(DeviceProfile d) { m_devices[d.id] = std::move(d); }
 
+namespace {
+
+/// `dir` without its last components when they are those of the relative path `tail`
+/// ("/opt/x/lib/exec" less "lib/exec" is "/opt/x"); none when they are not, or `tail` is
+/// absolute or empty.
+std::optional<fs::path> withoutTail(const fs::path &dir, const fs::path &tail)
+{
+    if (tail.is_absolute())
+        return std::nullopt;
+    std::vector<fs::path> want;
+    for (const fs::path &c : tail)
+        if (!c.empty() && c != ".")
+            want.push_back(c);
+    if (want.empty())
+        return std::nullopt;
+    fs::path at = dir;
+    for (auto c = want.rbegin(); c != want.rend(); ++c) {
+        if (at.filename() != *c || !at.has_parent_path() || at.parent_path() == at)
+            return std::nullopt;
+        at = at.parent_path();
+    }
+    return at;
+}
+
+} // namespace
+
 ProgramPlace programPlace()
 {
     // /proc/self/exe resolves symlinks; a binary replaced while running reads " (deleted)".
@@ -188,18 +216,19 @@ ProgramPlace programPlace()
     constexpr std::string_view deleted = " (deleted)";
     if (s.size() > deleted.size() && s.ends_with(deleted))
         exe = s.substr(0, s.size() - deleted.size());
-    // <prefix>/<bindir>/exe -> <prefix>, however many components bindir has.
-    fs::path prefix = exe.parent_path();
-    const fs::path bindir(SHARDSCOPE_INSTALL_BINDIR);
-    if (bindir.is_relative()) {
-        for (auto it = bindir.begin(); it != bindir.end(); ++it) {
-            if (!it->empty() && *it != ".")
-                prefix = prefix.parent_path();
-        }
-    } else {
-        prefix = prefix.parent_path();
-    }
-    return {exe.string(), prefix.string()};
+    return {exe.string(), installPrefixOf(exe.string())};
+}
+
+std::string installPrefixOf(const std::string &program)
+{
+    const fs::path dir = fs::path(program).parent_path();
+    if (const std::optional<fs::path> prefix =
+            withoutTail(dir, fs::path(SHARDSCOPE_INSTALL_LIBEXECDIR) / "shardscope"))
+        return prefix->string();
+    if (const std::optional<fs::path> prefix =
+            withoutTail(dir, fs::path(SHARDSCOPE_INSTALL_BINDIR)))
+        return prefix->string();
+    return dir.parent_path().string();
 }
 
 std::string locateDataDir()

@@ -53,14 +53,17 @@ private:
 };
 
 /// The running program (/proc/self/exe, symlinks resolved) and the install prefix its place
-/// implies if it is installed in <prefix>/<bindir> (CMAKE_INSTALL_BINDIR, however many
-/// components). Both empty when /proc cannot say.
+/// implies if it is installed in <prefix>/<libexecdir>/shardscope (shardscope-cli-qt) or in
+/// <prefix>/<bindir> (CMAKE_INSTALL_LIBEXECDIR, CMAKE_INSTALL_BINDIR, however many components);
+/// elsewhere, the directory above the program's. Both empty when /proc cannot say.
 struct ProgramPlace
 {
     std::string program;
     std::string prefix;
 };
 ProgramPlace programPlace();
+/// The install prefix a program's path implies, as programPlace() gives it.
+std::string installPrefixOf(const std::string &program);
 
 /// The data directory: $SHARDSCOPE_DATA_DIR, else <prefix>/share/shardscope where <prefix> is
 /// the directory the running executable is installed under (so relocated installs work), else

@@ -88,6 +88,12 @@ check_cli() {
         >"$tmp/bench.txt" 2>&1 || { cat "$tmp/bench.txt"; fail "$cli bench --backend cpu"; }
     grep -q '^Backend: cpu on cpu .*OpenBLAS' "$tmp/bench.txt" || { cat "$tmp/bench.txt"; fail "$cli bench ran without OpenBLAS"; }
     grep '^Backend: ' "$tmp/bench.txt"
+    # shardscope-cli-qt run by hand (not through shardscope-cli, which hands it the data
+    # directory) finds the same one from its own place in <prefix>/libexec/shardscope.
+    local qt
+    qt=$(dirname "$(readlink -f "$cli")")/../libexec/shardscope/shardscope-cli-qt
+    out=$("$qt" --version) || fail "$qt --version"
+    grep -qx "data directory: $data" <<<"$out" || { echo "$out"; fail "$qt by hand does not use $data"; }
 }
 
 echo "== relocated: dpkg -x into $tmp/root"

@@ -2,6 +2,7 @@
 // units, and errors that name the field.
 #include "cli/cli.h"
 #include "core/catalog.h"
+#include "shardscope_config.h"
 
 #include <QDir>
 #include <QFile>
@@ -100,6 +101,25 @@ private slots:
         QVERIFY(!cli::runsWithoutQt(V{"--version", "extra"}));
         QVERIFY(!cli::runsWithoutQt(V{"frobnicate"}));
         QVERIFY(!cli::runsWithoutQt(V{}));
+    }
+
+    // The prefix a program's place implies: shardscope-cli in <prefix>/<bindir>,
+    // shardscope-cli-qt in <prefix>/<libexecdir>/shardscope (run by hand too, it finds the
+    // same data directory), and a build tree's program the directory above its own.
+    void installPrefixOfAProgram()
+    {
+        const std::string bindir = SHARDSCOPE_INSTALL_BINDIR,
+                          libexec = SHARDSCOPE_INSTALL_LIBEXECDIR;
+        QCOMPARE(installPrefixOf("/opt/ss/" + bindir + "/shardscope-cli"), std::string("/opt/ss"));
+        QCOMPARE(installPrefixOf("/opt/ss/" + libexec + "/shardscope/shardscope-cli-qt"),
+                 std::string("/opt/ss"));
+        QCOMPARE(installPrefixOf("/tmp/x/root/usr/" + libexec + "/shardscope/shardscope-cli-qt"),
+                 std::string("/tmp/x/root/usr"));
+        // Not an install's place: the directory above the program's.
+        QCOMPARE(installPrefixOf("/home/u/build/app/shardscope-cli-qt"),
+                 std::string("/home/u/build"));
+        QCOMPARE(installPrefixOf("/opt/ss/" + libexec + "/other/shardscope-cli-qt"),
+                 std::string("/opt/ss/" + libexec));
     }
 
     void estimateJsonContract()
