@@ -10,6 +10,7 @@
 #include "core/stateaccounting.h"
 #include "core/units.h"
 #include "shardscope_config.h"
+#include "translate_marker.h"
 
 #include <algorithm>
 #include <cmath>
@@ -19,12 +20,6 @@
 #include <iostream>
 #include <map>
 #include <sstream>
-
-// lupdate collects the help texts by this marker (app/ is among its sources); helpText()
-// translates them at run time. This file links no Qt.
-#ifndef QT_TRANSLATE_NOOP
-#define QT_TRANSLATE_NOOP(scope, text) text
-#endif
 
 namespace shardscope::cli {
 

@@ -10,18 +10,13 @@
 #include "core/files.h"
 #include "core/search.h"
 #include "core/units.h"
+#include "translate_marker.h"
 
 #include <algorithm>
 #include <cmath>
 #include <iostream>
 #include <nlohmann/json.hpp>
 #include <sstream>
-
-// lupdate collects the help texts by this marker (app/ is among its sources); helpText()
-// translates them at run time. This file links no Qt.
-#ifndef QT_TRANSLATE_NOOP
-#define QT_TRANSLATE_NOOP(scope, text) text
-#endif
 
 namespace shardscope::cli {
 
