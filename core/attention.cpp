@@ -67,7 +67,10 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
         return s;
     }
     const double q = double(m.qDim()) / e.tp;
-    const double kv = double(m.kvDim()) / e.tp;
+    const double kvOwn = double(m.kvDim()) / e.tp; // as projected (and QK-normed)
+    // What attention receives of each of K and V: the query width when they are repeated to the
+    // query heads first.
+    const double kv = e.kvRepeated ? q : kvOwn;
     s.qWidth = q;
     s.kvWidth = 2.0 * kv;
     if (trained)
@@ -76,10 +79,12 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
         // Qwen3: RMSNorm over each head of q and k before RoPE (weights shared per head_dim).
         ActivationEnv ne = e;
         ne.r = c;
-        s.core += normSavedPerToken(ne, m, q, trained) + normSavedPerToken(ne, m, kv, trained);
+        s.core += normSavedPerToken(ne, m, q, trained) + normSavedPerToken(ne, m, kvOwn, trained);
     }
     if (e.flash) {
-        // q, k (after RoPE) and v, the output (also the o_proj input), fp32 log-sum-exp.
+        // q, k (after RoPE) and v, the output (also the o_proj input), fp32 log-sum-exp. Under
+        // Ulysses these are the all-to-all's outputs (the head split over the whole sequence:
+        // the same bytes per token of the rank), k and v repeated to the query heads if so.
         s.core += c * (q + 2.0 * kv) + c * q + 4.0 * a;
         // Run in the (b, s) layout: q, k and v are copied to it (replacing the views of the
         // projection's output, the same bytes), and the output copied back to (s, b) for o_proj

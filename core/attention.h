@@ -24,6 +24,9 @@ struct ActivationEnv
     /// Flash attention in the (b, s) layout of an (s, b) model: its output saved for its
     /// backward and a copy in (s, b) saved by the output projection (Megatron-LM's legacy model).
     bool flashOutputCopy = false;
+    /// K and V reach the attention repeated to the query heads (MindSpeed-LLM's repeat before
+    /// Ulysses' all-to-all): saved, exchanged and held at the query width.
+    bool kvRepeated = false;
 };
 
 /// Bytes per token one norm over `width` saves: RMSNorm its input (Hugging Face's upcast

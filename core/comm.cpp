@@ -535,12 +535,17 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
 
     // ---- context parallel: Ulysses all-to-alls inside, the K/V ring across -------------------
     const int ulysses = pa.ulyssesDegree(), ring = pa.ringDegree();
+    // MindSpeed-LLM repeats K and V to the query heads before the all-to-all (grouped-query
+    // attention): they travel, and go round the hybrid's ring, at the query heads' width.
+    const double kvScale =
+        ulyssesRepeatsKv(plan, fw) ? double(mo.heads) / double(mo.kv_heads) : 1.0;
     if (ulysses > 1) {
         // DeepSpeed-Ulysses (MindSpeed's ulysses_cp_algo): q, k and v go from the sequence split
         // to the head split before attention, the output back after it; their gradients the
         // same way in backward. On the critical path of every layer.
         const GroupPlacement g = placeGroup(ulysses, pa.tp, cl, dev.intra_node);
-        const double qkv = T * double(mo.qDim() + mo.kvDim() + mo.vDim()) / pa.tp * c / 3.0;
+        const double qkv =
+            T * (double(mo.qDim()) + double(mo.kvDim() + mo.vDim()) * kvScale) / pa.tp * c / 3.0;
         const double out = T * double(mo.outDim()) / pa.tp * c;
         emit(CollectiveKind::AllToAll, CommGroup::CP, g, qkv, 3.0 * m * (L + attentionRecomputed), -1,
              CommPhase::Forward,
@@ -556,7 +561,7 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         const GroupPlacement g = placeGroup(ring, pa.tp * ulysses, cl, dev.intra_node);
         // This rank's K and V block (MLA: keys of qk_nope + qk_rope, values of v_head_dim); under
         // the hybrid it holds ulysses x the tokens of 1 / ulysses of the heads: the same bytes.
-        const double S = T * double(mo.kvDim() + mo.vDim()) / pa.tp * c;
+        const double S = T * double(mo.kvDim() + mo.vDim()) * kvScale / pa.tp * c;
         const double steps = ring - 1.0;
         const double t1 = collectiveTime(CollectiveKind::SendRecv, g, S, dev);
         const double blockF = ce.layer_attention_forward_s / ring;

@@ -52,6 +52,7 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     f.autocast_weight_cache = r.boolean("autocast_weight_cache", true);
     f.fused_swiglu = r.boolean("fused_swiglu", false);
     f.flash_output_copy = r.boolean("flash_output_copy", false);
+    f.ulysses_kv_repeat = r.boolean("ulysses_kv_repeat", false);
     f.fused_softmax = r.boolean("fused_softmax", false);
     f.hidden_dropout = r.number("hidden_dropout", 0, 0.99, 0.0);
     f.attention_dropout = r.number("attention_dropout", 0, 0.99, 0.0);
@@ -162,6 +163,18 @@ bool fusedSwigluOf(const Plan &plan, const FrameworkProfile &fw)
 bool flashOutputCopyOf(const Plan &plan, const FrameworkProfile &fw)
 {
     return plan.memory.flash_output_copy.value_or(fw.flash_output_copy);
+}
+
+bool ulyssesKvRepeatOf(const Plan &plan, const FrameworkProfile &fw)
+{
+    return plan.parallel.ulysses_kv_repeat.value_or(fw.ulysses_kv_repeat);
+}
+
+bool ulyssesRepeatsKv(const Plan &plan, const FrameworkProfile &fw)
+{
+    const ModelShape &m = plan.model;
+    return plan.parallel.ulyssesDegree() > 1 && !m.mla_attention() && m.kv_heads < m.heads &&
+           ulyssesKvRepeatOf(plan, fw);
 }
 
 double fusedLinearChunkTokens(double tokens, double vocab, double hidden)

@@ -90,6 +90,11 @@ struct FrameworkProfile
     /// back to (s, b) for the output projection, which saves the copy (Megatron-LM's legacy
     /// `--use-flash-attn`: rearrange(...).contiguous() around flash_attn_unpadded_func).
     bool flash_output_copy = false;
+    /// Under Ulysses context parallelism with grouped-query attention, K and V repeated to the
+    /// query heads of the TP rank before the all-to-all unless the plan says
+    /// (`parallel.ulysses_kv_repeat`): MindSpeed-LLM's --kv-head-repeat-before-uly-alltoall, on
+    /// whenever cp > 1 (store_true with default True).
+    bool ulysses_kv_repeat = false;
     /// Unfused ("eager") attention's softmax: Megatron's FusedScaleMaskSoftmax keeps its output
     /// in the compute dtype (also the PV input); Hugging Face's eager path an fp32 softmax and
     /// its cast.
@@ -163,6 +168,13 @@ LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw);
 /// `memory.fused_swiglu` / `memory.flash_output_copy`, else the profile's.
 bool fusedSwigluOf(const Plan &plan, const FrameworkProfile &fw);
 bool flashOutputCopyOf(const Plan &plan, const FrameworkProfile &fw);
+
+/// `parallel.ulysses_kv_repeat`, else the profile's: the setting, whatever the layout.
+bool ulyssesKvRepeatOf(const Plan &plan, const FrameworkProfile &fw);
+/// Whether the plan's attention gets K and V at the query heads' width because of that repeat:
+/// the setting, Ulysses over 2 or more ranks, and more query heads than KV heads (not MLA, whose
+/// keys already span every head).
+bool ulyssesRepeatsKv(const Plan &plan, const FrameworkProfile &fw);
 
 /// Tokens per chunk of a fused linear cross entropy (Liger's
 /// LigerFusedLinearCrossEntropyFunction: next_power_of_2(ceil(tokens / ceil(vocab / hidden)))).

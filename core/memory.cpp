@@ -193,6 +193,7 @@ struct Context
         env.attentionDropout = dropout.attention;
         env.fusedSoftmax = f.fused_softmax;
         env.flashOutputCopy = env.flash && flashOutputCopyOf(p, f);
+        env.kvRepeated = ulyssesRepeatsKv(p, f);
         fusedSwiglu = fusedSwigluOf(p, f);
     }
     /// Decoder layers of `stage` by kind (interleaved chunks round-robin).
@@ -2301,16 +2302,29 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     if (x.cp > 1 && pa.cp_algo == CpAlgo::Ring)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; sequence split by cp = %1"),
                           {num(x.cp)});
-    else if (x.cp > 1 && pa.cp_algo == CpAlgo::Ulysses)
+    else if (x.cp > 1 && pa.cp_algo == CpAlgo::Ulysses && !x.env.kvRepeated)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "; sequence split by cp = %1, attention by heads "
                                             "(Ulysses: the same bytes saved as the ring)"),
                           {num(x.cp)});
+    else if (x.cp > 1 && pa.cp_algo == CpAlgo::Ulysses)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "; sequence split by cp = %1, attention by heads (Ulysses)"),
+            {num(x.cp)});
     else if (x.cp > 1)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "; sequence split by cp = %1: heads over Ulysses "
                                             "groups of %2, a ring of %3 across them"),
                           {num(x.cp), num(pa.ulyssesDegree()), num(pa.ringDegree())});
+    if (x.env.kvRepeated)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "; K and V repeated from %1 to %2 heads per TP rank before "
+                              "Ulysses' all-to-all (MindSpeed-LLM's "
+                              "--kv-head-repeat-before-uly-alltoall): attention keeps "
+                              "them at the query width"),
+            {num(double(plan.model.kv_heads) / x.tp), num(double(plan.model.heads) / x.tp)});
     if ((x.dropout.hidden > 0 || x.dropout.attention > 0) && plan.memory.attention == Attention::Flash)
         A.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation",

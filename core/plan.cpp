@@ -585,6 +585,8 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
             pa.ulysses_degree = int(r.integer("ulysses_degree", 2, 1024, std::nullopt));
         else if (r.has("ulysses_degree"))
             throw PlanError("parallel.ulysses_degree", "applies to cp_algo \"hybrid\" (Ulysses inside, ring across)");
+        if (r.has("ulysses_kv_repeat"))
+            pa.ulysses_kv_repeat = r.boolean("ulysses_kv_repeat", std::nullopt);
         keepUnknown(plan.unknown, "parallel", r.unknown());
     }
 
@@ -933,9 +935,14 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     if (plan.training.seq_len % pa.cp != 0)
         throw PlanError("parallel.cp", "must divide training.seq_len (" + s(plan.training.seq_len) +
                                            "), got " + s(pa.cp));
+    if (pa.ulysses_kv_repeat.value_or(false) && plan.framework != "megatron")
+        throw PlanError("parallel.ulysses_kv_repeat",
+                        "is MindSpeed-LLM's --kv-head-repeat-before-uly-alltoall: it needs "
+                        "framework \"megatron\"");
     if (pa.cp_algo != CpAlgo::Ring) {
         // Ulysses trades the sequence split for a head split inside its group: every rank of it
-        // needs whole query and KV heads (DeepSpeed-Ulysses, MindSpeed's ulysses_cp_algo).
+        // needs whole query heads, and whole KV heads unless K and V are repeated to the query
+        // heads first (DeepSpeed-Ulysses, MindSpeed's ulysses_cp_algo, MindSpeed-LLM's repeat).
         const char *field = pa.cp_algo == CpAlgo::Hybrid ? "parallel.ulysses_degree" : "parallel.cp_algo";
         const int u = pa.ulyssesDegree();
         if (pa.cp_algo == CpAlgo::Hybrid && (u >= pa.cp || pa.cp % u != 0))
@@ -944,9 +951,14 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
         if ((m.heads / pa.tp) % u != 0)
             throw PlanError(field, "Ulysses over " + s(u) + " ranks needs heads / tp (" +
                                        s(m.heads / pa.tp) + ") divisible by it");
-        if ((m.kv_heads / pa.tp) % u != 0)
-            throw PlanError(field, "Ulysses over " + s(u) + " ranks needs kv_heads / tp (" +
-                                       s(m.kv_heads / pa.tp) + ") divisible by it");
+        if ((m.kv_heads / pa.tp) % u != 0 &&
+            !ulyssesRepeatsKv(plan, *catalog.framework(plan.framework)))
+            throw PlanError(field,
+                            "Ulysses over " + s(u) + " ranks needs kv_heads / tp (" +
+                                s(m.kv_heads / pa.tp) +
+                                ") divisible by it, unless K and V are "
+                                "repeated to the query heads first (parallel.ulysses_kv_repeat, "
+                                "framework megatron)");
     }
     if (pa.sp) {
         if (pa.tp < 2)
@@ -1144,6 +1156,8 @@ nlohmann::json planToJson(const Plan &p)
         j["parallel"]["cp_algo"] = toString(p.parallel.cp_algo);
     if (p.parallel.cp_algo == CpAlgo::Hybrid)
         j["parallel"]["ulysses_degree"] = p.parallel.ulysses_degree;
+    if (p.parallel.ulysses_kv_repeat)
+        j["parallel"]["ulysses_kv_repeat"] = *p.parallel.ulysses_kv_repeat;
     j["memory"] = {{"recompute", toString(p.memory.recompute)},
                    {"attention", toString(p.memory.attention)},
                    {"offload",

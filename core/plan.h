@@ -116,6 +116,10 @@ struct Parallel
     }
     CpAlgo cp_algo = CpAlgo::Ring;
     int ulysses_degree = 0; ///< hybrid: the Ulysses group inside cp (MindSpeed's --ulysses-degree-in-cp)
+    /// Under Ulysses (and the hybrid), K and V repeated to the query heads before the
+    /// all-to-all (`parallel.ulysses_kv_repeat`, MindSpeed-LLM's --kv-head-repeat-before-uly-
+    /// alltoall); unset: the framework profile's.
+    std::optional<bool> ulysses_kv_repeat;
     /// Ranks of the all-to-all over heads and of the K/V ring (their product is cp).
     int ulyssesDegree() const
     {

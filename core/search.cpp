@@ -303,12 +303,12 @@ private:
 
 } // namespace
 
-bool quickValidate(const Plan &plan)
+bool quickValidate(const Plan &plan, const FrameworkProfile &fw)
 {
-    return quickValidateLayout(plan) && quickValidateMemory(plan);
+    return quickValidateLayout(plan, fw) && quickValidateMemory(plan);
 }
 
-bool quickValidateLayout(const Plan &plan)
+bool quickValidateLayout(const Plan &plan, const FrameworkProfile &fw)
 {
     const ModelShape &m = plan.model;
     const Parallel &pa = plan.parallel;
@@ -348,7 +348,8 @@ bool quickValidateLayout(const Plan &plan)
         const int u = pa.ulyssesDegree();
         if (pa.cp_algo == CpAlgo::Hybrid && (u >= pa.cp || pa.cp % u != 0))
             return false;
-        if ((m.heads / pa.tp) % u != 0 || (m.kv_heads / pa.tp) % u != 0)
+        if ((m.heads / pa.tp) % u != 0 ||
+            ((m.kv_heads / pa.tp) % u != 0 && !ulyssesRepeatsKv(plan, fw)))
             return false;
     }
     if (pa.sp && (pa.tp < 2 || (plan.training.seq_len / pa.cp) % pa.tp != 0))
@@ -416,7 +417,7 @@ namespace {
 bool fitsWithHeadroom(const Plan &p, const Catalog &catalog, const DeviceProfile &dev,
                       double headroom)
 {
-    if (!quickValidate(p))
+    if (!quickValidate(p, *catalog.framework(p.framework)))
         return false;
     MemoryEstimate me = estimateMemory(p, catalog);
     if (!me.fits)
@@ -595,14 +596,20 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
     }
 
     // Context-parallel algorithms of a cp degree: ring; with the axis Ulysses and the hybrids
-    // whose all-to-all degree divides the heads on each TP rank.
+    // whose all-to-all degree divides the heads on each TP rank (the query heads alone where K
+    // and V are repeated to them first).
     auto cpAlgos = [&](int tp, int cpar) -> std::vector<std::pair<CpAlgo, int>> {
         if (cpar == 1)
             return {{CpAlgo::Ring, 0}};
         if (!(axes & kSearchCpAlgo))
             return {{work.parallel.cp_algo, work.parallel.ulysses_degree}};
         std::vector<std::pair<CpAlgo, int>> choices = {{CpAlgo::Ring, 0}};
-        auto headsSplit = [&](int u) { return (heads / tp) % u == 0 && (kvHeads / tp) % u == 0; };
+        // ulyssesRepeatsKv for a Ulysses degree of 2 or more.
+        const bool kvRepeat =
+            ulyssesKvRepeatOf(work, fw) && !mo.mla_attention() && mo.kv_heads < mo.heads;
+        auto headsSplit = [&](int u) {
+            return (heads / tp) % u == 0 && ((kvHeads / tp) % u == 0 || kvRepeat);
+        };
         if (headsSplit(cpar))
             choices.push_back({CpAlgo::Ulysses, 0});
         for (int u = 2; u < cpar; ++u) {
@@ -882,7 +889,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
         outer.msRecompute = 0;
         if (!wk.outer || *wk.outer != outer) {
             wk.outer = outer;
-            wk.outerValid = quickValidateLayout(wk.w);
+            wk.outerValid = quickValidateLayout(wk.w, fw);
         }
         if (!wk.outerValid || !quickValidateMemory(wk.w))
             return false;

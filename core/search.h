@@ -115,12 +115,13 @@ struct SearchOutcome
 /// The cross-field rules of validatePlan that the search varies (world size, divisibility by
 /// tp, pp x virtual stages, cp, sp, ep, offload of parameters, tokens per micro-batch), without
 /// building messages: true exactly when validatePlan would accept a plan whose fixed part
-/// (device, framework, dtypes) it already accepted.
-bool quickValidate(const Plan &plan);
+/// (device, framework, dtypes) it already accepted. `fw`: the plan's framework profile (its
+/// defaults decide some rules, as in validatePlan).
+bool quickValidate(const Plan &plan, const FrameworkProfile &fw);
 /// The two halves of quickValidate (it is their conjunction): the rules on the layout's degrees,
 /// layer layout, sharding and micro-batch, and those that read the memory options the search
 /// varies within them (recompute, offload, swap-attention, MindSpeed's recompute, hpZ).
-bool quickValidateLayout(const Plan &plan);
+bool quickValidateLayout(const Plan &plan, const FrameworkProfile &fw);
 bool quickValidateMemory(const Plan &plan);
 
 /// The cluster a search with `max_devices` runs on (see SearchRequest::max_devices).

@@ -288,17 +288,21 @@ Workload buildWorkload(const Plan &plan, const WorkloadOptions &opt, const Catal
 
     // --- attention --------------------------------------------------------------------------
     const int64_t heads = mo.heads / tp / pa.ulyssesDegree();
-    const int64_t kvHeads = std::max<int64_t>(1, mo.kv_heads / tp / pa.ulyssesDegree());
+    // MindSpeed-LLM's repeat before Ulysses' all-to-all: the kernel sees K and V at every head.
+    const bool kvRepeated = fw && ulyssesRepeatsKv(plan, *fw);
+    const int64_t kvHeads =
+        kvRepeated ? heads : std::max<int64_t>(1, mo.kv_heads / tp / pa.ulyssesDegree());
     const double fwdAttn = perLayer * ((fullRecompute || selective) ? 2.0 : 1.0);
     // Ulysses splits the heads and gathers the sequence inside its group; the ring splits the
     // rest of the sequence.
     const int ringCp = pa.ringDegree();
     const int64_t attnSeq = plan.training.seq_len / ringCp;
-    const std::string attnNote = "causal self-attention, " + std::to_string(heads) + " heads / " +
-                                 std::to_string(kvHeads) + " KV heads of " +
-                                 std::to_string(mo.head_dim) + ", sequence " + std::to_string(attnSeq) +
-                                 (ringCp > 1 ? " (split by the cp ring)" : "") +
-                                 (pa.ulyssesDegree() > 1 ? " (heads split by Ulysses)" : "");
+    const std::string attnNote =
+        "causal self-attention, " + std::to_string(heads) + " heads / " + std::to_string(kvHeads) +
+        " KV heads of " + std::to_string(mo.head_dim) + ", sequence " + std::to_string(attnSeq) +
+        (ringCp > 1 ? " (split by the cp ring)" : "") +
+        (pa.ulyssesDegree() > 1 ? " (heads split by Ulysses)" : "") +
+        (kvRepeated ? " (K/V repeated to the query heads)" : "");
     b.attention("attention.fwd", "attention_fwd", mb, heads, kvHeads, attnSeq, mo.head_dim, true,
                 fwdAttn,
                 attnNote + ((fullRecompute || selective) ? "; recomputed in backward" : ""));

@@ -194,6 +194,42 @@ void TestComm::contextParallelCollectives_data()
                             << QStringLiteral("all_to_all cpx2 S=33554432 n=96; all_to_all cpx2 S=33554432 n=32; "
                                               "all_to_all cpx2 S=33554432 n=32; all_to_all cpx2 S=33554432 n=96; "
                                               "send_recv cpx4 S=67108864 n=96; send_recv cpx4 S=67108864 n=192");
+    // Llama-3-8B (32 heads, 8 KV heads of 128) under framework megatron: MindSpeed's own Ulysses
+    // moves q, k, v as projected, 4096 x (4096 + 1024 + 1024) x 2 / 3 = 16,777,216 B on average;
+    // MindSpeed-LLM repeats K and V to the 32 query heads first (the profile's default):
+    // 4096 x 12288 x 2 / 3 = 33,554,432 B. The hybrid's ring then passes repeated K/V blocks,
+    // 2 x 4096 x 8192 = 67,108,864 B instead of 16,777,216.
+    auto megatronCp = [](json parallel) {
+        json j = casePlan("llama3-8b", 32768, std::move(parallel), "none");
+        j["framework"] = "megatron";
+        return QByteArray(j.dump().c_str());
+    };
+    QTest::addRow("ulysses gqa as projected")
+        << megatronCp({{"cp", 8},
+                       {"cp_algo", "ulysses"},
+                       {"ulysses_kv_repeat", false},
+                       {"sharding", "optimizer"}})
+        << QStringLiteral("all_to_all cpx8 S=16777216 n=96; all_to_all cpx8 S=33554432 n=32; "
+                          "all_to_all cpx8 S=33554432 n=32; all_to_all cpx8 S=16777216 n=96");
+    QTest::addRow("ulysses gqa repeated")
+        << megatronCp({{"cp", 8}, {"cp_algo", "ulysses"}, {"sharding", "optimizer"}})
+        << QStringLiteral("all_to_all cpx8 S=33554432 n=96; all_to_all cpx8 S=33554432 n=32; "
+                          "all_to_all cpx8 S=33554432 n=32; all_to_all cpx8 S=33554432 n=96");
+    QTest::addRow("hybrid gqa as projected")
+        << megatronCp({{"cp", 8},
+                       {"cp_algo", "hybrid"},
+                       {"ulysses_degree", 2},
+                       {"ulysses_kv_repeat", false},
+                       {"sharding", "optimizer"}})
+        << QStringLiteral("all_to_all cpx2 S=16777216 n=96; all_to_all cpx2 S=33554432 n=32; "
+                          "all_to_all cpx2 S=33554432 n=32; all_to_all cpx2 S=16777216 n=96; "
+                          "send_recv cpx4 S=16777216 n=96; send_recv cpx4 S=16777216 n=192");
+    QTest::addRow("hybrid gqa repeated")
+        << megatronCp(
+               {{"cp", 8}, {"cp_algo", "hybrid"}, {"ulysses_degree", 2}, {"sharding", "optimizer"}})
+        << QStringLiteral("all_to_all cpx2 S=33554432 n=96; all_to_all cpx2 S=33554432 n=32; "
+                          "all_to_all cpx2 S=33554432 n=32; all_to_all cpx2 S=33554432 n=96; "
+                          "send_recv cpx4 S=67108864 n=96; send_recv cpx4 S=67108864 n=192");
 }
 
 // The collectives a recomputed forward runs again, hand-counted: only the recomputed layers'

@@ -232,6 +232,18 @@ private slots:
         row("cp algo typo", R"({"parallel": {"cp_algo": "star"}})", "parallel.cp_algo", "one of");
         row("ulysses heads", R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "ulysses"}, "model": {"kv_heads": 4},
              "training": {"seq_len": 32768}})", "parallel.cp_algo", "kv_heads / tp");
+        row("ulysses kv repeat needs megatron",
+            R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "ulysses",
+             "ulysses_kv_repeat": true}})",
+            "parallel.ulysses_kv_repeat", "framework \"megatron\"");
+        row("ulysses kv heads without the repeat",
+            R"({"framework": "megatron", "parallel": {"dp": 1, "cp": 8,
+             "cp_algo": "ulysses", "ulysses_kv_repeat": false}, "model": {"kv_heads": 4},
+             "training": {"seq_len": 32768}})",
+            "parallel.cp_algo", "kv_heads / tp");
+        row("ulysses kv repeat not a boolean",
+            R"({"framework": "megatron", "parallel": {"ulysses_kv_repeat": 1}})",
+            "parallel.ulysses_kv_repeat", "true or false");
         row("hybrid without degree", R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "hybrid"}})", "parallel.ulysses_degree", "required");
         row("hybrid degree is cp", R"({"parallel": {"dp": 1, "cp": 8, "cp_algo": "hybrid", "ulysses_degree": 8}})",
             "parallel.ulysses_degree", "below it");

@@ -964,6 +964,50 @@ private Q_SLOTS:
         QVERIFY2(ulysses->toolTip().contains(QStringLiteral("kv_heads / tp")), qPrintable(ulysses->toolTip()));
     }
 
+    // MindSpeed-LLM's K/V repeat before Ulysses' all-to-all: the profile's default under
+    // megatron, shown with Ulysses and the hybrid only; with four KV heads over eight Ulysses
+    // ranks it cannot be turned off, and the engine says why.
+    void ulyssesKvRepeatBox()
+    {
+        Plan p = m_doc->plan();
+        p.framework = "megatron";
+        p.parallel.dp = 1;
+        p.parallel.cp = 8;
+        p.model.kv_heads = 4;
+        p.model.preset.clear();
+        QVERIFY(m_doc->apply(p, QStringLiteral("test")));
+        auto *box = child<QCheckBox>("ulyssesKvRepeat");
+        auto *algo = child<QComboBox>("cpAlgo");
+        QVERIFY(!box->isEnabled());
+        QVERIFY(!box->isChecked());
+        QVERIFY2(box->toolTip().contains(QStringLiteral("Ulysses and hybrid")),
+                 qPrintable(box->toolTip()));
+        auto *model = qobject_cast<QStandardItemModel *>(algo->model());
+        QVERIFY(model->item(algo->findData(int(CpAlgo::Ulysses)))->isEnabled());
+        algo->setCurrentIndex(algo->findData(int(CpAlgo::Ulysses)));
+        QVERIFY(m_doc->plan().parallel.cp_algo == CpAlgo::Ulysses);
+        QVERIFY(box->isChecked());
+        QVERIFY(!box->isEnabled());
+        QVERIFY2(box->toolTip().contains(QStringLiteral("kv_heads / tp")),
+                 qPrintable(box->toolTip()));
+        // Eight KV heads split over eight ranks as they are: the repeat can go.
+        Plan eight = m_doc->plan();
+        eight.model.kv_heads = 8;
+        QVERIFY(m_doc->apply(eight, QStringLiteral("test")));
+        QVERIFY(box->isEnabled());
+        box->setChecked(false);
+        QVERIFY(m_doc->plan().parallel.ulysses_kv_repeat == std::optional<bool>(false));
+        m_doc->undoStack()->undo();
+        QVERIFY(!m_doc->plan().parallel.ulysses_kv_repeat.has_value());
+        QVERIFY(box->isChecked());
+        // As many KV heads as query heads: nothing to repeat.
+        Plan mha = m_doc->plan();
+        mha.model.kv_heads = mha.model.heads;
+        QVERIFY(m_doc->apply(mha, QStringLiteral("test")));
+        QVERIFY(!box->isEnabled());
+        QVERIFY2(box->toolTip().contains(QStringLiteral("No effect")), qPrintable(box->toolTip()));
+    }
+
     // Megatron's recompute method and layers under full recompute; MindSpeed's finer recomputes
     // otherwise.
     void recomputeOptions()

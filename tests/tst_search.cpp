@@ -153,7 +153,8 @@ void TestSearch::quickValidateAgreesWithValidatePlan()
                                         p.memory.offload.params = offp;
                                         p.parallel.sharding = Sharding(sh);
                                         const bool accepted = acceptedByValidatePlan(p, cat);
-                                        QCOMPARE(quickValidate(p), accepted);
+                                        QCOMPARE(quickValidate(p, *cat.framework(p.framework)),
+                                                 accepted);
                                         ++checked;
                                         valid += accepted;
                                     }
@@ -195,7 +196,7 @@ void TestSearch::quickValidateAgreesOnLayerLayouts()
                                 } catch (const PlanError &) {
                                     accepted = false;
                                 }
-                                QCOMPARE(quickValidate(p), accepted);
+                                QCOMPARE(quickValidate(p, *cat.framework(p.framework)), accepted);
                                 ++checked;
                                 valid += accepted;
                             }
@@ -214,7 +215,7 @@ void TestSearch::quickValidateAgreesOnLayerLayouts()
                 p.parallel.pp_schedule = v > 1 ? PpSchedule::Interleaved : PpSchedule::OneFOneB;
                 p.parallel.pipeline_layout = layout;
                 const bool accepted = acceptedByValidatePlan(p, cat);
-                QCOMPARE(quickValidate(p), accepted);
+                QCOMPARE(quickValidate(p, *cat.framework(p.framework)), accepted);
                 ++checked;
                 valid += accepted;
             }
@@ -255,7 +256,8 @@ void TestSearch::quickValidateAgreesOnHpzAndHccl()
                                         } catch (const PlanError &) {
                                             accepted = false;
                                         }
-                                        QCOMPARE(quickValidate(p), accepted);
+                                        QCOMPARE(quickValidate(p, *cat.framework(p.framework)),
+                                                 accepted);
                                         ++checked;
                                         valid += accepted;
                                     }
@@ -280,7 +282,7 @@ void TestSearch::quickValidateAgreesOnSwapAttention()
                         p.memory.recompute_activation_function = ms & 1;
                         p.memory.recompute_norm = ms & 2;
                         const bool accepted = acceptedByValidatePlan(p, cat);
-                        QCOMPARE(quickValidate(p), accepted);
+                        QCOMPARE(quickValidate(p, *cat.framework(p.framework)), accepted);
                         validSwap += accepted && swap && ms == 0;
                         validMs += accepted && ms != 0 && !swap && !act && std::string(fw) == "pytorch";
                     }

@@ -234,6 +234,57 @@ private slots:
         QCOMPARE(savedBytesPerToken(uly, Catalog::builtin(), 0), savedBytesPerToken(ring, Catalog::builtin(), 0));
     }
 
+    // MindSpeed-LLM repeats K and V to the query heads before Ulysses' all-to-all. Llama-3-8B
+    // (h 4096, 32 heads, 8 KV heads of 128) on tp 1 in bf16 with flash: attention's core keeps
+    // q (4096), k and v (1024 each), the output (4096) and the fp32 log-sum-exp (32 x 4):
+    // 2 x 6144 + 2 x 4096 + 128 = 20,608 B/token; repeated, k and v are 4096 wide:
+    // 2 x 12288 + 8192 + 128 = 32,896, i.e. 12,288 more (2 x c x (q - kv)). The exchange
+    // buffers of a 4096-token rank: 4096 x (4096 + 2048) x 2 = 50,331,648 B as projected,
+    // 4096 x 12288 x 2 = 100,663,296 B repeated.
+    void ulyssesKvRepeat()
+    {
+        const ModelShape &m = *Catalog::builtin().model("llama3-8b");
+        ActivationEnv e;
+        e.c = e.r = 2;
+        const AttentionSaved own = attentionSaved(e, m, true);
+        e.kvRepeated = true;
+        const AttentionSaved rep = attentionSaved(e, m, true);
+        QCOMPARE(own.core, 20608.0);
+        QCOMPARE(rep.core, 32896.0);
+        QCOMPARE(rep.inputs, own.inputs); // the projections' inputs do not change
+        QCOMPARE(contextParallelTransient(own, 1, 8, 4096, 2, false), 50331648.0);
+        QCOMPARE(contextParallelTransient(rep, 1, 8, 4096, 2, false), 100663296.0);
+
+        // A whole layer under framework megatron (fused norms and SwiGLU, 0.1 dropout): the
+        // repeat (the profile's default) adds exactly those 12,288 B/token; the ring and
+        // MindSpeed's own Ulysses (no repeat) save the same. Eight KV heads over a Ulysses group
+        // of 16 are possible only repeated.
+        auto llama = [](const char *algo, int cp, const json &repeat, int ulyssesDegree = 0) {
+            json j = json::parse(R"({"model": {"preset": "llama3-8b"}, "framework": "megatron",
+                                     "training": {"seq_len": 32768}, "parallel": {"dp": 1}})");
+            j["parallel"]["cp"] = cp;
+            j["parallel"]["cp_algo"] = algo;
+            j["cluster"]["nodes"] = std::max(1, cp / 8);
+            if (ulyssesDegree > 0)
+                j["parallel"]["ulysses_degree"] = ulyssesDegree;
+            if (!repeat.is_null())
+                j["parallel"]["ulysses_kv_repeat"] = repeat;
+            return plan(j);
+        };
+        const Catalog &cat = Catalog::builtin();
+        const double ring = savedBytesPerToken(llama("ring", 8, nullptr), cat, 0);
+        const double plain = savedBytesPerToken(llama("ulysses", 8, false), cat, 0);
+        const double repeated = savedBytesPerToken(llama("ulysses", 8, nullptr), cat, 0);
+        QCOMPARE(plain, ring);
+        QCOMPARE(repeated - plain, 12288.0);
+        QCOMPARE(savedBytesPerToken(llama("ulysses", 16, nullptr), cat, 0), repeated);
+        QVERIFY_THROWS_EXCEPTION(PlanError, llama("ulysses", 16, false));
+        // The hybrid repeats too (its ring then passes the repeated K/V blocks); the ring alone
+        // never does.
+        QCOMPARE(savedBytesPerToken(llama("hybrid", 8, nullptr, 2), cat, 0), repeated);
+        QCOMPARE(savedBytesPerToken(llama("ring", 8, true), cat, 0), ring);
+    }
+
     // Megatron's recompute methods over the stage's 32 layers (bf16, flash, 0.1 dropout): block
     // 8 keeps the checkpointed input (2 x 4096 B/token) for 8 layers and everything (139,408)
     // for 24: a mean of 106,604; uniform groups of 4 keep one input per 4 layers: 2,048.

@@ -1139,6 +1139,14 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source>Vocab-parallel cross entropy as Megatron-LM ran it before 2024-06: the maximum subtracted out of place, so the logits, their fp32 copy and the shifted fp32 tensor exist at once; the shifted tensor becomes the softmax and the gradient.</source>
         <translation>Megatron-LM 在 2024-06 之前的词表并行交叉熵：最大值以非原地方式减去，因此 logits、其 fp32 副本和减去最大值后的 fp32 张量同时存在；减去最大值后的张量随后变为 softmax 和梯度。</translation>
     </message>
+    <message>
+        <source>; sequence split by cp = %1, attention by heads (Ulysses)</source>
+        <translation>；序列按 cp = %1 切分，注意力按头切分（Ulysses）</translation>
+    </message>
+    <message>
+        <source>; K and V repeated from %1 to %2 heads per TP rank before Ulysses&apos; all-to-all (MindSpeed-LLM&apos;s --kv-head-repeat-before-uly-alltoall): attention keeps them at the query width</source>
+        <translation>；在 Ulysses 的 all-to-all 之前，每个 TP rank 上的 K 和 V 从 %1 个头重复到 %2 个头（MindSpeed-LLM 的 --kv-head-repeat-before-uly-alltoall）：注意力按查询宽度保存它们</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -4442,14 +4450,6 @@ Not possible now:
         <translation>仅适用于混合算法</translation>
     </message>
     <message>
-        <source>ring: K/V blocks passed around the cp ranks (Megatron)
-Ulysses: all-to-alls trade the sequence split for a head split (heads and KV heads / tp divisible by cp)
-hybrid: Ulysses inside groups, a ring across them (MindSpeed)</source>
-        <translation>环形：K/V 块在 cp 个 rank 间轮转（Megatron）
-Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 KV 头数 / tp 须能被 cp 整除）
-混合：组内 Ulysses，组间环形（MindSpeed）</translation>
-    </message>
-    <message>
         <source>Shard group (HSDP)</source>
         <translation>分片组（HSDP）</translation>
     </message>
@@ -4728,6 +4728,34 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数与 K
     <message>
         <source>Flash attention run in the (b, s) layout (legacy Megatron-LM): its output and a copy in (s, b) are both kept for backward</source>
         <translation>Flash 注意力在 (b, s) 布局中运行（旧版 Megatron-LM）：其输出和一份 (s, b) 布局的副本都为反向保存</translation>
+    </message>
+    <message>
+        <source>Repeat K/V heads before Ulysses</source>
+        <translation>Ulysses 之前重复 K/V 头</translation>
+    </message>
+    <message>
+        <source>Change K/V repeat before Ulysses</source>
+        <translation>更改 Ulysses 之前的 K/V 重复</translation>
+    </message>
+    <message>
+        <source>ring: K/V blocks passed around the cp ranks (Megatron)
+Ulysses: all-to-alls trade the sequence split for a head split (heads / tp divisible by cp; KV heads too unless repeated to the query heads)
+hybrid: Ulysses inside groups, a ring across them (MindSpeed)</source>
+        <translation>环形：K/V 块在 cp 个 rank 间轮转（Megatron）
+Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数 / tp 须能被 cp 整除；KV 头数亦然，除非先重复到查询头）
+混合：组内 Ulysses，组间环形（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>MindSpeed-LLM&apos;s --kv-head-repeat-before-uly-alltoall: with grouped-query attention, K and V are repeated to the query heads before Ulysses&apos; all-to-all, so they travel and are kept for backward at the query width, and kv_heads / tp need not divide by the Ulysses group</source>
+        <translation>MindSpeed-LLM 的 --kv-head-repeat-before-uly-alltoall：对分组查询注意力，K 和 V 在 Ulysses 的 all-to-all 之前重复到查询头，因此按查询宽度传输并为反向保存，且 kv_heads / tp 无需能被 Ulysses 组整除</translation>
+    </message>
+    <message>
+        <source>Applies to the Ulysses and hybrid algorithms</source>
+        <translation>仅适用于 Ulysses 和混合算法</translation>
+    </message>
+    <message>
+        <source>No effect: every query head has its own K and V</source>
+        <translation>无效果：每个查询头都有自己的 K 和 V</translation>
     </message>
 </context>
 <context>

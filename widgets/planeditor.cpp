@@ -920,6 +920,13 @@ void PlanEditor::buildUi()
     });
     degree(m_ulyssesDegree, "ulyssesDegree", tr("Ulysses group (hybrid)"), QStringLiteral("ulysses"),
            [](Plan &p, int v) { p.parallel.ulysses_degree = v; });
+    m_ulyssesKvRepeat = new QCheckBox(tr("Repeat K/V heads before Ulysses"), content);
+    m_ulyssesKvRepeat->setObjectName(QStringLiteral("ulyssesKvRepeat"));
+    parallel->addRow(m_ulyssesKvRepeat);
+    connect(m_ulyssesKvRepeat, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change K/V repeat before Ulysses"), EditId::Parallel,
+             [&](Plan &p) { p.parallel.ulysses_kv_repeat = on; });
+    });
     degree(m_ep, "ep", tr("&Expert parallel (ep)"), QStringLiteral("ep"),
            [](Plan &p, int v) { p.parallel.ep = v; });
     degree(m_etp, "etp", tr("Expert tensor parallel (etp)"), QStringLiteral("etp"),
@@ -1473,6 +1480,8 @@ void PlanEditor::refresh()
         setChecked(m_overlapParams, overlapParamGatherOf(p, *fw));
         setChecked(m_fusedSwiglu, p.model.ffn == FfnKind::SwiGLU && fusedSwigluOf(p, *fw));
         setChecked(m_flashOutputCopy, p.memory.attention != Attention::Eager && flashOutputCopyOf(p, *fw));
+        setChecked(m_ulyssesKvRepeat,
+                   p.parallel.cp_algo != CpAlgo::Ring && ulyssesKvRepeatOf(p, *fw));
     }
     setValue(m_vocabDivisor, p.model.vocab_divisible_by);
     setValue(m_bufferPad, p.memory.param_and_grad_buffer_pad);
@@ -1679,7 +1688,8 @@ void PlanEditor::refreshChoices()
         });
         const QString help = tr("ring: K/V blocks passed around the cp ranks (Megatron)\n"
                                 "Ulysses: all-to-alls trade the sequence split for a head split "
-                                "(heads and KV heads / tp divisible by cp)\n"
+                                "(heads / tp divisible by cp; KV heads too unless repeated to the "
+                                "query heads)\n"
                                 "hybrid: Ulysses inside groups, a ring across them (MindSpeed)");
         m_cpAlgo->setToolTip(algos.isEmpty() ? help
                                              : tr("%1\nNot possible now:\n%2").arg(help, algos.join(QLatin1Char('\n'))));
@@ -1753,6 +1763,22 @@ void PlanEditor::refreshChoices()
                      tr("Flash attention run in the (b, s) layout (legacy Megatron-LM): its output and "
                         "a copy in (s, b) are both kept for backward"),
                      [copied](Plan &c) { c.memory.flash_output_copy = !copied; });
+        const bool repeat = ulyssesKvRepeatOf(base, *fw);
+        toggleReason(
+            m_ulyssesKvRepeat,
+            tr("MindSpeed-LLM's --kv-head-repeat-before-uly-alltoall: with grouped-query "
+               "attention, K and V are repeated to the query heads before Ulysses' all-to-all, "
+               "so they travel and are kept for backward at the query width, and kv_heads / tp "
+               "need not divide by the Ulysses group"),
+            [repeat](Plan &c) { c.parallel.ulysses_kv_repeat = !repeat; });
+        const ModelShape &mo = base.model;
+        if (base.parallel.cp_algo == CpAlgo::Ring) {
+            m_ulyssesKvRepeat->setEnabled(false);
+            m_ulyssesKvRepeat->setToolTip(tr("Applies to the Ulysses and hybrid algorithms"));
+        } else if (mo.mla_attention() || mo.kv_heads == mo.heads) {
+            m_ulyssesKvRepeat->setEnabled(false);
+            m_ulyssesKvRepeat->setToolTip(tr("No effect: every query head has its own K and V"));
+        }
     }
 }
 

@@ -111,6 +111,7 @@ private:
     QCheckBox *m_overlapParams = nullptr;     ///< memory.overlap_param_gather
     QCheckBox *m_fusedSwiglu = nullptr;       ///< memory.fused_swiglu
     QCheckBox *m_flashOutputCopy = nullptr;   ///< memory.flash_output_copy
+    QCheckBox *m_ulyssesKvRepeat = nullptr;   ///< parallel.ulysses_kv_repeat
     QSpinBox *m_vocabDivisor = nullptr;       ///< model.vocab_divisible_by (0: the profile's)
     QSpinBox *m_bufferPad = nullptr;          ///< memory.param_and_grad_buffer_pad
     QSpinBox *m_hcclBuffer = nullptr;         ///< memory.hccl_buffer_mb
