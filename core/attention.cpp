@@ -53,11 +53,11 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
             s.core += latent(double(l.q_lora_rank));
         s.core += latent(double(l.kv_lora_rank));
         // Flash attention: q and k (nope and rope parts, the rope key expanded to every head),
-        // v, the output (o_proj's input), fp32 log-sum-exp.
+        // v, the output (o_proj's input), the softmax statistics (flashStatBytes).
         s.qWidth = a * qk;
         s.kvWidth = a * (qk + v);
         if (e.flash) {
-            s.core += c * (2.0 * a * qk + a * v) + c * a * v + 4.0 * a;
+            s.core += c * (2.0 * a * qk + a * v) + c * a * v + e.flashStatBytes * a;
             if (e.flashOutputCopy)
                 s.core += c * a * v; // the output's (s, b) copy, o_proj's input
         } else {
@@ -82,10 +82,11 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
         s.core += normSavedPerToken(ne, m, q, trained) + normSavedPerToken(ne, m, kvOwn, trained);
     }
     if (e.flash) {
-        // q, k (after RoPE) and v, the output (also the o_proj input), fp32 log-sum-exp. Under
+        // q, k (after RoPE) and v, the output (also the o_proj input), the softmax statistics
+        // (flashStatBytes: fp32 log-sum-exp, or torch_npu's max and sum). Under
         // Ulysses these are the all-to-all's outputs (the head split over the whole sequence:
         // the same bytes per token of the rank), k and v repeated to the query heads if so.
-        s.core += c * (q + 2.0 * kv) + c * q + 4.0 * a;
+        s.core += c * (q + 2.0 * kv) + c * q + e.flashStatBytes * a;
         // Run in the (b, s) layout: q, k and v are copied to it (replacing the views of the
         // projection's output, the same bytes), and the output copied back to (s, b) for o_proj
         // is saved beside the kernel's own.
@@ -99,6 +100,11 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
         s.scores = scoreBytes(e) * a * e.seqTokens;
     }
     return s;
+}
+
+double flashStatBytes(const std::string &vendor)
+{
+    return vendor == "huawei" ? 2.0 * 8.0 * 4.0 : 4.0;
 }
 
 double contextParallelTransient(const AttentionSaved &a, int ringDegree, int ulyssesDegree,

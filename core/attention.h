@@ -4,6 +4,8 @@
 // and multi-head latent attention (DeepSeek-V2/V3, Kimi-K2), under tensor parallelism.
 #include "model.h"
 
+#include <string>
+
 namespace shardscope {
 
 /// What the framework and plan make of the saved tensors of one layer on one rank.
@@ -27,7 +29,16 @@ struct ActivationEnv
     /// K and V reach the attention repeated to the query heads (MindSpeed-LLM's repeat before
     /// Ulysses' all-to-all): saved, exchanged and held at the query width.
     bool kvRepeated = false;
+    /// Flash attention's softmax statistics, bytes per head and query token (flashStatBytes).
+    double flashStatBytes = 4.0;
 };
+
+/// Bytes per head and query token that a device's flash attention kernel keeps for its backward
+/// beside q, k, v and the output: the fp32 log-sum-exp of FlashAttention-2/3 and PyTorch's SDPA
+/// kernels (4); on Ascend (`vendor` "huawei") torch_npu's npu_fusion_attention, which every
+/// framework's flash path runs there (MindSpeed, Hugging Face's NPU flash attention, SDPA), keeps
+/// softmax_max and softmax_sum, each [b, n, s, 8] in fp32 (64).
+double flashStatBytes(const std::string &vendor);
 
 /// Bytes per token one norm over `width` saves: RMSNorm its input (Hugging Face's upcast
 /// version an fp32 copy, and the normalized tensor when its weight trains); LayerNorm its input

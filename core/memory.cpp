@@ -194,6 +194,7 @@ struct Context
         env.fusedSoftmax = f.fused_softmax;
         env.flashOutputCopy = env.flash && flashOutputCopyOf(p, f);
         env.kvRepeated = ulyssesRepeatsKv(p, f);
+        env.flashStatBytes = flashStatBytes(d.vendor);
         fusedSwiglu = fusedSwigluOf(p, f);
     }
     /// Decoder layers of `stage` by kind (interleaved chunks round-robin).
@@ -2242,6 +2243,14 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             QT_TRANSLATE_NOOP("MemoryExplanation",
                               "; %1 attention (fp32 softmax and its cast kept per score)"),
             {attention});
+    if (plan.memory.attention == Attention::Flash && x.env.flashStatBytes != 4.0)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "; torch_npu's npu_fusion_attention keeps its softmax max "
+                              "and sum for backward, 8 fp32 values each per head and "
+                              "token (%1 B), where CUDA's flash kernels keep one fp32 "
+                              "log-sum-exp"),
+            {num(x.env.flashStatBytes)});
     if (x.env.flashOutputCopy)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "; run in the (b, s) layout: its output kept for its "

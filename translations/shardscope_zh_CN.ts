@@ -1147,6 +1147,10 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source>; K and V repeated from %1 to %2 heads per TP rank before Ulysses&apos; all-to-all (MindSpeed-LLM&apos;s --kv-head-repeat-before-uly-alltoall): attention keeps them at the query width</source>
         <translation>；在 Ulysses 的 all-to-all 之前，每个 TP rank 上的 K 和 V 从 %1 个头重复到 %2 个头（MindSpeed-LLM 的 --kv-head-repeat-before-uly-alltoall）：注意力按查询宽度保存它们</translation>
     </message>
+    <message>
+        <source>; torch_npu&apos;s npu_fusion_attention keeps its softmax max and sum for backward, 8 fp32 values each per head and token (%1 B), where CUDA&apos;s flash kernels keep one fp32 log-sum-exp</source>
+        <translation>；torch_npu 的 npu_fusion_attention 为反向保存其 softmax 最大值与和，每个头每个 token 各 8 个 fp32 值（%1 B），而 CUDA 的 flash 内核只保存一个 fp32 log-sum-exp</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
