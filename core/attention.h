@@ -35,9 +35,9 @@ struct ActivationEnv
 
 /// Bytes per head and query token that a device's flash attention kernel keeps for its backward
 /// beside q, k, v and the output: the fp32 log-sum-exp of FlashAttention-2/3 and PyTorch's SDPA
-/// kernels (4); on Ascend (`vendor` "huawei") torch_npu's npu_fusion_attention, which every
-/// framework's flash path runs there (MindSpeed, Hugging Face's NPU flash attention, SDPA), keeps
-/// softmax_max and softmax_sum, each [b, n, s, 8] in fp32 (64).
+/// kernels (4); on Ascend (`vendor` "huawei") flash attention is torch_npu's
+/// npu_fusion_attention (MindSpeed's, transformers' NPU flash attention), which keeps softmax_max
+/// and softmax_sum, each [b, n, s, 8] in fp32 (64).
 double flashStatBytes(const std::string &vendor);
 
 /// Bytes per token one norm over `width` saves: RMSNorm its input (Hugging Face's upcast
