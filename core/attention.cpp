@@ -104,7 +104,7 @@ AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool 
 
 double flashStatBytes(const std::string &vendor)
 {
-    return vendor == "huawei" ? 2.0 * 8.0 * 4.0 : 4.0;
+    return vendor == "huawei" ? 2.0 * 8.0 * 4.0 : kLogSumExpBytes;
 }
 
 double contextParallelTransient(const AttentionSaved &a, int ringDegree, int ulyssesDegree,

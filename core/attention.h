@@ -8,6 +8,10 @@
 
 namespace shardscope {
 
+/// CUDA's flash kernels (FlashAttention-2/3, PyTorch's SDPA) keep one fp32 log-sum-exp per head
+/// and query token for their backward.
+inline constexpr double kLogSumExpBytes = 4.0;
+
 /// What the framework and plan make of the saved tensors of one layer on one rank.
 struct ActivationEnv
 {
@@ -30,7 +34,7 @@ struct ActivationEnv
     /// Ulysses' all-to-all): saved, exchanged and held at the query width.
     bool kvRepeated = false;
     /// Flash attention's softmax statistics, bytes per head and query token (flashStatBytes).
-    double flashStatBytes = 4.0;
+    double flashStatBytes = kLogSumExpBytes;
 };
 
 /// Bytes per head and query token that a device's flash attention kernel keeps for its backward

@@ -170,10 +170,14 @@ bool ulyssesKvRepeatOf(const Plan &plan, const FrameworkProfile &fw)
     return plan.parallel.ulysses_kv_repeat.value_or(fw.ulysses_kv_repeat);
 }
 
+bool kvRepeatWidens(const ModelShape &m)
+{
+    return !m.mla_attention() && m.kv_heads < m.heads;
+}
+
 bool ulyssesRepeatsKv(const Plan &plan, const FrameworkProfile &fw)
 {
-    const ModelShape &m = plan.model;
-    return plan.parallel.ulyssesDegree() > 1 && !m.mla_attention() && m.kv_heads < m.heads &&
+    return plan.parallel.ulyssesDegree() > 1 && kvRepeatWidens(plan.model) &&
            ulyssesKvRepeatOf(plan, fw);
 }
 

@@ -171,9 +171,11 @@ bool flashOutputCopyOf(const Plan &plan, const FrameworkProfile &fw);
 
 /// `parallel.ulysses_kv_repeat`, else the profile's: the setting, whatever the layout.
 bool ulyssesKvRepeatOf(const Plan &plan, const FrameworkProfile &fw);
+/// Whether repeating K and V to the query heads widens them: more query heads than KV heads,
+/// and not MLA, whose keys already span every head.
+bool kvRepeatWidens(const ModelShape &m);
 /// Whether the plan's attention gets K and V at the query heads' width because of that repeat:
-/// the setting, Ulysses over 2 or more ranks, and more query heads than KV heads (not MLA, whose
-/// keys already span every head).
+/// the setting, Ulysses over 2 or more ranks, and kvRepeatWidens.
 bool ulyssesRepeatsKv(const Plan &plan, const FrameworkProfile &fw);
 
 /// Tokens per chunk of a fused linear cross entropy (Liger's

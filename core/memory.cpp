@@ -2243,7 +2243,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             QT_TRANSLATE_NOOP("MemoryExplanation",
                               "; %1 attention (fp32 softmax and its cast kept per score)"),
             {attention});
-    if (plan.memory.attention == Attention::Flash && x.env.flashStatBytes != 4.0)
+    if (plan.memory.attention == Attention::Flash && x.env.flashStatBytes != kLogSumExpBytes)
         A.assumptions.add(
             QT_TRANSLATE_NOOP("MemoryExplanation",
                               "; torch_npu's npu_fusion_attention keeps its softmax max "

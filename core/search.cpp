@@ -605,8 +605,7 @@ SearchOutcome searchLayouts(const SearchRequest &request, const Catalog &catalog
             return {{work.parallel.cp_algo, work.parallel.ulysses_degree}};
         std::vector<std::pair<CpAlgo, int>> choices = {{CpAlgo::Ring, 0}};
         // ulyssesRepeatsKv for a Ulysses degree of 2 or more.
-        const bool kvRepeat =
-            ulyssesKvRepeatOf(work, fw) && !mo.mla_attention() && mo.kv_heads < mo.heads;
+        const bool kvRepeat = ulyssesKvRepeatOf(work, fw) && kvRepeatWidens(mo);
         auto headsSplit = [&](int u) {
             return (heads / tp) % u == 0 && ((kvHeads / tp) % u == 0 || kvRepeat);
         };

@@ -1771,11 +1771,10 @@ void PlanEditor::refreshChoices()
                "so they travel and are kept for backward at the query width, and kv_heads / tp "
                "need not divide by the Ulysses group"),
             [repeat](Plan &c) { c.parallel.ulysses_kv_repeat = !repeat; });
-        const ModelShape &mo = base.model;
         if (base.parallel.cp_algo == CpAlgo::Ring) {
             m_ulyssesKvRepeat->setEnabled(false);
             m_ulyssesKvRepeat->setToolTip(tr("Applies to the Ulysses and hybrid algorithms"));
-        } else if (mo.mla_attention() || mo.kv_heads == mo.heads) {
+        } else if (!kvRepeatWidens(base.model)) {
             m_ulyssesKvRepeat->setEnabled(false);
             m_ulyssesKvRepeat->setToolTip(tr("No effect: every query head has its own K and V"));
         }
