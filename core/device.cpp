@@ -127,6 +127,8 @@ DeviceProfile deviceFromJson(const json &j)
     d.hbm_bytes = r.number("hbm_bytes", 0, kHuge, std::nullopt, true);
     d.context_reserve_bytes = r.number("context_reserve_bytes", 0, d.hbm_bytes);
     d.comm_buffer_bytes_per_group = r.number("comm_buffer_bytes_per_group", 0, d.hbm_bytes);
+    d.gemm_workspace_bytes = r.number("gemm_workspace_bytes", 0, d.hbm_bytes, 0.0);
+    d.te_gemm_workspace_bytes = r.number("te_gemm_workspace_bytes", 0, d.hbm_bytes, 0.0);
     {
         const json *pf = r.get("peak_flops");
         if (!pf)
@@ -177,6 +179,8 @@ json deviceToJson(const DeviceProfile &d)
     j["hbm_bytes"] = d.hbm_bytes;
     j["context_reserve_bytes"] = d.context_reserve_bytes;
     j["comm_buffer_bytes_per_group"] = d.comm_buffer_bytes_per_group;
+    j["gemm_workspace_bytes"] = d.gemm_workspace_bytes;
+    j["te_gemm_workspace_bytes"] = d.te_gemm_workspace_bytes;
     j["peak_flops"] = {{"bf16", d.peak_flops_bf16}, {"fp16", d.peak_flops_fp16},
                        {"fp32", d.peak_flops_fp32}, {"fp8", d.peak_flops_fp8},
                        {"int8", d.peak_flops_int8}};

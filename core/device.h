@@ -48,8 +48,16 @@ struct DeviceProfile
     std::string vendor; ///< "huawei", "nvidia"
     double hbm_bytes = 0;
     /// Device memory the framework's allocator can never use: firmware, driver and runtime
-    /// context (CANN / CUDA context, cuBLAS/cuBLASLt or aclnn workspaces).
+    /// context (CANN / CUDA context and modules, torch_npu's aclnn workspace allocator).
     double context_reserve_bytes = 0;
+    /// A GEMM library workspace as PyTorch keeps it in its caching allocator, one per cuBLAS
+    /// handle and stream for the rest of the run (ATen's CublasHandlePool:
+    /// CUBLAS_WORKSPACE_CONFIG's default for the architecture); 0 where none is kept in the
+    /// allocator (core/workspace.h).
+    double gemm_workspace_bytes = 0;
+    /// Transformer Engine's own cuBLAS workspace on this architecture (get_workspace(): one
+    /// torch.empty for the run); 0 where Transformer Engine does not run.
+    double te_gemm_workspace_bytes = 0;
     /// Buffers the collective library holds per communicator (HCCL: 2 x HCCL_BUFFSIZE).
     double comm_buffer_bytes_per_group = 0;
     double peak_flops_bf16 = 0, peak_flops_fp16 = 0, peak_flops_fp32 = 0, peak_flops_fp8 = 0,

@@ -43,6 +43,8 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
         else
             throw PlanError("adapter_dtype", "must be fp32, bf16, fp16 or \"compute\", not \"" + a + "\"");
     }
+    f.gemm_workspaces = int(r.integer("gemm_workspaces", 0, 64, 0));
+    f.te_gemm_workspace = r.boolean("te_gemm_workspace", false);
     f.fsdp_root_stays_gathered = r.boolean("fsdp_root_stays_gathered", true);
     f.fsdp_prefetch_layers = int(r.integer("fsdp_prefetch_layers", 0, 64, 1));
     f.norm = r.string("norm", std::string("upcast"));

@@ -65,6 +65,14 @@ struct FrameworkProfile
     /// (DType::None here).
     DType adapter_dtype = DType::FP32;
 
+    // --- GEMM library workspaces (core/workspace.h) -------------------------------------------
+    /// PyTorch's cuBLAS workspaces the run keeps: one per handle and stream that runs GEMMs,
+    /// and handles are per thread: the forward's (the Python thread) and the backward's
+    /// (autograd's device thread), 2 for a single compute stream.
+    int gemm_workspaces = 0;
+    /// Transformer Engine's own workspace beside them (Megatron-Core's TE layers).
+    bool te_gemm_workspace = false;
+
     // --- FSDP / ZeRO-3 ----------------------------------------------------------------------
     /// FSDP2 does not reshard the root module (embedding, final norm, untied head) after
     /// forward: its parameters stay gathered until backward ends.

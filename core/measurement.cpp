@@ -179,8 +179,18 @@ MemoryComparison compareProbe(const Plan &plan, const RunResults &r, const Catal
     else if (pm.attention == "flash")
         probe.attention = Attention::Flash;
     mc.plan = probePlan(plan, probe);
-    MemoryEstimate e = estimateMemory(mc.plan, catalog);
-    replayAllocator(mc.plan, catalog, e);
+    // The probe counts from what was allocated before it started (the worker's baseline): on a
+    // GPU that holds the cuBLAS workspaces the kernel benchmarks made, and a CPU has none. So
+    // the prediction leaves the GEMM workspaces (core/workspace.h) out.
+    Catalog bare = catalog;
+    if (const DeviceProfile *d = catalog.device(mc.plan.cluster.device)) {
+        DeviceProfile nd = *d;
+        nd.gemm_workspace_bytes = 0;
+        nd.te_gemm_workspace_bytes = 0;
+        bare.addDevice(nd);
+    }
+    MemoryEstimate e = estimateMemory(mc.plan, bare);
+    replayAllocator(mc.plan, bare, e);
     mc.predicted_peak = e.peak_bytes;
     mc.predicted_reserved = e.ranks.empty() ? 0.0 : e.ranks.front().reserved_bytes;
     mc.measured_reserved = pm.peak_reserved;

@@ -1030,6 +1030,7 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
         s.chunkLayers[size_t(c)] = x.layout.chunk(stage, c);
     s.microbatches = x.m;
     s.interleaved = x.v > 1;
+    s.workspaces = gemmWorkspaces(x.dev, x.fw);
     if (x.pp == 1)
         s.warmup = 0;
     else if (pa.pp_schedule == PpSchedule::GPipe)
@@ -1335,7 +1336,8 @@ double floorOf(const Context &x, const Quantities &q0, double reserve0)
     // layer's of each model chunk in flight). When the stage is also the last (pp 1) its forward
     // ends with the head: the LM-head input and the logits are live beside the layers'
     // activations, until that backward frees them.
-    double live = q0.params + q0.master + q0.states + q0.ddpBuckets + q0.p2p + q0.reduceBucket;
+    double live = q0.params + q0.master + q0.states + q0.ddpBuckets + q0.p2p + q0.reduceBucket +
+                  gemmWorkspaces(x.dev, x.fw).total();
     if (!x.fw.grads_set_to_none)
         live += q0.grads;
     const double persistent = live;
@@ -2515,6 +2517,23 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                               "tokens travel: %3."),
             {id(toString(plan.model.moe.dispatcher)), num(dispatchTransientHiddens(plan.model, pa), 2),
              gib(dispatchTransientHiddens(plan.model, pa) * double(plan.model.hidden) * x.c * x.tokens)});
+    if (const GemmWorkspaces ws = gemmWorkspaces(dev, fw); ws.total() > 0) {
+        if (ws.teBytes > 0)
+            T.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            " + GEMM workspaces %1 x %2 + Transformer Engine's %3"),
+                          {num(ws.count), formatBytes(ws.bytes), formatBytes(ws.teBytes)});
+        else
+            T.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", " + GEMM workspaces %1 x %2"),
+                          {num(ws.count), formatBytes(ws.bytes)});
+        T.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation",
+            " PyTorch keeps a cuBLAS workspace in its caching allocator for each handle and stream "
+            "that ran a GEMM, allocated once and never freed: the forward's thread and autograd's "
+            "backward thread hold one each (CUBLAS_WORKSPACE_CONFIG's default for the device)."));
+        if (ws.teBytes > 0)
+            T.assumptions.add(QT_TRANSLATE_NOOP(
+                "MemoryExplanation", " Transformer Engine keeps one more workspace of its own."));
+    }
     if (phase == Phase::OptimizerStep && x.optImpl == OptimizerImpl::Foreach)
         T.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "foreach: the step materializes sqrt(exp_avg_sq) (Adam) or the "

@@ -63,6 +63,7 @@ constexpr KindInfo kKinds[kTensorKindCount] = {
     {"reduce_bucket", "Reduce bucket", Component::CommunicationBuffers, Stream::Compute},
     {"pipeline_buffer", "Pipeline send/recv buffer", Component::CommunicationBuffers, Stream::Compute},
     {"optimizer_temporary", "Optimizer temporary", Component::Transient, Stream::Compute},
+    {"gemm_workspace", "GEMM library workspace", Component::Transient, Stream::Compute},
 };
 
 constexpr int kHead = -2;     ///< layer index of the head's tensors
@@ -112,6 +113,11 @@ public:
             alloc({TensorKind::PersistentGradients}, s.grads);
         alloc({TensorKind::DdpBucket}, s.ddpBuckets, &s.bucketParts);
         alloc({TensorKind::PipelineBuffer}, s.p2p);
+        // The GEMM libraries' workspaces: made by the first GEMMs of the first step (forward,
+        // then backward) and kept; counted from the start.
+        for (int i = 0; i < s.workspaces.count; ++i)
+            alloc({TensorKind::GemmWorkspace, -1, -1, i}, s.workspaces.bytes);
+        alloc({TensorKind::GemmWorkspace, -1, -1, s.workspaces.count}, s.workspaces.teBytes);
     }
 
     /// The optimizer states as the first step leaves them (for a sink that skips that step).

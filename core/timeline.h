@@ -14,6 +14,7 @@
 //    (core/allocator.h) and the memory-over-time view. Its live-bytes peak equals the tracker's.
 #include "functionref.h"
 #include "memory.h"
+#include "workspace.h"
 
 #include <algorithm>
 #include <array>
@@ -50,6 +51,7 @@ enum class TensorKind : uint8_t {
     ReduceBucket,       ///< ZeRO-1/2 reduction bucket
     PipelineBuffer,     ///< pipeline send / receive buffers
     OptimizerTemporary, ///< foreach / for-loop temporaries of the optimizer step
+    GemmWorkspace,      ///< a GEMM library workspace kept for the run (core/workspace.h)
     Count
 };
 inline constexpr int kTensorKindCount = int(TensorKind::Count);
@@ -106,6 +108,7 @@ struct StepShape
     bool persistentGrads = false;          ///< gradients in a buffer that outlives the step
     double grads = 0, gradsPerLayer = 0, gradsHead = 0, gradsEmbedding = 0;
     double ddpBuckets = 0, reduceBucket = 0, p2p = 0;
+    GemmWorkspaces workspaces; ///< kept from the first GEMMs on
 
     // autocast weight copies
     double castPerLayer = 0, castHead = 0;

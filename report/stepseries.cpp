@@ -153,6 +153,8 @@ QString tensorKindName(TensorKind kind)
     case TensorKind::ReduceBucket: return QCoreApplication::translate("TensorKind", "Reduce bucket");
     case TensorKind::PipelineBuffer: return QCoreApplication::translate("TensorKind", "Pipeline send/recv buffer");
     case TensorKind::OptimizerTemporary: return QCoreApplication::translate("TensorKind", "Optimizer temporary");
+    case TensorKind::GemmWorkspace:
+        return QCoreApplication::translate("TensorKind", "GEMM library workspace");
     case TensorKind::Count: break;
     }
     return {};

@@ -1151,6 +1151,22 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source>; torch_npu&apos;s npu_fusion_attention keeps its softmax max and sum for backward, 8 fp32 values each per head and token (%1 B), where CUDA&apos;s flash kernels keep one fp32 log-sum-exp</source>
         <translation>；torch_npu 的 npu_fusion_attention 为反向保存其 softmax 最大值与和，每个头每个 token 各 8 个 fp32 值（%1 B），而 CUDA 的 flash 内核只保存一个 fp32 log-sum-exp</translation>
     </message>
+    <message>
+        <source> + GEMM workspaces %1 x %2 + Transformer Engine&apos;s %3</source>
+        <translation> + GEMM 工作区 %1 x %2 + Transformer Engine 自有的 %3</translation>
+    </message>
+    <message>
+        <source> + GEMM workspaces %1 x %2</source>
+        <translation> + GEMM 工作区 %1 x %2</translation>
+    </message>
+    <message>
+        <source> PyTorch keeps a cuBLAS workspace in its caching allocator for each handle and stream that ran a GEMM, allocated once and never freed: the forward&apos;s thread and autograd&apos;s backward thread hold one each (CUBLAS_WORKSPACE_CONFIG&apos;s default for the device).</source>
+        <translation> PyTorch 在缓存分配器中为每个执行过 GEMM 的 cuBLAS 句柄与流保留一个工作区，只分配一次、从不释放：前向所在线程与 autograd 的反向线程各持有一个（大小为该设备上 CUBLAS_WORKSPACE_CONFIG 的默认值）。</translation>
+    </message>
+    <message>
+        <source> Transformer Engine keeps one more workspace of its own.</source>
+        <translation> Transformer Engine 另外保留一个自己的工作区。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -2202,6 +2218,10 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
     <message>
         <source>Optimizer temporary</source>
         <translation>优化器临时张量</translation>
+    </message>
+    <message>
+        <source>GEMM library workspace</source>
+        <translation>GEMM 库工作区</translation>
     </message>
 </context>
 <context>
@@ -3569,6 +3589,10 @@ measured beside predicted.
     <message>
         <source>, </source>
         <translation>、</translation>
+    </message>
+    <message>
+        <source>GEMM library workspaces</source>
+        <translation>GEMM 库工作区</translation>
     </message>
 </context>
 <context>

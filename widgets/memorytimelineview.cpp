@@ -1141,8 +1141,12 @@ QString MemoryTimelinePanel::headline() const
     QStringList held;
     for (int c = 0; c < kComponentCount; ++c) {
         const double bytes = rank->after_step.bytes[size_t(c)];
-        if (bytes > 0)
-            held << tr("%1 %2").arg(ComponentStyle::name(c).toHtmlEscaped(), gib(bytes));
+        if (bytes <= 0)
+            continue;
+        // Nothing transient outlives the step but the GEMM libraries' workspaces.
+        const QString name = c == int(Component::Transient) ? tr("GEMM library workspaces")
+                                                            : ComponentStyle::name(c);
+        held << tr("%1 %2").arg(name.toHtmlEscaped(), gib(bytes));
     }
     text += QLatin1Char(' ') + tr("After the step <b>%1</b> stays allocated: %2.")
                                    .arg(gib(rank->after_step.total()), held.join(tr(", ")));
