@@ -1,5 +1,6 @@
 #include "framework.h"
 
+#include "device.h"
 #include "errors.h"
 #include "jsoninput.h"
 
@@ -44,7 +45,11 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
             throw PlanError("adapter_dtype", "must be fp32, bf16, fp16 or \"compute\", not \"" + a + "\"");
     }
     f.gemm_workspaces = int(r.integer("gemm_workspaces", 0, 64, 0));
-    f.te_gemm_workspace = r.boolean("te_gemm_workspace", false);
+    f.transformer_engine = r.boolean("transformer_engine", false);
+    f.sp_gather_buffer = r.string("sp_gather_buffer", std::string("per_gemm"));
+    if (f.sp_gather_buffer != "global" && f.sp_gather_buffer != "per_gemm")
+        throw PlanError("sp_gather_buffer",
+                        "must be \"global\" or \"per_gemm\", not \"" + f.sp_gather_buffer + "\"");
     f.fsdp_root_stays_gathered = r.boolean("fsdp_root_stays_gathered", true);
     f.fsdp_prefetch_layers = int(r.integer("fsdp_prefetch_layers", 0, 64, 1));
     f.norm = r.string("norm", std::string("upcast"));
@@ -98,6 +103,17 @@ int64_t padVocab(const Plan &plan, int64_t d)
 } // namespace
 
 int vocabDivisor(const Plan &plan, const FrameworkProfile &fw) { return divisorOf(plan, fw.vocab_divisible_by); }
+
+bool runsTransformerEngine(const FrameworkProfile &fw, const DeviceProfile &dev)
+{
+    return fw.transformer_engine && dev.vendor == "nvidia";
+}
+
+bool spGatherKept(const Plan &plan, const FrameworkProfile &fw, const DeviceProfile &dev)
+{
+    return plan.parallel.sp && plan.parallel.tp > 1 && fw.sp_gather_buffer == "global" &&
+           !runsTransformerEngine(fw, dev);
+}
 
 int64_t paddedVocab(const Plan &plan, const FrameworkProfile &fw) { return padVocab(plan, vocabDivisor(plan, fw)); }
 

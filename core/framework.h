@@ -12,6 +12,8 @@ namespace shardscope {
 /// How a training framework lays memory out (resources/frameworks/<id>.json). The memory
 /// engine reads these switches; it has no per-framework code paths. Each switch names the
 /// framework behaviour it follows.
+struct DeviceProfile;
+
 struct FrameworkProfile
 {
     std::string id;
@@ -70,8 +72,15 @@ struct FrameworkProfile
     /// and handles are per thread: the forward's (the Python thread) and the backward's
     /// (autograd's device thread), 2 for a single compute stream.
     int gemm_workspaces = 0;
-    /// Transformer Engine's own workspace beside them (Megatron-Core's TE layers).
-    bool te_gemm_workspace = false;
+    /// Megatron-Core's Transformer Engine layers, where the device runs Transformer Engine
+    /// (NVIDIA): their own GEMM workspace, and sequence parallelism's all-gathers made per GEMM.
+    /// Elsewhere (MindSpeed-LLM on Ascend) the model runs Megatron's local layers.
+    bool transformer_engine = false;
+    /// Where sequence parallelism all-gathers a column-parallel linear's input: "global"
+    /// (Megatron's local tensor-parallel linears: into get_global_memory_buffer()'s "mpu" tensor,
+    /// kept for the run and reused in backward) or "per_gemm" (a fresh tensor for each GEMM,
+    /// forward and backward). Transformer Engine's layers gather per GEMM whatever this says.
+    std::string sp_gather_buffer = "per_gemm";
 
     // --- FSDP / ZeRO-3 ----------------------------------------------------------------------
     /// FSDP2 does not reshard the root module (embedding, final norm, untied head) after
@@ -136,6 +145,14 @@ DType mainGradDtype(const Plan &plan, const FrameworkProfile &fw);
 int64_t paddedVocab(const Plan &plan, const FrameworkProfile &fw);
 /// The divisor in use: `model.vocab_divisible_by`, else the profile's.
 int vocabDivisor(const Plan &plan, const FrameworkProfile &fw);
+
+/// Whether the model runs Transformer Engine's layers: the profile's `transformer_engine` on a
+/// device that runs Transformer Engine (NVIDIA).
+bool runsTransformerEngine(const FrameworkProfile &fw, const DeviceProfile &dev);
+/// Whether sequence parallelism's all-gathered linear input lives in Megatron's global memory
+/// buffer for the whole run (parallel.sp with tp > 1, the profile's `sp_gather_buffer` "global",
+/// no Transformer Engine), rather than in a fresh tensor for each GEMM.
+bool spGatherKept(const Plan &plan, const FrameworkProfile &fw, const DeviceProfile &dev);
 /// `plan` with model.vocab padded (and model.vocab_divisible_by 1, so that padding again leaves
 /// it): what the memory, compute and communication models evaluate.
 Plan paddedVocabPlan(const Plan &plan, const FrameworkProfile &fw);

@@ -218,6 +218,10 @@ struct Quantities
     double rootGradsHead = 0;  ///< FSDP: unsharded head gradient held until the root's reduce-scatter
     double ddpBuckets = 0, fsdpForward = 0, fsdpBackward = 0, rootGathered = 0, p2p = 0,
            reduceBucket = 0;
+    /// Sequence parallelism's all-gathered linear input (tokens x hidden, compute dtype): kept
+    /// for the run in Megatron's global memory buffer (spGatherKept), else made per GEMM.
+    double spGather = 0;
+    bool spGatherKept = false;
     double fsdpLayerBytes = 0;    ///< one gathered layer (compute dtype; QLoRA: k-bit storage)
     double fsdpLayerTrained = 0;  ///< trained elements of one layer (unsharded gradients)
     double fsdpRootTrained = 0;   ///< trained elements of the root module
@@ -691,6 +695,13 @@ void computeStates(const Context &x, int stage, Quantities &qn, StageElements &s
         const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0);
         qn.p2p = (first || last ? 1.0 : 2.0) * x.tokens * hSp * x.c;
     }
+    if (pa.sp && x.tp > 1) {
+        // A column-parallel linear under sequence parallelism all-gathers its input over the TP
+        // group (Megatron-Core's LinearWithGradAccumulationAndAsyncCommunication, forward and
+        // again for the weight gradient); every such input is hidden wide.
+        qn.spGather = x.tokens * double(mo.hidden) * x.c;
+        qn.spGatherKept = spGatherKept(x.plan, x.fw, x.dev);
+    }
 }
 
 /// The rest: the activations, logits and transients of `stage`'s rank. Apart from the residual
@@ -911,6 +922,13 @@ void computeActivations(const Context &x, int stage, const StageElements &se, Qu
             // the raw and masked scores never exceed what the softmax then keeps.
             qn.fwdTransient = x.keyTokens * x.keyTokens * x.plan.training.micro_batch * x.c;
         }
+        if (pa.sp && x.tp > 1 && !spGatherKept(x.plan, x.fw, x.dev)) {
+            // Sequence parallelism's all-gathered linear input (tokens x hidden), a fresh tensor
+            // for each GEMM (Transformer Engine, PyTorch's SequenceParallel): in forward, and
+            // again in backward for the weight gradient.
+            qn.fwdTransient += x.tokens * double(mo.hidden) * x.c;
+            qn.bwdTransient += x.tokens * double(mo.hidden) * x.c;
+        }
         // Context parallelism: the ring's K/V blocks, Ulysses' exchanges (core/attention.h).
         qn.fwdTransient += contextParallelTransient(att, pa.ringDegree(), pa.ulyssesDegree(), x.tokens, x.c, false);
         qn.bwdTransient += contextParallelTransient(att, pa.ringDegree(), pa.ulyssesDegree(), x.tokens, x.c, true);
@@ -1065,6 +1083,7 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     s.ddpBuckets = q.ddpBuckets;
     s.reduceBucket = q.reduceBucket;
     s.p2p = q.p2p;
+    s.spGather = q.spGatherKept ? q.spGather : 0.0;
 
     if (q.computeCopies > 0) {
         s.castHead = q.headMatmulParams * x.c;
@@ -1337,7 +1356,7 @@ double floorOf(const Context &x, const Quantities &q0, double reserve0)
     // ends with the head: the LM-head input and the logits are live beside the layers'
     // activations, until that backward frees them.
     double live = q0.params + q0.master + q0.states + q0.ddpBuckets + q0.p2p + q0.reduceBucket +
-                  gemmWorkspaces(x.dev, x.fw).total();
+                  (q0.spGatherKept ? q0.spGather : 0.0) + gemmWorkspaces(x.dev, x.fw).total();
     if (!x.fw.grads_set_to_none)
         live += q0.grads;
     const double persistent = live;
@@ -2454,6 +2473,9 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         addC(q.rootGathered,
              QT_TRANSLATE_NOOP("MemoryExplanation", "gathered root (embedding, head) %1"));
     addC(q.p2p, QT_TRANSLATE_NOOP("MemoryExplanation", "pipeline send/recv %1"));
+    if (q.spGatherKept)
+        addC(q.spGather,
+             QT_TRANSLATE_NOOP("MemoryExplanation", "sequence-parallel all-gather buffer %1"));
     if (phase != Phase::OptimizerStep)
         addC(q.reduceBucket, QT_TRANSLATE_NOOP("MemoryExplanation", "reduce bucket %1"));
     if (C.formula.empty())
@@ -2482,6 +2504,12 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         C.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "Pipeline stages double-buffer the activations they send and "
                                  "receive. "));
+    if (q.spGatherKept)
+        C.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation",
+            "Megatron's local tensor-parallel linears all-gather their sequence-parallel input "
+            "(tokens x hidden) into one global memory buffer, kept for the run and used again for "
+            "the weight gradients. "));
     if (q.reduceBucket > 0)
         C.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             "ZeRO-1/2 reduce gradients through buckets of %1. "),
@@ -2502,6 +2530,13 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             "MemoryExplanation", "Gradients of the FFN intermediates and the residual, flash "
                                  "attention's dq/dk/dv with an fp32 dq accumulator, the "
                                  "recomputed layer under full recompute."));
+    if (phase != Phase::OptimizerStep && q.spGather > 0 && !q.spGatherKept)
+        T.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              " Sequence parallelism all-gathers each column-parallel "
+                              "linear's input into a fresh tensor (%1), in forward and "
+                              "again for the weight gradient."),
+            {gib(q.spGather)});
     if (phase != Phase::OptimizerStep && pa.ringDegree() > 1)
         T.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             " Ring attention double-buffers the K/V block arriving "

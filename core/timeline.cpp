@@ -64,6 +64,7 @@ constexpr KindInfo kKinds[kTensorKindCount] = {
     {"pipeline_buffer", "Pipeline send/recv buffer", Component::CommunicationBuffers, Stream::Compute},
     {"optimizer_temporary", "Optimizer temporary", Component::Transient, Stream::Compute},
     {"gemm_workspace", "GEMM library workspace", Component::Transient, Stream::Compute},
+    {"sp_gather_buffer", "Sequence-parallel all-gather buffer", Component::CommunicationBuffers, Stream::Compute},
 };
 
 constexpr int kHead = -2;     ///< layer index of the head's tensors
@@ -113,6 +114,7 @@ public:
             alloc({TensorKind::PersistentGradients}, s.grads);
         alloc({TensorKind::DdpBucket}, s.ddpBuckets, &s.bucketParts);
         alloc({TensorKind::PipelineBuffer}, s.p2p);
+        alloc({TensorKind::SpGatherBuffer}, s.spGather); // made by the first forward's gather
         // The GEMM libraries' workspaces: made by the first GEMMs of the first step (forward,
         // then backward) and kept; counted from the start.
         for (int i = 0; i < s.workspaces.count; ++i)

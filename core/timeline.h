@@ -52,6 +52,7 @@ enum class TensorKind : uint8_t {
     PipelineBuffer,     ///< pipeline send / receive buffers
     OptimizerTemporary, ///< foreach / for-loop temporaries of the optimizer step
     GemmWorkspace,      ///< a GEMM library workspace kept for the run (core/workspace.h)
+    SpGatherBuffer,     ///< Megatron's global buffer for sequence parallelism's all-gathers
     Count
 };
 inline constexpr int kTensorKindCount = int(TensorKind::Count);
@@ -109,6 +110,7 @@ struct StepShape
     double grads = 0, gradsPerLayer = 0, gradsHead = 0, gradsEmbedding = 0;
     double ddpBuckets = 0, reduceBucket = 0, p2p = 0;
     GemmWorkspaces workspaces; ///< kept from the first GEMMs on
+    double spGather = 0;       ///< Megatron's global all-gather buffer (sequence parallelism)
 
     // autocast weight copies
     double castPerLayer = 0, castHead = 0;

@@ -12,7 +12,7 @@ GemmWorkspaces gemmWorkspaces(const DeviceProfile &dev, const FrameworkProfile &
         w.count = fw.gemm_workspaces;
         w.bytes = dev.gemm_workspace_bytes;
     }
-    if (fw.te_gemm_workspace)
+    if (runsTransformerEngine(fw, dev))
         w.teBytes = dev.te_gemm_workspace_bytes;
     return w;
 }

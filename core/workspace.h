@@ -17,8 +17,8 @@
 //
 // The figures come from the device profile (`gemm_workspace_bytes`,
 // `te_gemm_workspace_bytes`) and the framework profile (`gemm_workspaces`,
-// `te_gemm_workspace`). Measured: PyTorch 2.11 on an H200 keeps 64 MiB after a training step
-// beyond the model and optimizer (shared/calibration, `base_gib`).
+// `transformer_engine`, on NVIDIA devices). Measured: PyTorch 2.11 on an H200 keeps 64 MiB after a
+// training step beyond the model and optimizer (shared/calibration, `base_gib`).
 
 namespace shardscope {
 

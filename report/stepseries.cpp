@@ -155,6 +155,8 @@ QString tensorKindName(TensorKind kind)
     case TensorKind::OptimizerTemporary: return QCoreApplication::translate("TensorKind", "Optimizer temporary");
     case TensorKind::GemmWorkspace:
         return QCoreApplication::translate("TensorKind", "GEMM library workspace");
+    case TensorKind::SpGatherBuffer:
+        return QCoreApplication::translate("TensorKind", "Sequence-parallel all-gather buffer");
     case TensorKind::Count: break;
     }
     return {};

@@ -149,10 +149,11 @@ inline const std::vector<PlanVariant> &planVariants()
         {"gpt-dropout-eager", R"({"model": {"preset": "megatron-gpt-7b"},
              "training": {"dropout": {"hidden": 0.1, "attention": 0.1}},
              "memory": {"attention": "eager", "recompute": "selective"}})"},
-        // NVIDIA devices: PyTorch's cuBLAS workspaces, and Transformer Engine's (core/workspace.h).
+        // NVIDIA devices: PyTorch's cuBLAS workspaces, Transformer Engine's (core/workspace.h) and
+        // its sequence-parallel all-gathers per GEMM.
         {"h100-pytorch", R"({"cluster": {"device": "h100-80g"}})"},
         {"h100-megatron",
-         R"({"framework": "megatron", "parallel": {"dp": 4, "tp": 2, "sharding": "optimizer"},
+         R"({"framework": "megatron", "parallel": {"dp": 4, "tp": 2, "sp": true, "sharding": "optimizer"},
              "cluster": {"device": "h100-80g"}})"},
     };
     return v;

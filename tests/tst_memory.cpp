@@ -2,6 +2,7 @@
 #include "core/catalog.h"
 #include "core/errors.h"
 #include "core/memory.h"
+#include "core/timeline.h"
 #include "core/units.h"
 #include "planvariants.h"
 
@@ -604,6 +605,64 @@ private slots:
                 }
             }
         }
+    }
+
+    // Sequence parallelism's all-gathered linear input (seq 4096 x hidden 4096 x 2 B = 32 MiB):
+    // Megatron's local linears (MindSpeed on Ascend, Megatron-LM's legacy model) keep it in the
+    // global memory buffer for the run, a communication buffer allocated once; Transformer
+    // Engine's layers and PyTorch's SequenceParallel make it afresh for each GEMM, a transient
+    // in forward and backward.
+    void sequenceParallelGatherBuffer_data()
+    {
+        QTest::addColumn<QString>("framework");
+        QTest::addColumn<QString>("device");
+        QTest::addColumn<bool>("sp");
+        QTest::addColumn<bool>("kept");
+        QTest::newRow("mindspeed on 910b") << "megatron"
+                                           << "ascend-910b2" << true << true;
+        QTest::newRow("megatron legacy on h100") << "megatron-legacy"
+                                                 << "h100-80g" << true << true;
+        QTest::newRow("transformer engine on h100") << "megatron"
+                                                    << "h100-80g" << true << false;
+        QTest::newRow("pytorch on 910b") << "pytorch"
+                                         << "ascend-910b2" << true << false;
+        QTest::newRow("no sp") << "megatron"
+                               << "ascend-910b2" << false << false;
+    }
+    void sequenceParallelGatherBuffer()
+    {
+        QFETCH(QString, framework);
+        QFETCH(QString, device);
+        QFETCH(bool, sp);
+        QFETCH(bool, kept);
+        const double gathered = 4096.0 * 4096 * 2;
+        json j = basePlan();
+        j.merge_patch({{"framework", framework.toStdString()},
+                       {"parallel", {{"dp", 2}, {"tp", 4}, {"sp", sp}, {"sharding", "optimizer"}}},
+                       {"cluster", {{"device", device.toStdString()}}}});
+        const Plan plan = parsePlan(j, Catalog::builtin());
+        const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
+        const StepTimeline t = memoryTimeline(plan, Catalog::builtin(), 0);
+        double buffer = 0, forwardWork = 0;
+        for (const TimelineTensor &x : t.tensors) {
+            if (x.kind == TensorKind::SpGatherBuffer) {
+                buffer += x.bytes;
+                QCOMPARE(x.part, StepPart::Setup);
+                QCOMPARE(x.free_event, -1);
+            }
+            if (x.kind == TensorKind::ForwardWorkingSet)
+                forwardWork = std::max(forwardWork, x.bytes);
+        }
+        QCOMPARE(buffer, kept ? gathered : 0.0);
+        // Nothing else of this plan's forward needs working memory (flash attention, no CP).
+        QCOMPARE(forwardWork, sp && !kept ? gathered : 0.0);
+        // Megatron's buffer stays after the step (no other communication buffer here).
+        QCOMPARE(m.ranks[0].after_step[Component::CommunicationBuffers], kept ? gathered : 0.0);
+        const std::string text =
+            explainMemory(plan, Catalog::builtin(), m.ranks[0],
+                          Phase::Forward)[size_t(Component::CommunicationBuffers)]
+                .formula.english();
+        QCOMPARE(text.find("sequence-parallel all-gather buffer") != std::string::npos, kept);
     }
 
     // The HCIE-AI case: DDP cannot fit 64 GB; fully sharded state is ~14 GB per rank.

@@ -205,9 +205,12 @@ private slots:
         QTest::newRow("fractional count") << "framework"
                                           << R"({"gemm_workspaces": 1.5})"
                                           << "gemm_workspaces";
+        QTest::newRow("sp gather buffer unknown") << "framework"
+                                                  << R"({"sp_gather_buffer": "sometimes"})"
+                                                  << "sp_gather_buffer";
         QTest::newRow("te not a boolean") << "framework"
-                                          << R"({"te_gemm_workspace": 1})"
-                                          << "te_gemm_workspace";
+                                          << R"({"transformer_engine": 1})"
+                                          << "transformer_engine";
     }
     void badProfileFields()
     {

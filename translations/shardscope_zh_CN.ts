@@ -1167,6 +1167,18 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source> Transformer Engine keeps one more workspace of its own.</source>
         <translation> Transformer Engine 另外保留一个自己的工作区。</translation>
     </message>
+    <message>
+        <source>sequence-parallel all-gather buffer %1</source>
+        <translation>序列并行 all-gather 缓冲区 %1</translation>
+    </message>
+    <message>
+        <source>Megatron&apos;s local tensor-parallel linears all-gather their sequence-parallel input (tokens x hidden) into one global memory buffer, kept for the run and used again for the weight gradients. </source>
+        <translation>Megatron 的本地张量并行线性层把序列并行的输入（tokens x hidden）all-gather 到同一个全局内存缓冲区，整个运行期间保留，计算权重梯度时再次使用。</translation>
+    </message>
+    <message>
+        <source> Sequence parallelism all-gathers each column-parallel linear&apos;s input into a fresh tensor (%1), in forward and again for the weight gradient.</source>
+        <translation> 序列并行把每个列并行线性层的输入 all-gather 到一个新分配的张量（%1），前向一次，计算权重梯度时再一次。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -2222,6 +2234,10 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
     <message>
         <source>GEMM library workspace</source>
         <translation>GEMM 库工作区</translation>
+    </message>
+    <message>
+        <source>Sequence-parallel all-gather buffer</source>
+        <translation>序列并行 all-gather 缓冲区</translation>
     </message>
 </context>
 <context>
