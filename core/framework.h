@@ -9,11 +9,11 @@
 
 namespace shardscope {
 
+struct DeviceProfile;
+
 /// How a training framework lays memory out (resources/frameworks/<id>.json). The memory
 /// engine reads these switches; it has no per-framework code paths. Each switch names the
 /// framework behaviour it follows.
-struct DeviceProfile;
-
 struct FrameworkProfile
 {
     std::string id;

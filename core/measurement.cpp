@@ -180,8 +180,9 @@ MemoryComparison compareProbe(const Plan &plan, const RunResults &r, const Catal
         probe.attention = Attention::Flash;
     mc.plan = probePlan(plan, probe);
     // The probe counts from what was allocated before it started (the worker's baseline): on a
-    // GPU that holds the cuBLAS workspaces the kernel benchmarks made, and a CPU has none. So
-    // the prediction leaves the GEMM workspaces (core/workspace.h) out.
+    // GPU the worker runs one GEMM forward and backward first, so that baseline holds the cuBLAS
+    // workspaces, and a CPU has none. So the prediction leaves the GEMM workspaces
+    // (core/workspace.h) out.
     Catalog bare = catalog;
     if (const DeviceProfile *d = catalog.device(mc.plan.cluster.device)) {
         DeviceProfile nd = *d;
