@@ -1,4 +1,6 @@
-// The megatron-legacy profile against published measurements of legacy Megatron-LM (2023):
+// The megatron profiles against published measurements.
+//
+// The megatron-legacy profile against legacy Megatron-LM (2023):
 // NVIDIA/Megatron-LM pull request #482, tools/get_training_info/README.md, peaks read with
 // torch.cuda.max_memory_allocated on H800 80 GB. The runs train a Llama-2-7B-shaped GPT through
 // megatron/model (h 4096, 32 layers, 32 heads, SwiGLU with ffn 10880, LayerNorm, biases, learned
@@ -8,6 +10,22 @@
 // The profile's terms come from that code, not from these rows: SwiGLU unfused (torch.chunk,
 // silu(x1) * x2), FlashSelfAttention's rearrange(...).contiguous() of its output back to (s, b),
 // the vocab-parallel cross entropy subtracting the maximum out of place. The rows only judge.
+//
+// The megatron profile against Megatron-LM's own functional tests gpt3_7b_tp4_pp1_memory_speed
+// and gpt3_7b_tp1_pp4_memory_speed (tests/functional_tests/test_cases/gpt/, Megatron-LM main of
+// 2025-10 to 2026-08): their model_config.yaml is the command line, and their
+// golden_values_dev_dgx_h100.json log, from the last rank, torch.cuda.memory_stats()'s
+// allocated_bytes current (after the optimizer step) and peak (a running maximum: iteration 1,
+// then the steady state) at every iteration, in bytes. A GPT of 32 layers, hidden 4096, 32 heads
+// in 8 query groups, GeLU FFN 16384, LayerNorm, linear biases, learned positions, vocabulary
+// 131073 untied, dropout 0.1, 8192 tokens, bf16, Transformer Engine, the distributed optimizer
+// with --overlap-grad-reduce and --overlap-param-gather, no recompute, 8 H100s, and
+// CUBLAS_WORKSPACE_CONFIG=:4096:8 (the H100's default). The figures before and after the
+// Transformer Engine 2.16 update (2026-05-29) are both kept.
+//
+// And against MindSpeed-LLM's CI baseline llama2_tp1_pp8_patch_gloo_ptd
+// (tests/pipeline/legacy/, Ascend NPUs): Megatron's report_memory after iteration 1, whose
+// "allocated" is the steady after-step figure (the Adam states exist from the first step on).
 #include "core/catalog.h"
 #include "core/memory.h"
 #include "core/plan.h"
@@ -43,16 +61,30 @@ Plan runPlan(const Run &r, const char *framework)
         {"version", 1},
         {"name", r.name},
         {"model",
-         {{"layers", 32}, {"hidden", 4096}, {"heads", 32}, {"kv_heads", 32}, {"head_dim", 128},
-          {"ffn_hidden", 10880}, {"ffn", "swiglu"}, {"norm", "layernorm"}, {"linear_bias", true},
-          {"vocab", 50257}, {"tied_embeddings", true}, {"position_embedding", "learned"},
+         {{"layers", 32},
+          {"hidden", 4096},
+          {"heads", 32},
+          {"kv_heads", 32},
+          {"head_dim", 128},
+          {"ffn_hidden", 10880},
+          {"ffn", "swiglu"},
+          {"norm", "layernorm"},
+          {"linear_bias", true},
+          {"vocab", 50257},
+          {"tied_embeddings", true},
+          {"position_embedding", "learned"},
           {"max_positions", 2048}}},
         {"training",
-         {{"seq_len", 2048}, {"micro_batch", r.microBatch},
+         {{"seq_len", 2048},
+          {"micro_batch", r.microBatch},
           {"grad_accum", r.globalBatch / (r.microBatch * r.dp)}}},
         {"precision",
-         {{"params", "bf16"}, {"grads", "bf16"}, {"master_weights", "fp32"}, {"optimizer", "adamw"},
-          {"optimizer_state", "fp32"}, {"compute", "bf16"}}},
+         {{"params", "bf16"},
+          {"grads", "bf16"},
+          {"master_weights", "fp32"},
+          {"optimizer", "adamw"},
+          {"optimizer_state", "fp32"},
+          {"compute", "bf16"}}},
         {"parallel", {{"dp", r.dp}, {"tp", r.tp}, {"pp", r.pp}, {"sharding", "optimizer"}}},
         {"memory", {{"recompute", "none"}, {"attention", "flash"}}},
         {"framework", framework},
@@ -64,6 +96,80 @@ Plan runPlan(const Run &r, const char *framework)
 double firstRankPeakGiB(const Plan &plan)
 {
     return estimateMemory(plan, Catalog::builtin()).ranks.front().peak_bytes / double(1ull << 30);
+}
+
+/// A Megatron-LM functional test as its model_config.yaml runs it, with H100 golden values
+/// (MiB: bytes / 2^20).
+struct FunctionalTest
+{
+    const char *name;
+    int tp, pp, virtualStages, microBatch;
+    double afterStepMiB, firstStepPeakMiB, steadyPeakMiB;
+};
+
+const FunctionalTest kFunctionalTests[] = {
+    {"gpt3_7b_tp4_pp1_memory_speed", 4, 1, 1, 2, 19706.27, 47959.79, 54496.57},
+    {"gpt3_7b_tp1_pp4_memory_speed (TE 2.16)", 1, 4, 8, 1, 23659.70, 50479.18, 57907.92},
+    {"gpt3_7b_tp1_pp4_memory_speed", 1, 4, 8, 1, 23403.33, 50288.02, 57715.87},
+};
+
+Plan functionalTestPlan(const FunctionalTest &r)
+{
+    const int dp = 8 / (r.tp * r.pp);
+    json parallel = {{"dp", dp}, {"tp", r.tp}, {"pp", r.pp}, {"sharding", "optimizer"}};
+    if (r.virtualStages > 1) {
+        parallel["pp_schedule"] = "interleaved";
+        parallel["virtual_stages"] = r.virtualStages;
+    }
+    const json j = {
+        {"format", "shardscope-plan"},
+        {"version", 1},
+        {"name", r.name},
+        {"model",
+         {{"layers", 32},
+          {"hidden", 4096},
+          {"heads", 32},
+          {"kv_heads", 8},
+          {"head_dim", 128},
+          {"ffn_hidden", 16384},
+          {"ffn", "gelu"},
+          {"norm", "layernorm"},
+          {"linear_bias", true},
+          {"vocab", 131073},
+          {"tied_embeddings", false},
+          {"position_embedding", "learned"},
+          {"max_positions", 8192}}},
+        {"training",
+         {{"seq_len", 8192},
+          {"micro_batch", r.microBatch},
+          {"grad_accum", 8 / (r.microBatch * dp)}}},
+        {"precision",
+         {{"params", "bf16"},
+          {"grads", "bf16"},
+          {"master_weights", "fp32"},
+          {"optimizer", "adamw"},
+          {"optimizer_state", "fp32"},
+          {"compute", "bf16"}}},
+        {"parallel", parallel},
+        {"memory",
+         {{"recompute", "none"},
+          {"attention", "flash"},
+          {"overlap_grad_reduce", true},
+          {"overlap_param_gather", true}}},
+        {"framework", "megatron"},
+        {"cluster", {{"device", "h100-80g"}, {"devices_per_node", 8}, {"nodes", 1}}},
+    };
+    return parsePlan(j, Catalog::builtin());
+}
+
+double mib(double bytes)
+{
+    return bytes / double(1 << 20);
+}
+
+double relative(double predicted, double measured)
+{
+    return (predicted - measured) / measured;
 }
 
 } // namespace
@@ -90,12 +196,98 @@ private slots:
         const double legacy = firstRankPeakGiB(runPlan(r, "megatron-legacy"));
         const double current = firstRankPeakGiB(runPlan(r, "megatron"));
         const double error = (legacy - r.measuredGiB) / r.measuredGiB;
-        qInfo("%s: measured %.1f GiB, megatron-legacy %.2f GiB (%+.1f%%), megatron %.2f GiB (%+.1f%%)",
+        qInfo("%s: measured %.1f GiB, megatron-legacy %.2f GiB (%+.1f%%), megatron %.2f GiB "
+              "(%+.1f%%)",
               r.name, r.measuredGiB, legacy, 100.0 * error, current,
               100.0 * (current - r.measuredGiB) / r.measuredGiB);
         QVERIFY2(std::abs(error) < 0.015, qPrintable(QStringLiteral("%1 GiB").arg(legacy)));
         QVERIFY(current < legacy);
         QVERIFY((legacy - current) / r.measuredGiB > 0.015);
+    }
+
+    void functionalTests_data()
+    {
+        QTest::addColumn<int>("run");
+        for (int i = 0; i < int(std::size(kFunctionalTests)); ++i)
+            QTest::addRow("%s", kFunctionalTests[i].name) << i;
+    }
+
+    // The last rank (rank 7: the last pipeline stage under pp) of each run: the steady and the
+    // first step's peaks within 1.5%, and what stays allocated after the step.
+    void functionalTests()
+    {
+        QFETCH(int, run);
+        const FunctionalTest &r = kFunctionalTests[run];
+        const Plan plan = functionalTestPlan(r);
+        MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
+        replayAllocator(plan, Catalog::builtin(), me);
+        const RankMemory &rank = me.ranks.back();
+        QCOMPARE(rank.stage, r.pp - 1);
+        const double after = mib(rank.after_step.total());
+        const double first = mib(rank.first_step_peak_bytes);
+        const double peak = mib(rank.peak_bytes);
+        qInfo("%s: after the step %.1f MiB against %.2f (%+.2f%%), first step's peak %.1f against "
+              "%.2f (%+.2f%%), steady peak %.1f against %.2f (%+.2f%%)",
+              r.name, after, r.afterStepMiB, 100.0 * relative(after, r.afterStepMiB), first,
+              r.firstStepPeakMiB, 100.0 * relative(first, r.firstStepPeakMiB), peak,
+              r.steadyPeakMiB, 100.0 * relative(peak, r.steadyPeakMiB));
+        QVERIFY2(std::abs(relative(peak, r.steadyPeakMiB)) < 0.015,
+                 qPrintable(QString::number(peak)));
+        QVERIFY2(std::abs(relative(first, r.firstStepPeakMiB)) < 0.015,
+                 qPrintable(QString::number(first)));
+        // The last stage of the interleaved run keeps 0.94 GiB (1.19 GiB under Transformer
+        // Engine 2.16) more after the step than its parameters, gradients, master weights,
+        // Adam states and buffers, which the tensor-parallel run (same model, same versions)
+        // does not: not identified in Megatron-Core's or the schedule's code, not modelled.
+        if (r.pp > 1)
+            QEXPECT_FAIL(
+                "",
+                "the interleaved run's last stage keeps ~1 GiB after the step that is not modelled",
+                Continue);
+        QVERIFY2(std::abs(relative(after, r.afterStepMiB)) < 0.015,
+                 qPrintable(QString::number(after)));
+    }
+
+    // MindSpeed-LLM's llama2_tp1_pp8_patch_gloo_ptd baseline (Llama-2-7B, pp 8, dp 1, 4096
+    // tokens, the distributed optimizer, flash attention, no dropout): after iteration 1,
+    // allocated 16150.6 MiB on rank 0, 13964.6 on ranks 1-6 and 16214.7 on rank 7. Each stage
+    // within 1.5%.
+    void mindSpeedBaseline()
+    {
+        const json j = {
+            {"format", "shardscope-plan"},
+            {"version", 1},
+            {"name", "llama2_tp1_pp8_patch_gloo_ptd"},
+            {"model", {{"preset", "llama2-7b"}}},
+            {"training",
+             {{"seq_len", 4096},
+              {"micro_batch", 1},
+              {"grad_accum", 1},
+              {"dropout", {{"hidden", 0}, {"attention", 0}}}}},
+            {"precision",
+             {{"params", "bf16"},
+              {"grads", "bf16"},
+              {"master_weights", "fp32"},
+              {"optimizer", "adamw"},
+              {"optimizer_state", "fp32"},
+              {"compute", "bf16"}}},
+            {"parallel", {{"dp", 1}, {"tp", 1}, {"pp", 8}, {"sharding", "optimizer"}}},
+            {"memory",
+             {{"recompute", "none"}, {"attention", "flash"}, {"overlap_grad_reduce", true}}},
+            {"framework", "megatron"},
+            {"cluster", {{"device", "ascend-910b2"}, {"devices_per_node", 8}, {"nodes", 1}}},
+        };
+        const Plan plan = parsePlan(j, Catalog::builtin());
+        const MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
+        QCOMPARE(int(me.ranks.size()), 8);
+        const std::pair<int, double> measured[] = {{0, 16150.6}, {1, 13964.6}, {7, 16214.7}};
+        for (const auto &[stage, allocated] : measured) {
+            const double after = mib(me.ranks[size_t(stage)].after_step.total());
+            qInfo("stage %d: after the step %.1f MiB against %.1f (%+.2f%%)", stage, after,
+                  allocated, 100.0 * relative(after, allocated));
+            QVERIFY2(std::abs(relative(after, allocated)) < 0.015,
+                     qPrintable(QString::number(after)));
+        }
     }
 };
 
