@@ -50,6 +50,7 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     if (f.sp_gather_buffer != "global" && f.sp_gather_buffer != "per_gemm")
         throw PlanError("sp_gather_buffer",
                         "must be \"global\" or \"per_gemm\", not \"" + f.sp_gather_buffer + "\"");
+    f.multi_tensor_scale_copies = r.boolean("multi_tensor_scale_copies", false);
     f.fsdp_root_stays_gathered = r.boolean("fsdp_root_stays_gathered", true);
     f.fsdp_prefetch_layers = int(r.integer("fsdp_prefetch_layers", 0, 64, 1));
     f.norm = r.string("norm", std::string("upcast"));

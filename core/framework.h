@@ -82,6 +82,12 @@ struct FrameworkProfile
     /// forward and backward). Transformer Engine's layers gather per GEMM whatever this says.
     std::string sp_gather_buffer = "per_gemm";
 
+    // --- the optimizer step (core/gradclip.h) -----------------------------------------------
+    /// Off NVIDIA devices (no apex, no Transformer Engine) Megatron's multi_tensor_scale is a
+    /// Python loop, dst.copy_(src * scale): the gradient clip, and the main-to-model parameter
+    /// copy without the distributed optimizer, make a scaled copy of each tensor in turn.
+    bool multi_tensor_scale_copies = false;
+
     // --- FSDP / ZeRO-3 ----------------------------------------------------------------------
     /// FSDP2 does not reshard the root module (embedding, final norm, untied head) after
     /// forward: its parameters stay gathered until backward ends.

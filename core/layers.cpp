@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -699,6 +700,9 @@ std::shared_ptr<const RankShape> buildRankShape(const ModelShape &m, const Paral
         out->moe = layerSpec(m, LayerKind::Moe);
         out->moeRank = rankLayer(m, LayerKind::Moe, pa.tp, pa.ep, pa.expertTp());
     }
+    out->denseLargest = largestFusedTensor(out->dense, pa.tp, pa.expertTp());
+    if (m.moe.enabled())
+        out->moeLargest = largestFusedTensor(out->moe, pa.tp, pa.expertTp());
     const StageLayout &l = out->layout;
     out->mixes.assign(size_t(l.pp), LayerMix{});
     int layer = 0;
@@ -712,6 +716,35 @@ std::shared_ptr<const RankShape> buildRankShape(const ModelShape &m, const Paral
 }
 
 } // namespace
+
+double largestFusedTensor(const LayerSpec &spec, int tp, int etp)
+{
+    auto named = [](const LinearSpec &l, std::initializer_list<const char *> names) {
+        for (const char *n : names)
+            if (std::strcmp(l.name, n) == 0)
+                return true;
+        return false;
+    };
+    double largest = double(spec.router);
+    double qkv = 0;
+    double fc1[4] = {0, 0, 0, 0}; // by LayerPart
+    for (const LinearSpec &l : spec.linears) {
+        const bool routed = l.part == LayerPart::Expert;
+        const double split = l.split == Split::Duplicated ? 1.0 : double(routed ? etp : tp);
+        const double copies = l.part == LayerPart::SharedExpert ? double(l.copies) : 1.0;
+        const double w = double(l.in) * double(l.out) * copies / split;
+        if (l.part == LayerPart::Attention && named(l, {"q_proj", "k_proj", "v_proj"}))
+            qkv += w;
+        else if (named(l, {"gate_proj", "up_proj"}))
+            fc1[size_t(l.part)] += w;
+        else
+            largest = std::max(largest, w);
+    }
+    largest = std::max(largest, qkv);
+    for (double f : fc1)
+        largest = std::max(largest, f);
+    return largest;
+}
 
 RankShapeKey RankShapeKey::of(const ModelShape &m, const Parallel &pa)
 {

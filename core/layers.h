@@ -87,6 +87,10 @@ RankLayer rankLayer(const ModelShape &m, LayerKind kind, int tp, int ep, int etp
 /// without MTP.
 RankLayer mtpModuleOnRank(const ModelShape &m, int tp, int ep, int etp);
 RankLayer rankLayer(const LayerSpec &spec, int tp, int ep, int etp);
+/// Elements of the largest parameter tensor of one layer on a rank, as Megatron-Core builds the
+/// layer: q, k and v one linear_qkv, each part's gate and up one linear_fc1, a shared-expert MLP
+/// one module over all its shared experts, each routed expert its own (split by etp), the router.
+double largestFusedTensor(const LayerSpec &spec, int tp, int etp);
 
 /// How the decoder layers are spread over the pipeline: the layers of every model chunk
 /// (virtual stage) of every stage. The layers run through the chunks in Megatron's order:
@@ -178,6 +182,8 @@ struct RankShape
     RankLayer denseRank, moeRank; ///< rankLayer of each kind under tp, ep, etp
     std::vector<LayerMix> mixes;  ///< each stage's decoder layers by kind (chunk by chunk, each
                                   ///< through the stages: Megatron's order, layerStages)
+    /// largestFusedTensor of each kind under tp and etp (moe: 0 without MoE layers).
+    double denseLargest = 0, moeLargest = 0;
 };
 
 /// The RankShape of `m` under `pa`. Each thread keeps the last few it was asked for and hands

@@ -22,6 +22,7 @@
 #include "moe.h"
 #include "distoptimizer.h"
 #include "framework.h"
+#include "gradclip.h"
 #include "hpz.h"
 #include "swapattention.h"
 #include "optimizers.h"
@@ -214,6 +215,9 @@ struct Quantities
     double params = 0, computeCopies = 0, grads = 0, gradsPerLayer = 0, gradsHead = 0,
            gradsEmbedding = 0;
     double master = 0, states = 0, optTemp = 0;
+    /// Without apex (core/gradclip.h): the gradient clip's scaled copy of the largest gradient,
+    /// and without the distributed optimizer the largest master parameter's copy into the model.
+    double clipTemp = 0, paramCopyTemp = 0;
     // communication
     double rootGradsHead = 0;  ///< FSDP: unsharded head gradient held until the root's reduce-scatter
     double ddpBuckets = 0, fsdpForward = 0, fsdpBackward = 0, rootGathered = 0, p2p = 0,
@@ -646,6 +650,18 @@ void computeStates(const Context &x, int stage, Quantities &qn, StageElements &s
         qn.states = om.states / split;
         qn.pagedHost = om.hostStates / split;
         qn.optTemp = om.temp;
+    }
+
+    // --- the optimizer step's scaled copies where Megatron runs without apex (core/gradclip.h)
+    if (!off.optimizer && scalesByCopy(x.fw, x.dev)) {
+        const double largest =
+            partial ? se.largestTrainedMatrix
+                    : std::min(largestMegatronTensor(x.plan, stage, x.pc, x.shape->denseLargest,
+                                                     x.shape->moeLargest, mix.dense > 0, mix.moe > 0),
+                               sharded(optSharded));
+        qn.clipTemp = largest * x.bGrads;
+        if (!optSharded && x.masterSeparate)
+            qn.paramCopyTemp = largest * x.bMaster;
     }
 
     // --- communication buffers ---------------------------------------------------------------
@@ -1158,6 +1174,8 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     }
 
     s.optTemp = q.optTemp;
+    s.clipTemp = q.clipTemp;
+    s.paramCopyTemp = q.paramCopyTemp;
     s.optTempPerTensor = x.optImpl == OptimizerImpl::Foreach && !structuredOptimizer(x.plan.precision);
     return s;
 }
@@ -2525,6 +2543,23 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
     else
         T.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation", "forward working set %1"),
                       {gib(q.fwdTransient)});
+    if (phase == Phase::OptimizerStep && (q.clipTemp > 0 || q.paramCopyTemp > 0)) {
+        T.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "; before it, the gradient clip's scaled copy of the largest "
+                                        "gradient %1"),
+                      {gib(q.clipTemp)});
+        if (q.paramCopyTemp > 0)
+            T.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                            "; after it, the largest master parameter's copy %1"),
+                          {gib(q.paramCopyTemp)});
+        T.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation",
+            "Without apex (Ascend), Megatron's multi_tensor_scale is dst.copy_(src * scale): the "
+            "gradient clip (when the gradient norm exceeds --clip-grad, assumed here) and, without "
+            "the distributed optimizer, the copy of the master parameters into the model make a "
+            "scaled copy of one tensor at a time, the largest as Megatron-Core fuses them "
+            "(linear_qkv, linear_fc1, the embedding and the output layer). "));
+    }
     if (phase != Phase::OptimizerStep)
         T.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "Gradients of the FFN intermediates and the residual, flash "

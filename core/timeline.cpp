@@ -171,6 +171,8 @@ public:
 
         free({TensorKind::ReduceBucket}, s.reduceBucket); // the reduction is done
         k.phase(Phase::OptimizerStep);
+        alloc({TensorKind::OptimizerTemporary}, s.clipTemp); // clip_grad_norm
+        free({TensorKind::OptimizerTemporary}, s.clipTemp);
         if (firstStep)
             perTensor(TensorKind::OptimizerState, s.states, true);
         if (s.optTempPerTensor) {
@@ -180,6 +182,8 @@ public:
             alloc({TensorKind::OptimizerTemporary}, s.optTemp);
             free({TensorKind::OptimizerTemporary}, s.optTemp);
         }
+        alloc({TensorKind::OptimizerTemporary}, s.paramCopyTemp); // main to model parameters
+        free({TensorKind::OptimizerTemporary}, s.paramCopyTemp);
         // zero_grad(set_to_none=True)
         if (!s.persistentGrads)
             gradients(false);

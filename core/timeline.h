@@ -146,6 +146,9 @@ struct StepShape
 
     // optimizer step
     double optTemp = 0;
+    /// Scaled copies without apex (core/gradclip.h): the gradient clip's, before the optimizer
+    /// (and the first step's states); the master parameter's copy into the model's, after it.
+    double clipTemp = 0, paramCopyTemp = 0;
     double largestTensor = 0; ///< for-loop temporaries are per tensor (bytes)
     bool optTempPerTensor = true;
 };

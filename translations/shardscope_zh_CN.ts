@@ -1179,6 +1179,18 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source> Sequence parallelism all-gathers each column-parallel linear&apos;s input into a fresh tensor (%1), in forward and again for the weight gradient.</source>
         <translation> 序列并行把每个列并行线性层的输入 all-gather 到一个新分配的张量（%1），前向一次，计算权重梯度时再一次。</translation>
     </message>
+    <message>
+        <source>; before it, the gradient clip&apos;s scaled copy of the largest gradient %1</source>
+        <translation>；其前，梯度裁剪对最大梯度的缩放副本 %1</translation>
+    </message>
+    <message>
+        <source>; after it, the largest master parameter&apos;s copy %1</source>
+        <translation>；其后，最大主参数的拷贝 %1</translation>
+    </message>
+    <message>
+        <source>Without apex (Ascend), Megatron&apos;s multi_tensor_scale is dst.copy_(src * scale): the gradient clip (when the gradient norm exceeds --clip-grad, assumed here) and, without the distributed optimizer, the copy of the master parameters into the model make a scaled copy of one tensor at a time, the largest as Megatron-Core fuses them (linear_qkv, linear_fc1, the embedding and the output layer). </source>
+        <translation>没有 apex（昇腾）时，Megatron 的 multi_tensor_scale 为 dst.copy_(src * scale)：梯度裁剪（梯度范数超过 --clip-grad 时，此处假定如此）以及未使用分布式优化器时主参数拷回模型，都会逐个张量生成缩放副本，最大者按 Megatron-Core 的融合方式计（linear_qkv、linear_fc1、词嵌入与输出层）。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
