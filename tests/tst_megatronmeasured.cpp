@@ -54,30 +54,16 @@ const Run kRuns[] = {
     {"mbs4 tp8", 4, 128, 1, 1, 8, 28.8},
 };
 
-Plan runPlan(const Run &r, const char *framework)
+/// A bf16 plan with fp32 master weights and AdamW states (what every run here trains with).
+Plan megatronPlan(const char *name, const json &model, const json &training, const json &parallel,
+                  const json &memory, const char *framework, const char *device)
 {
     const json j = {
         {"format", "shardscope-plan"},
         {"version", 1},
-        {"name", r.name},
-        {"model",
-         {{"layers", 32},
-          {"hidden", 4096},
-          {"heads", 32},
-          {"kv_heads", 32},
-          {"head_dim", 128},
-          {"ffn_hidden", 10880},
-          {"ffn", "swiglu"},
-          {"norm", "layernorm"},
-          {"linear_bias", true},
-          {"vocab", 50257},
-          {"tied_embeddings", true},
-          {"position_embedding", "learned"},
-          {"max_positions", 2048}}},
-        {"training",
-         {{"seq_len", 2048},
-          {"micro_batch", r.microBatch},
-          {"grad_accum", r.globalBatch / (r.microBatch * r.dp)}}},
+        {"name", name},
+        {"model", model},
+        {"training", training},
         {"precision",
          {{"params", "bf16"},
           {"grads", "bf16"},
@@ -85,12 +71,43 @@ Plan runPlan(const Run &r, const char *framework)
           {"optimizer", "adamw"},
           {"optimizer_state", "fp32"},
           {"compute", "bf16"}}},
-        {"parallel", {{"dp", r.dp}, {"tp", r.tp}, {"pp", r.pp}, {"sharding", "optimizer"}}},
-        {"memory", {{"recompute", "none"}, {"attention", "flash"}}},
+        {"parallel", parallel},
+        {"memory", memory},
         {"framework", framework},
-        {"cluster", {{"device", "h100-80g"}, {"devices_per_node", 8}, {"nodes", 1}}},
+        {"cluster", {{"device", device}, {"devices_per_node", 8}, {"nodes", 1}}},
     };
     return parsePlan(j, Catalog::builtin());
+}
+
+/// One data row per run, by its name.
+template <class Runs> void addRuns(const Runs &runs)
+{
+    QTest::addColumn<int>("run");
+    for (int i = 0; i < int(std::size(runs)); ++i)
+        QTest::addRow("%s", runs[i].name) << i;
+}
+
+Plan runPlan(const Run &r, const char *framework)
+{
+    return megatronPlan(r.name,
+                        {{"layers", 32},
+                         {"hidden", 4096},
+                         {"heads", 32},
+                         {"kv_heads", 32},
+                         {"head_dim", 128},
+                         {"ffn_hidden", 10880},
+                         {"ffn", "swiglu"},
+                         {"norm", "layernorm"},
+                         {"linear_bias", true},
+                         {"vocab", 50257},
+                         {"tied_embeddings", true},
+                         {"position_embedding", "learned"},
+                         {"max_positions", 2048}},
+                        {{"seq_len", 2048},
+                         {"micro_batch", r.microBatch},
+                         {"grad_accum", r.globalBatch / (r.microBatch * r.dp)}},
+                        {{"dp", r.dp}, {"tp", r.tp}, {"pp", r.pp}, {"sharding", "optimizer"}},
+                        {{"recompute", "none"}, {"attention", "flash"}}, framework, "h100-80g");
 }
 
 double firstRankPeakGiB(const Plan &plan)
@@ -121,45 +138,28 @@ Plan functionalTestPlan(const FunctionalTest &r)
         parallel["pp_schedule"] = "interleaved";
         parallel["virtual_stages"] = r.virtualStages;
     }
-    const json j = {
-        {"format", "shardscope-plan"},
-        {"version", 1},
-        {"name", r.name},
-        {"model",
-         {{"layers", 32},
-          {"hidden", 4096},
-          {"heads", 32},
-          {"kv_heads", 8},
-          {"head_dim", 128},
-          {"ffn_hidden", 16384},
-          {"ffn", "gelu"},
-          {"norm", "layernorm"},
-          {"linear_bias", true},
-          {"vocab", 131073},
-          {"tied_embeddings", false},
-          {"position_embedding", "learned"},
-          {"max_positions", 8192}}},
-        {"training",
-         {{"seq_len", 8192},
-          {"micro_batch", r.microBatch},
-          {"grad_accum", 8 / (r.microBatch * dp)}}},
-        {"precision",
-         {{"params", "bf16"},
-          {"grads", "bf16"},
-          {"master_weights", "fp32"},
-          {"optimizer", "adamw"},
-          {"optimizer_state", "fp32"},
-          {"compute", "bf16"}}},
-        {"parallel", parallel},
-        {"memory",
-         {{"recompute", "none"},
-          {"attention", "flash"},
-          {"overlap_grad_reduce", true},
-          {"overlap_param_gather", true}}},
-        {"framework", "megatron"},
-        {"cluster", {{"device", "h100-80g"}, {"devices_per_node", 8}, {"nodes", 1}}},
-    };
-    return parsePlan(j, Catalog::builtin());
+    return megatronPlan(
+        r.name,
+        {{"layers", 32},
+         {"hidden", 4096},
+         {"heads", 32},
+         {"kv_heads", 8},
+         {"head_dim", 128},
+         {"ffn_hidden", 16384},
+         {"ffn", "gelu"},
+         {"norm", "layernorm"},
+         {"linear_bias", true},
+         {"vocab", 131073},
+         {"tied_embeddings", false},
+         {"position_embedding", "learned"},
+         {"max_positions", 8192}},
+        {{"seq_len", 8192}, {"micro_batch", r.microBatch}, {"grad_accum", 8 / (r.microBatch * dp)}},
+        parallel,
+        {{"recompute", "none"},
+         {"attention", "flash"},
+         {"overlap_grad_reduce", true},
+         {"overlap_param_gather", true}},
+        "megatron", "h100-80g");
 }
 
 double mib(double bytes)
@@ -179,12 +179,7 @@ class TestMegatronMeasured : public QObject
     Q_OBJECT
 
 private slots:
-    void peaks_data()
-    {
-        QTest::addColumn<int>("run");
-        for (int i = 0; i < int(std::size(kRuns)); ++i)
-            QTest::addRow("%s", kRuns[i].name) << i;
-    }
+    void peaks_data() { addRuns(kRuns); }
 
     // Each run's peak within 1.5% of the measured one (the pytorch profile's accuracy on FSDP
     // and DDP runs); the current megatron profile, which has none of the three legacy terms,
@@ -205,12 +200,7 @@ private slots:
         QVERIFY((legacy - current) / r.measuredGiB > 0.015);
     }
 
-    void functionalTests_data()
-    {
-        QTest::addColumn<int>("run");
-        for (int i = 0; i < int(std::size(kFunctionalTests)); ++i)
-            QTest::addRow("%s", kFunctionalTests[i].name) << i;
-    }
+    void functionalTests_data() { addRuns(kFunctionalTests); }
 
     // The last rank (rank 7: the last pipeline stage under pp) of each run: the steady and the
     // first step's peaks within 1.5%, and what stays allocated after the step.
@@ -254,30 +244,15 @@ private slots:
     // within 1.5%.
     void mindSpeedBaseline()
     {
-        const json j = {
-            {"format", "shardscope-plan"},
-            {"version", 1},
-            {"name", "llama2_tp1_pp8_patch_gloo_ptd"},
-            {"model", {{"preset", "llama2-7b"}}},
-            {"training",
-             {{"seq_len", 4096},
-              {"micro_batch", 1},
-              {"grad_accum", 1},
-              {"dropout", {{"hidden", 0}, {"attention", 0}}}}},
-            {"precision",
-             {{"params", "bf16"},
-              {"grads", "bf16"},
-              {"master_weights", "fp32"},
-              {"optimizer", "adamw"},
-              {"optimizer_state", "fp32"},
-              {"compute", "bf16"}}},
-            {"parallel", {{"dp", 1}, {"tp", 1}, {"pp", 8}, {"sharding", "optimizer"}}},
-            {"memory",
-             {{"recompute", "none"}, {"attention", "flash"}, {"overlap_grad_reduce", true}}},
-            {"framework", "megatron"},
-            {"cluster", {{"device", "ascend-910b2"}, {"devices_per_node", 8}, {"nodes", 1}}},
-        };
-        const Plan plan = parsePlan(j, Catalog::builtin());
+        const Plan plan = megatronPlan(
+            "llama2_tp1_pp8_patch_gloo_ptd", {{"preset", "llama2-7b"}},
+            {{"seq_len", 4096},
+             {"micro_batch", 1},
+             {"grad_accum", 1},
+             {"dropout", {{"hidden", 0}, {"attention", 0}}}},
+            {{"dp", 1}, {"tp", 1}, {"pp", 8}, {"sharding", "optimizer"}},
+            {{"recompute", "none"}, {"attention", "flash"}, {"overlap_grad_reduce", true}},
+            "megatron", "ascend-910b2");
         const MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
         QCOMPARE(int(me.ranks.size()), 8);
         const std::pair<int, double> measured[] = {{0, 16150.6}, {1, 13964.6}, {7, 16214.7}};
