@@ -51,6 +51,7 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
         throw PlanError("sp_gather_buffer",
                         "must be \"global\" or \"per_gemm\", not \"" + f.sp_gather_buffer + "\"");
     f.multi_tensor_scale_copies = r.boolean("multi_tensor_scale_copies", false);
+    f.pipeline_input_kept = r.boolean("pipeline_input_kept", false);
     f.fsdp_root_stays_gathered = r.boolean("fsdp_root_stays_gathered", true);
     f.fsdp_prefetch_layers = int(r.integer("fsdp_prefetch_layers", 0, 64, 1));
     f.norm = r.string("norm", std::string("upcast"));

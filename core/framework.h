@@ -88,6 +88,15 @@ struct FrameworkProfile
     /// copy without the distributed optimizer, make a scaled copy of each tensor in turn.
     bool multi_tensor_scale_copies = false;
 
+    // --- pipeline parallelism ---------------------------------------------------------------
+    /// Megatron's schedules hand each model chunk its received input through
+    /// set_input_tensor(), which the chunk's transformer block keeps as an attribute, and the
+    /// backward fills that tensor's .grad (retain_grad) to send it back: after the step every
+    /// chunk that receives its input keeps the last micro-batch's input and gradient, until its
+    /// next forward. Receive buffers are otherwise fresh tensors. false: persistent send and
+    /// receive buffers at each stage boundary (DeepSpeed's pipeline engine, PyTorch's stages).
+    bool pipeline_input_kept = false;
+
     // --- FSDP / ZeRO-3 ----------------------------------------------------------------------
     /// FSDP2 does not reshard the root module (embedding, final norm, untied head) after
     /// forward: its parameters stay gathered until backward ends.

@@ -218,6 +218,8 @@ struct Quantities
     /// Without apex (core/gradclip.h): the gradient clip's scaled copy of the largest gradient,
     /// and without the distributed optimizer the largest master parameter's copy into the model.
     double clipTemp = 0, paramCopyTemp = 0;
+    /// Megatron: every chunk's last received input and its gradient, kept after the step.
+    double keptInputs = 0;
     // communication
     double rootGradsHead = 0;  ///< FSDP: unsharded head gradient held until the root's reduce-scatter
     double ddpBuckets = 0, fsdpForward = 0, fsdpBackward = 0, rootGathered = 0, p2p = 0,
@@ -707,9 +709,16 @@ void computeStates(const Context &x, int stage, Quantities &qn, StageElements &s
         }
     }
     if (x.pp > 1) {
-        // Activation send and receive buffers at stage boundaries.
         const double hSp = double(mo.hidden) / (pa.sp ? t : 1.0);
-        qn.p2p = (first || last ? 1.0 : 2.0) * x.tokens * hSp * x.c;
+        if (x.fw.pipeline_input_kept) {
+            // Megatron: fresh receive tensors, and each chunk that receives its input (all but
+            // the model's first) keeps the last one and its gradient after the step.
+            const int receiving = std::max(1, x.layout.chunks) - (first ? 1 : 0);
+            qn.keptInputs = 2.0 * receiving * x.tokens * hSp * x.c;
+        } else {
+            // Activation send and receive buffers at stage boundaries.
+            qn.p2p = (first || last ? 1.0 : 2.0) * x.tokens * hSp * x.c;
+        }
     }
     if (pa.sp && x.tp > 1) {
         // A column-parallel linear under sequence parallelism all-gathers its input over the TP
@@ -1175,6 +1184,7 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
 
     s.optTemp = q.optTemp;
     s.clipTemp = q.clipTemp;
+    s.keptInputs = q.keptInputs;
     s.paramCopyTemp = q.paramCopyTemp;
     s.optTempPerTensor = x.optImpl == OptimizerImpl::Foreach && !structuredOptimizer(x.plan.precision);
     return s;
@@ -2491,6 +2501,9 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         addC(q.rootGathered,
              QT_TRANSLATE_NOOP("MemoryExplanation", "gathered root (embedding, head) %1"));
     addC(q.p2p, QT_TRANSLATE_NOOP("MemoryExplanation", "pipeline send/recv %1"));
+    if (phase == Phase::OptimizerStep)
+        addC(q.keptInputs, QT_TRANSLATE_NOOP("MemoryExplanation",
+                                             "the model chunks' last inputs and their gradients %1"));
     if (q.spGatherKept)
         addC(q.spGather,
              QT_TRANSLATE_NOOP("MemoryExplanation", "sequence-parallel all-gather buffer %1"));
@@ -2522,6 +2535,15 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
         C.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation", "Pipeline stages double-buffer the activations they send and "
                                  "receive. "));
+    if (q.keptInputs > 0)
+        C.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "Megatron receives each micro-batch's input into a fresh tensor and "
+                              "hands it to the model chunk (set_input_tensor), which keeps it; "
+                              "backward fills its gradient to send back. After the step each of "
+                              "the %1 chunks of this stage that receive their input keeps the "
+                              "last one and its gradient (%2) until its next forward. "),
+            {num(std::max(1, x.layout.chunks) - (rank.stage == 0 ? 1 : 0)), gib(q.keptInputs)});
     if (q.spGatherKept)
         C.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation",

@@ -65,6 +65,7 @@ constexpr KindInfo kKinds[kTensorKindCount] = {
     {"optimizer_temporary", "Optimizer temporary", Component::Transient, Stream::Compute},
     {"gemm_workspace", "GEMM library workspace", Component::Transient, Stream::Compute},
     {"sp_gather_buffer", "Sequence-parallel all-gather buffer", Component::CommunicationBuffers, Stream::Compute},
+    {"pipeline_input", "Model chunk's last input and its gradient", Component::CommunicationBuffers, Stream::Compute},
 };
 
 constexpr int kHead = -2;     ///< layer index of the head's tensors
@@ -127,12 +128,16 @@ public:
     {
         k.part(StepPart::Setup);
         perTensor(TensorKind::OptimizerState, s.states, true);
+        alloc({TensorKind::PipelineInput}, s.keptInputs);
     }
 
     void step(bool firstStep)
     {
         k.part(firstStep ? StepPart::FirstStep : StepPart::SteadyStep);
         k.phase(Phase::Forward);
+        // The chunks' inputs the last step left: each chunk's first forward takes a new one.
+        if (!firstStep)
+            free({TensorKind::PipelineInput}, s.keptInputs);
         alloc({TensorKind::ReduceBucket}, s.reduceBucket);
         const int units = std::max(1, s.microbatches * s.chunks);
         const int warm = std::clamp(s.warmup, 0, units);
@@ -170,6 +175,7 @@ public:
             free({TensorKind::GatheredRoot}, s.rootGathered);
 
         free({TensorKind::ReduceBucket}, s.reduceBucket); // the reduction is done
+        alloc({TensorKind::PipelineInput}, s.keptInputs); // each chunk's last input and gradient
         k.phase(Phase::OptimizerStep);
         alloc({TensorKind::OptimizerTemporary}, s.clipTemp); // clip_grad_norm
         free({TensorKind::OptimizerTemporary}, s.clipTemp);

@@ -53,6 +53,7 @@ enum class TensorKind : uint8_t {
     OptimizerTemporary, ///< foreach / for-loop temporaries of the optimizer step
     GemmWorkspace,      ///< a GEMM library workspace kept for the run (core/workspace.h)
     SpGatherBuffer,     ///< Megatron's global buffer for sequence parallelism's all-gathers
+    PipelineInput,      ///< a model chunk's last received input and its gradient, kept by Megatron
     Count
 };
 inline constexpr int kTensorKindCount = int(TensorKind::Count);
@@ -149,6 +150,9 @@ struct StepShape
     /// Scaled copies without apex (core/gradclip.h): the gradient clip's, before the optimizer
     /// (and the first step's states); the master parameter's copy into the model's, after it.
     double clipTemp = 0, paramCopyTemp = 0;
+    /// Megatron's model chunks' last received inputs and their gradients (pipeline_input_kept):
+    /// made by the step's last backwards, dropped by the next step's forwards.
+    double keptInputs = 0;
     double largestTensor = 0; ///< for-loop temporaries are per tensor (bytes)
     bool optTempPerTensor = true;
 };

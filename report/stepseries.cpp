@@ -157,6 +157,8 @@ QString tensorKindName(TensorKind kind)
         return QCoreApplication::translate("TensorKind", "GEMM library workspace");
     case TensorKind::SpGatherBuffer:
         return QCoreApplication::translate("TensorKind", "Sequence-parallel all-gather buffer");
+    case TensorKind::PipelineInput:
+        return QCoreApplication::translate("TensorKind", "Model chunk's last input and its gradient");
     case TensorKind::Count: break;
     }
     return {};

@@ -665,6 +665,78 @@ private slots:
         QCOMPARE(text.find("sequence-parallel all-gather buffer") != std::string::npos, kept);
     }
 
+    // Pipeline parallelism's activations between stages. Megatron receives each micro-batch's
+    // input into a fresh tensor that the model chunk keeps (set_input_tensor) and whose gradient
+    // backward fills: after the step every chunk that receives its input (all but the model's
+    // first) holds the last one and its gradient, made by the step's last backwards and dropped
+    // by the next step's forwards. Frameworks without that keep a send and a receive buffer at
+    // each stage boundary for the run.
+    void pipelineInputs_data()
+    {
+        QTest::addColumn<QString>("framework");
+        QTest::newRow("megatron") << "megatron";
+        QTest::newRow("megatron-legacy") << "megatron-legacy";
+        QTest::newRow("deepspeed") << "deepspeed";
+    }
+    void pipelineInputs()
+    {
+        QFETCH(QString, framework);
+        const bool kept = framework.startsWith(QLatin1String("megatron"));
+        const double hidden = 4096.0 * 4096 * 2; // one micro-batch's activations, bf16
+        json j = basePlan();
+        j.merge_patch({{"framework", framework.toStdString()},
+                       {"training", {{"grad_accum", 4}}},
+                       {"parallel",
+                        {{"dp", 2}, {"tp", 1}, {"pp", 4}, {"pp_schedule", "interleaved"}, {"virtual_stages", 2},
+                         {"sharding", "optimizer"}}},
+                       {"cluster", {{"device", "h100-80g"}}}});
+        const Plan plan = parsePlan(j, Catalog::builtin());
+        const MemoryEstimate m = estimateMemory(plan, Catalog::builtin());
+        QCOMPARE(int(m.ranks.size()), 4);
+        for (const RankMemory &r : m.ranks) {
+            const bool first = r.stage == 0, last = r.stage == 3;
+            // DeepSpeed's ZeRO-1 reduce bucket is a communication buffer too (not after the step).
+            const double bucket = kept ? 0.0 : comp(r, Phase::Forward, Component::CommunicationBuffers) -
+                                                   r.after_step[Component::CommunicationBuffers];
+            const double buffers = kept ? 0.0 : (first || last ? 1.0 : 2.0) * hidden;
+            const double inputs = kept ? 2.0 * (first ? 1 : 2) * hidden : 0.0;
+            QCOMPARE(bucket, kept ? 0.0 : 1e9);
+            QCOMPARE(comp(r, Phase::Forward, Component::CommunicationBuffers), buffers + bucket);
+            QCOMPARE(comp(r, Phase::Backward, Component::CommunicationBuffers), buffers + bucket);
+            QCOMPARE(r.after_step[Component::CommunicationBuffers], buffers + inputs);
+            if (kept) // made before the optimizer step
+                QCOMPARE(comp(r, Phase::OptimizerStep, Component::CommunicationBuffers), inputs);
+            const std::string text = explainMemory(plan, Catalog::builtin(), r, Phase::OptimizerStep)
+                                         [size_t(Component::CommunicationBuffers)]
+                                             .assumptions.english();
+            QCOMPARE(text.find("set_input_tensor") != std::string::npos, kept);
+        }
+        // In the timeline the first step's last backwards make them and the steady step's
+        // forwards drop them; the steady step's stay.
+        const StepTimeline t = memoryTimeline(plan, Catalog::builtin(), 1);
+        int steadyStart = -1;
+        for (const auto &mark : t.marks)
+            if (mark.part == StepPart::SteadyStep && steadyStart < 0)
+                steadyStart = mark.event;
+        QVERIFY(steadyStart > 0);
+        int made = 0;
+        for (const TimelineTensor &x : t.tensors) {
+            if (x.kind != TensorKind::PipelineInput)
+                continue;
+            ++made;
+            QCOMPARE(x.bytes, 4.0 * hidden);
+            if (x.part == StepPart::FirstStep) {
+                QVERIFY(x.alloc_event < steadyStart);
+                QVERIFY(x.free_event >= steadyStart);
+            } else {
+                QCOMPARE(x.part, StepPart::SteadyStep);
+                QVERIFY(x.alloc_event > steadyStart);
+                QCOMPARE(x.free_event, -1);
+            }
+        }
+        QCOMPARE(made, kept ? 2 : 0);
+    }
+
     // The HCIE-AI case: DDP cannot fit 64 GB; fully sharded state is ~14 GB per rank.
     void hcieCase()
     {

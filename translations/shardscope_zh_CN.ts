@@ -1191,6 +1191,14 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source>Without apex (Ascend), Megatron&apos;s multi_tensor_scale is dst.copy_(src * scale): the gradient clip (when the gradient norm exceeds --clip-grad, assumed here) and, without the distributed optimizer, the copy of the master parameters into the model make a scaled copy of one tensor at a time, the largest as Megatron-Core fuses them (linear_qkv, linear_fc1, the embedding and the output layer). </source>
         <translation>没有 apex（昇腾）时，Megatron 的 multi_tensor_scale 为 dst.copy_(src * scale)：梯度裁剪（梯度范数超过 --clip-grad 时，此处假定如此）以及未使用分布式优化器时主参数拷回模型，都会逐个张量生成缩放副本，最大者按 Megatron-Core 的融合方式计（linear_qkv、linear_fc1、词嵌入与输出层）。</translation>
     </message>
+    <message>
+        <source>the model chunks&apos; last inputs and their gradients %1</source>
+        <translation>各模型块保留的最后输入及其梯度 %1</translation>
+    </message>
+    <message>
+        <source>Megatron receives each micro-batch&apos;s input into a fresh tensor and hands it to the model chunk (set_input_tensor), which keeps it; backward fills its gradient to send back. After the step each of the %1 chunks of this stage that receive their input keeps the last one and its gradient (%2) until its next forward. </source>
+        <translation>Megatron 将每个微批次的输入接收到新张量中并交给模型块（set_input_tensor），模型块保留该张量；反向计算填入其梯度以回传。训练步结束后，本阶段接收输入的 %1 个模型块各自保留最后一个输入及其梯度（%2），直到下一次前向。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -2250,6 +2258,10 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
     <message>
         <source>Sequence-parallel all-gather buffer</source>
         <translation>序列并行 all-gather 缓冲区</translation>
+    </message>
+    <message>
+        <source>Model chunk&apos;s last input and its gradient</source>
+        <translation>模型块的最后输入及其梯度</translation>
     </message>
 </context>
 <context>
