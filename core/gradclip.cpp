@@ -3,7 +3,6 @@
 #include "device.h"
 #include "framework.h"
 #include "layers.h"
-#include "model.h"
 #include "plan.h"
 
 #include <algorithm>
@@ -17,32 +16,21 @@ bool scalesByCopy(const FrameworkProfile &fw, const DeviceProfile &dev)
 
 double largestMegatronTensor(const Plan &plan, int stage)
 {
-    const ModelShape &m = plan.model;
-    bool dense = false, moe = false;
-    for (int layer = 0; layer < int(m.layers); ++layer)
-        if (stageOfLayer(plan.parallel, int(m.layers), layer) == stage)
-            (m.moeLayer(layer) ? moe : dense) = true;
-    const Parallel &pa = plan.parallel;
-    return largestMegatronTensor(
-        plan, stage, countParameters(m),
-        largestFusedTensor(layerSpec(m, LayerKind::Dense), pa.tp, pa.expertTp()),
-        m.moe.enabled() ? largestFusedTensor(layerSpec(m, LayerKind::Moe), pa.tp, pa.expertTp())
-                        : 0.0,
-        dense, moe);
+    return largestMegatronTensor(plan, stage, *rankShape(plan.model, plan.parallel));
 }
 
-double largestMegatronTensor(const Plan &plan, int stage, const ParameterCounts &pc,
-                             double denseLargest, double moeLargest, bool denseHere, bool moeHere)
+double largestMegatronTensor(const Plan &plan, int stage, const RankShape &shape)
 {
     const ModelShape &m = plan.model;
-    const Parallel &pa = plan.parallel;
-    const double tp = pa.tp;
-    const int pp = std::max(1, pa.pp);
+    const ParameterCounts &pc = shape.counts;
+    const double tp = plan.parallel.tp;
+    const int pp = std::max(1, plan.parallel.pp);
+    const LayerMix &mix = shape.mixes[size_t(stage)];
     double largest = 0;
-    if (denseHere)
-        largest = std::max(largest, denseLargest);
-    if (moeHere)
-        largest = std::max(largest, moeLargest);
+    if (mix.dense > 0)
+        largest = std::max(largest, shape.denseLargest);
+    if (mix.moe > 0)
+        largest = std::max(largest, shape.moeLargest);
     if (stage == 0)
         largest = std::max({largest, double(pc.embedding) / tp, double(pc.position)});
     if (stage == pp - 1) {
@@ -51,7 +39,8 @@ double largestMegatronTensor(const Plan &plan, int stage, const ParameterCounts 
         if (m.mtp_layers > 0) {
             const double h = double(m.hidden);
             largest = std::max({largest, 2.0 * h * h / tp, double(pc.embedding) / tp});
-            largest = std::max(largest, m.moeLayer(int(m.layers) - 1) ? moeLargest : denseLargest);
+            largest = std::max(largest, m.moeLayer(int(m.layers) - 1) ? shape.moeLargest
+                                                                      : shape.denseLargest);
         }
     }
     return largest;

@@ -23,8 +23,8 @@ namespace shardscope {
 
 struct DeviceProfile;
 struct FrameworkProfile;
-struct ParameterCounts;
 struct Plan;
+struct RankShape;
 
 /// Whether the optimizer step scales by copies: the profile's `multi_tensor_scale_copies` on a
 /// device other than NVIDIA's.
@@ -34,9 +34,7 @@ bool scalesByCopy(const FrameworkProfile &fw, const DeviceProfile &dev);
 /// (above; core/layers.h largestFusedTensor). `plan` is validated, with its vocabulary padded
 /// (framework.h paddedVocabPlan).
 double largestMegatronTensor(const Plan &plan, int stage);
-/// The same, from what a caller has derived of the plan: its parameter counts and the largest
-/// tensor of a layer of each kind (core/layers.h RankShape), with the kinds the stage holds.
-double largestMegatronTensor(const Plan &plan, int stage, const ParameterCounts &pc,
-                             double denseLargest, double moeLargest, bool denseHere, bool moeHere);
+/// The same, from the plan's RankShape (core/layers.h rankShape) that a caller already holds.
+double largestMegatronTensor(const Plan &plan, int stage, const RankShape &shape);
 
 } // namespace shardscope

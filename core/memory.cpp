@@ -220,6 +220,7 @@ struct Quantities
     double clipTemp = 0, paramCopyTemp = 0;
     /// Megatron: every chunk's last received input and its gradient, kept after the step.
     double keptInputs = 0;
+    int keptInputChunks = 0; ///< the stage's chunks that receive their input
     // communication
     double rootGradsHead = 0;  ///< FSDP: unsharded head gradient held until the root's reduce-scatter
     double ddpBuckets = 0, fsdpForward = 0, fsdpBackward = 0, rootGathered = 0, p2p = 0,
@@ -658,8 +659,7 @@ void computeStates(const Context &x, int stage, Quantities &qn, StageElements &s
     if (!off.optimizer && scalesByCopy(x.fw, x.dev)) {
         const double largest =
             partial ? se.largestTrainedMatrix
-                    : std::min(largestMegatronTensor(x.plan, stage, x.pc, x.shape->denseLargest,
-                                                     x.shape->moeLargest, mix.dense > 0, mix.moe > 0),
+                    : std::min(largestMegatronTensor(x.plan, stage, *x.shape),
                                sharded(optSharded));
         qn.clipTemp = largest * x.bGrads;
         if (!optSharded && x.masterSeparate)
@@ -713,8 +713,8 @@ void computeStates(const Context &x, int stage, Quantities &qn, StageElements &s
         if (x.fw.pipeline_input_kept) {
             // Megatron: fresh receive tensors, and each chunk that receives its input (all but
             // the model's first) keeps the last one and its gradient after the step.
-            const int receiving = std::max(1, x.layout.chunks) - (first ? 1 : 0);
-            qn.keptInputs = 2.0 * receiving * x.tokens * hSp * x.c;
+            qn.keptInputChunks = std::max(1, x.layout.chunks) - (first ? 1 : 0);
+            qn.keptInputs = 2.0 * qn.keptInputChunks * x.tokens * hSp * x.c;
         } else {
             // Activation send and receive buffers at stage boundaries.
             qn.p2p = (first || last ? 1.0 : 2.0) * x.tokens * hSp * x.c;
@@ -2543,7 +2543,7 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                               "backward fills its gradient to send back. After the step each of "
                               "the %1 chunks of this stage that receive their input keeps the "
                               "last one and its gradient (%2) until its next forward. "),
-            {num(std::max(1, x.layout.chunks) - (rank.stage == 0 ? 1 : 0)), gib(q.keptInputs)});
+            {num(q.keptInputChunks), gib(q.keptInputs)});
     if (q.spGatherKept)
         C.assumptions.add(QT_TRANSLATE_NOOP(
             "MemoryExplanation",

@@ -8,6 +8,7 @@
 #include "core/memory.h"
 #include "core/plan.h"
 #include "core/text.h"
+#include "planvariants.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -17,27 +18,18 @@ using nlohmann::json;
 
 namespace {
 
-/// Llama-2-7B (or `model`) at 4096 tokens on one node of 8 devices.
+/// Llama-2-7B (or `model`) at 4096 tokens on one node of 8 devices, full recompute (the
+/// plan variants' base, tests/planvariants.h).
 json plan(const std::string &device, const std::string &framework, int tp, int pp,
           const char *sharding, json model = {{"preset", "llama2-7b"}})
 {
-    return json{
-        {"format", "shardscope-plan"},
-        {"version", 1},
-        {"name", "gradclip"},
-        {"model", model},
-        {"training", {{"seq_len", 4096}, {"micro_batch", 1}, {"grad_accum", 4}}},
-        {"precision",
-         {{"params", "bf16"},
-          {"grads", "bf16"},
-          {"master_weights", "fp32"},
-          {"optimizer", "adamw"},
-          {"optimizer_state", "fp32"},
-          {"compute", "bf16"}}},
-        {"parallel", {{"dp", 8 / (tp * pp)}, {"tp", tp}, {"pp", pp}, {"sharding", sharding}}},
-        {"memory", {{"recompute", "full"}, {"attention", "flash"}}},
-        {"framework", framework},
-        {"cluster", {{"device", device}, {"devices_per_node", 8}, {"nodes", 1}}}};
+    json j = testing::variantBase();
+    j["model"] = std::move(model);
+    j["training"]["grad_accum"] = 4;
+    j["parallel"] = {{"dp", 8 / (tp * pp)}, {"tp", tp}, {"pp", pp}, {"sharding", sharding}};
+    j["framework"] = framework;
+    j["cluster"]["device"] = device;
+    return j;
 }
 
 /// The built-in catalog with the 910B copied as "ascend-apex": an NVIDIA vendor (apex's fused

@@ -29,6 +29,7 @@
 #include "core/catalog.h"
 #include "core/memory.h"
 #include "core/plan.h"
+#include "planvariants.h"
 
 #include <QTest>
 #include <cmath>
@@ -58,24 +59,14 @@ const Run kRuns[] = {
 Plan megatronPlan(const char *name, const json &model, const json &training, const json &parallel,
                   const json &memory, const char *framework, const char *device)
 {
-    const json j = {
-        {"format", "shardscope-plan"},
-        {"version", 1},
-        {"name", name},
-        {"model", model},
-        {"training", training},
-        {"precision",
-         {{"params", "bf16"},
-          {"grads", "bf16"},
-          {"master_weights", "fp32"},
-          {"optimizer", "adamw"},
-          {"optimizer_state", "fp32"},
-          {"compute", "bf16"}}},
-        {"parallel", parallel},
-        {"memory", memory},
-        {"framework", framework},
-        {"cluster", {{"device", device}, {"devices_per_node", 8}, {"nodes", 1}}},
-    };
+    json j = testing::variantBase();
+    j["name"] = name;
+    j["model"] = model;
+    j["training"] = training;
+    j["parallel"] = parallel;
+    j["memory"] = memory;
+    j["framework"] = framework;
+    j["cluster"]["device"] = device;
     return parsePlan(j, Catalog::builtin());
 }
 

@@ -9,6 +9,7 @@
 #include "core/plan.h"
 #include "core/timeline.h"
 #include "core/workspace.h"
+#include "planvariants.h"
 
 #include <QTest>
 #include <nlohmann/json.hpp>
@@ -26,25 +27,17 @@ GemmWorkspaces of(const std::string &device, const std::string &framework)
     return gemmWorkspaces(*c.device(device), *c.framework(framework));
 }
 
-/// Llama-2-7B on one node of 8 devices: dp 8, the optimizer states sharded, seq 4096.
+/// Llama-2-7B on one node of 8 devices: dp 8, the optimizer states sharded, seq 4096 (the plan
+/// variants' base, tests/planvariants.h).
 json plan(const std::string &device, const std::string &framework)
 {
-    return json{{"format", "shardscope-plan"},
-                {"version", 1},
-                {"name", "workspaces"},
-                {"model", {{"preset", "llama2-7b"}}},
-                {"training", {{"seq_len", 4096}, {"micro_batch", 1}, {"grad_accum", 2}}},
-                {"precision",
-                 {{"params", "bf16"},
-                  {"grads", "bf16"},
-                  {"master_weights", "fp32"},
-                  {"optimizer", "adamw"},
-                  {"optimizer_state", "fp32"},
-                  {"compute", "bf16"}}},
-                {"parallel", {{"dp", 8}, {"tp", 1}, {"pp", 1}, {"sharding", "optimizer"}}},
-                {"memory", {{"recompute", "full"}, {"attention", "flash"}}},
-                {"framework", framework},
-                {"cluster", {{"device", device}, {"devices_per_node", 8}, {"nodes", 1}}}};
+    json j = testing::variantBase();
+    j["name"] = "workspaces";
+    j["training"]["grad_accum"] = 2;
+    j["parallel"]["sharding"] = "optimizer";
+    j["framework"] = framework;
+    j["cluster"]["device"] = device;
+    return j;
 }
 
 /// The built-in catalog with `device` copied as "<device>-bare", which keeps no workspace.
