@@ -1092,6 +1092,8 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     for (double e : root)
         elements += e;
     const double perElement = elements > 0 ? q.params / elements : 0.0;
+    s.layerParamElements = layer;
+    s.rootParamElements = root;
     for (double &e : layer)
         e *= perElement;
     for (double &e : root)

@@ -223,20 +223,20 @@ private:
     bool hasHead(int chunk) const { return s.last && chunk == s.chunks - 1; }
     bool hasEmbedding(int chunk) const { return s.first && chunk == 0; }
 
-    double paramTotal() const
+    double elementTotal() const
     {
         double layer = 0, root = 0;
-        for (double b : s.layerParamTensors)
-            layer += b;
-        for (double b : s.rootParamTensors)
-            root += b;
+        for (double e : s.layerParamElements)
+            layer += e;
+        for (double e : s.rootParamElements)
+            root += e;
         return layer * s.stageLayers() + root;
     }
 
     /// `total` bytes laid out like the parameters (one tensor per parameter tensor).
     void perTensor(TensorKind kind, double total, bool allocate)
     {
-        const double p = paramTotal();
+        const double p = elementTotal();
         if (total <= 0 || p <= 0)
             return;
         const double scale = total / p;
@@ -247,11 +247,11 @@ private:
                 free(t, b * scale);
         };
         k.repeat(s.stageLayers(), [&](int i) {
-            for (size_t j = 0; j < s.layerParamTensors.size(); ++j)
-                one({kind, -1, i, int(j)}, s.layerParamTensors[j]);
+            for (size_t j = 0; j < s.layerParamElements.size(); ++j)
+                one({kind, -1, i, int(j)}, s.layerParamElements[j]);
         });
-        for (size_t j = 0; j < s.rootParamTensors.size(); ++j)
-            one({kind, -1, kHead, int(j)}, s.rootParamTensors[j]);
+        for (size_t j = 0; j < s.rootParamElements.size(); ++j)
+            one({kind, -1, kHead, int(j)}, s.rootParamElements[j]);
     }
 
     /// The per-layer, head and embedding gradients (allocated by the first backward).

@@ -106,7 +106,10 @@ struct StepShape
     // persistent
     std::vector<double> layerParamTensors; ///< one layer's stored parameter tensors, bytes
     std::vector<double> rootParamTensors;  ///< embedding, final norm, head on this stage
-    double master = 0, states = 0;         ///< bytes, split like the parameters
+    /// The same tensors' elements: what the master copy and the states are split by (the
+    /// stored parameters can be none, e.g. MindSpeed's reuse-fp32-param at dp 1).
+    std::vector<double> layerParamElements, rootParamElements;
+    double master = 0, states = 0; ///< bytes, split like the parameters' elements
     bool persistentGrads = false;          ///< gradients in a buffer that outlives the step
     double grads = 0, gradsPerLayer = 0, gradsHead = 0, gradsEmbedding = 0;
     double ddpBuckets = 0, reduceBucket = 0, p2p = 0;

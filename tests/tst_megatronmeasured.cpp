@@ -23,9 +23,15 @@
 // CUBLAS_WORKSPACE_CONFIG=:4096:8 (the H100's default). The figures before and after the
 // Transformer Engine 2.16 update (2026-05-29) are both kept.
 //
-// And against MindSpeed-LLM's CI baseline llama2_tp1_pp8_patch_gloo_ptd
-// (tests/pipeline/legacy/, Ascend NPUs): Megatron's report_memory after iteration 1, whose
-// "allocated" is the steady after-step figure (the Adam states exist from the first step on).
+// And against MindSpeed-LLM's CI baselines llama2_tp1_pp8_patch_gloo_ptd and
+// llama2_tp2_pp4_vpp2_swap (tests/pipeline/legacy/, Ascend NPUs): Megatron's report_memory after
+// iteration 1, whose "allocated" is the steady after-step figure (the Adam states exist from the
+// first step on). Their "max allocated" is not checked: on every stage of both it lies one
+// largest fp32 parameter tensor (the rank's shard of it) above "allocated", a transient of the
+// optimizer step on Ascend whose cause was not found in MindSpeed's, torch_npu's or CANN's
+// sources (docs/memory-model.md). A baseline there is a ceiling (its CI passes whatever is
+// lower), so only those a run recorded as they are checked: llama2_tp2_pp4_vpp2_ptd's, recorded
+// before --o2-optimizer and --o2-gradient were added to its script, is not.
 #include "core/catalog.h"
 #include "core/memory.h"
 #include "core/plan.h"
@@ -55,11 +61,14 @@ const Run kRuns[] = {
     {"mbs4 tp8", 4, 128, 1, 1, 8, 28.8},
 };
 
-/// A bf16 plan with fp32 master weights and AdamW states (what every run here trains with).
+/// A bf16 plan with fp32 master weights and AdamW states (what every run here trains with),
+/// with `precision`'s fields on top.
 Plan megatronPlan(const char *name, const json &model, const json &training, const json &parallel,
-                  const json &memory, const char *framework, const char *device)
+                  const json &memory, const char *framework, const char *device,
+                  const json &precision = json::object())
 {
     json j = testing::variantBase();
+    j["precision"].merge_patch(precision);
     j["name"] = name;
     j["model"] = model;
     j["training"] = training;
@@ -245,6 +254,56 @@ private slots:
             const double after = mib(me.ranks[size_t(stage)].after_step.total());
             qInfo("stage %d: after the step %.1f MiB against %.1f (%+.2f%%)", stage, after,
                   allocated, 100.0 * relative(after, allocated));
+            QVERIFY2(std::abs(relative(after, allocated)) < 0.015,
+                     qPrintable(QString::number(after)));
+        }
+    }
+
+    // MindSpeed-LLM's llama2_tp2_pp4_vpp2_swap baseline as its CI first recorded it (2024-09-29,
+    // tests/st/shell_scripts/, now tests/pipeline/legacy/): Llama-2-7B at 4096 tokens, tp 2 with
+    // SP, pp 4 of 4 model chunks (2 layers each), dp 1, 32 micro-batches, no dropout, the
+    // distributed optimizer with --overlap-grad-reduce, and MindSpeed's --reuse-fp32-param,
+    // --swap-attention and --recompute-activation-function (its --recompute-num-layers 1 with
+    // --enable-recompute-layers-per-pp-rank recomputes one layer's MLP per stage: not modelled,
+    // it changes no after-step figure). Report_memory after iteration 1: allocated 13485.06 MiB
+    // on stage 0, 12517.06 on stages 1-2, 13517.12 on stage 3. Each within 1.5%.
+    //
+    // With dp 1 reuse-fp32-param keeps no bf16 parameter apart from the fp32 master: the master
+    // copy and the Adam moments (16 of the 16 B per parameter with the fp32 main grads) must
+    // not go with it.
+    void mindSpeedReuseAndSwapBaseline()
+    {
+        const Plan plan = megatronPlan(
+            "llama2_tp2_pp4_vpp2_swap", {{"preset", "llama2-7b"}},
+            {{"seq_len", 4096},
+             {"micro_batch", 1},
+             {"grad_accum", 32},
+             {"dropout", {{"hidden", 0}, {"attention", 0}}}},
+            {{"dp", 1},
+             {"tp", 2},
+             {"sp", true},
+             {"pp", 4},
+             {"pp_schedule", "interleaved"},
+             {"virtual_stages", 4},
+             {"sharding", "optimizer"}},
+            {{"recompute", "none"},
+             {"recompute_activation_function", true},
+             {"swap_attention", true},
+             {"attention", "flash"},
+             {"overlap_grad_reduce", true},
+             {"allocator", {{"expandable_segments", true}}}},
+            "megatron", "ascend-910b2", {{"reuse_fp32_param", true}});
+        MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
+        replayAllocator(plan, Catalog::builtin(), me);
+        QCOMPARE(int(me.ranks.size()), 4);
+        const double measured[] = {13485.06, 12517.06, 12517.06, 13517.12};
+        for (const RankMemory &rank : me.ranks) {
+            const double allocated = measured[rank.stage];
+            const double after = mib(rank.after_step.total());
+            qInfo("stage %d: after the step %.1f MiB against %.2f (%+.2f%%); first step's peak "
+                  "%.1f MiB",
+                  rank.stage, after, allocated, 100.0 * relative(after, allocated),
+                  mib(rank.first_step_peak_bytes));
             QVERIFY2(std::abs(relative(after, allocated)) < 0.015,
                      qPrintable(QString::number(after)));
         }

@@ -460,6 +460,42 @@ private slots:
         QVERIFY(comp(r, Phase::Forward, Component::CommunicationBuffers) > 0);
     }
 
+    // The master copy and the optimizer states are laid out like the parameter tensors, by
+    // their elements, so they stay whole where no parameter is stored on the device: offloaded
+    // parameters under full sharding, and MindSpeed's reuse-fp32-param at dp 1 (the bf16
+    // parameters live entirely in the fp32 master). Each against the same plan with its
+    // parameters on the device: the same master and states, after the step and in the
+    // optimizer step.
+    void modelStatesWithoutStoredParameters_data()
+    {
+        QTest::addColumn<QByteArray>("plan");
+        QTest::addColumn<QByteArray>("without");
+        QTest::newRow("fsdp, parameters offloaded")
+            << QByteArray(R"({"parallel": {"sharding": "full"},
+                              "memory": {"offload": {"params": true}}})")
+            << QByteArray(R"({"parallel": {"sharding": "full"}})");
+        QTest::newRow("reuse-fp32-param, dp 1")
+            << QByteArray(R"({"framework": "megatron",
+                              "parallel": {"dp": 1, "tp": 8, "sharding": "optimizer"},
+                              "precision": {"reuse_fp32_param": true}})")
+            << QByteArray(R"({"framework": "megatron",
+                              "parallel": {"dp": 1, "tp": 8, "sharding": "optimizer"}})");
+    }
+    void modelStatesWithoutStoredParameters()
+    {
+        QFETCH(QByteArray, plan);
+        QFETCH(QByteArray, without);
+        const RankMemory r = run(json::parse(plan.toStdString())).ranks[0];
+        const RankMemory ref = run(json::parse(without.toStdString())).ranks[0];
+        QCOMPARE(r.after_step[Component::Parameters], 0.0);
+        QVERIFY(ref.after_step[Component::Parameters] > 0);
+        for (Component c : {Component::MasterWeights, Component::OptimizerStates}) {
+            QVERIFY(ref.after_step[c] > 0);
+            QCOMPARE(r.after_step[c], ref.after_step[c]);
+            QCOMPARE(comp(r, Phase::OptimizerStep, c), comp(ref, Phase::OptimizerStep, c));
+        }
+    }
+
     void fsdpGathersLayers()
     {
         const RankMemory r = run({{"parallel", {{"sharding", "full"}}}}).ranks[0];
