@@ -229,7 +229,9 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         if (plan.memory.recompute_method == RecomputeMethod::Block) {
             for (int s = 0; s < pa.pp; ++s) {
                 if (shape->layout.stage(s) == L) {
-                    recomputed = shape->layout.blockRecomputed(s, plan.memory.recompute_num_layers);
+                    recomputed =
+                        shape->layout.blockRecomputed(s, plan.memory.recompute_num_layers,
+                                                      plan.memory.recompute_layers_per_pp_rank);
                     break;
                 }
             }

@@ -421,7 +421,9 @@ PerMicrobatch perMicrobatch(const Plan &plan, const ComputeProfile &cp)
     const bool block = plan.memory.recompute == Recompute::Full &&
                        plan.memory.recompute_method == RecomputeMethod::Block;
     auto recomputedOf = [&](size_t st) {
-        return block ? layout.blockRecomputed(int(st), plan.memory.recompute_num_layers) : stageL[st];
+        return block ? layout.blockRecomputed(int(st), plan.memory.recompute_num_layers,
+                                              plan.memory.recompute_layers_per_pp_rank)
+                     : stageL[st];
     };
     // One micro-batch through a stage's layers.
     auto layersTime = [&](size_t st) {

@@ -331,11 +331,18 @@ std::vector<int> StageLayout::stages() const
     return out;
 }
 
-int StageLayout::blockRecomputed(int s, int n) const
+int StageLayout::chunkBlockRecomputed(int s, int c, int n, bool perPpRank) const
+{
+    n = std::max(1, n);
+    const int first = perPpRank ? std::max(0, (n - c + chunks - 1) / chunks) : n;
+    return std::min(first, chunk(s, c));
+}
+
+int StageLayout::blockRecomputed(int s, int n, bool perPpRank) const
 {
     int r = 0;
     for (int c = 0; c < chunks; ++c)
-        r += std::min(std::max(1, n), chunk(s, c));
+        r += chunkBlockRecomputed(s, c, n, perPpRank);
     return r;
 }
 

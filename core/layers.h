@@ -119,9 +119,14 @@ struct StageLayout
     int chunk(int stage, int c) const { return counts[size_t(stage * chunks + c)]; }
     int stage(int stage) const; ///< the stage's layers, all its chunks
     std::vector<int> stages() const; ///< each stage's layers (pp entries)
-    /// The layers of `stage` that Megatron's --recompute-method block recomputes with
-    /// --recompute-num-layers n: the first max(1, n) of each of its chunks.
-    int blockRecomputed(int stage, int n) const;
+    /// The layers of chunk c of `stage` that Megatron's --recompute-method block recomputes
+    /// with --recompute-num-layers n: its first max(1, n). With MindSpeed's
+    /// --enable-recompute-layers-per-pp-rank (`perPpRank`) n counts the stage's layers over
+    /// its chunks, layer l of chunk c ranking l x chunks + c: the chunk's first
+    /// ceil((n - c) / chunks).
+    int chunkBlockRecomputed(int stage, int c, int n, bool perPpRank) const;
+    /// The same over all of the stage's chunks.
+    int blockRecomputed(int stage, int n, bool perPpRank = false) const;
     /// Index of the first layer of chunk c of `stage` (the model's layer numbering).
     int offset(int stage, int c) const;
     int largestChunk() const;

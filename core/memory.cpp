@@ -236,6 +236,7 @@ struct Quantities
     double actLayer = 0;     ///< saved by one layer (after recompute policy)
     double actLayerFull = 0; ///< one layer without recompute (the recompute working set)
     double actLayerMeanFull = 0; ///< the stage's mean layer without recompute
+    double actLayerCheckpointed = 0; ///< a recomputed layer's (its input) under full recompute
     int recomputeGroup = 1;  ///< layers recomputed at once (Megatron's uniform method)
     double actFinal = 0;     ///< final norm and LM-head input (last stage)
     double actFinalForwardOnly = 0; ///< final-norm output alive only until forward returns
@@ -259,6 +260,38 @@ struct Quantities
 /// The model chunks in flight on a stage whose micro-batches in flight are `inflight` (in units
 /// of the stage's layers): inflight x v, a whole number.
 double chunksInFlight(const Context &x, double inflight) { return std::floor(inflight * x.v + 1e-9); }
+
+/// Whether the chunks of a stage keep different shares of their layers' activations: MindSpeed's
+/// block recompute per pipeline rank over several model chunks (StageLayout::chunkBlockRecomputed).
+bool chunksDifferInRecompute(const Context &x)
+{
+    const MemoryOptions &mo = x.plan.memory;
+    return mo.recompute_layers_per_pp_rank && mo.recompute == Recompute::Full &&
+           mo.recompute_method == RecomputeMethod::Block && x.v > 1;
+}
+
+/// Under chunksDifferInRecompute, the mean of what one layer of chunk c keeps: its first
+/// recomputed layers their input, the rest everything.
+double chunkLayerActivations(const Context &x, double checkpointed, double full, int stage, int c)
+{
+    const int layers = x.layout.chunk(stage, c);
+    if (layers <= 0)
+        return 0.0;
+    const int r = x.layout.chunkBlockRecomputed(stage, c, x.plan.memory.recompute_num_layers, true);
+    return (r * checkpointed + (layers - r) * full) / layers;
+}
+
+/// The micro-batches of chunk c a stage holds when the interleaved schedule's warm-up ends
+/// (its first backward): forward k runs chunk (k / pp) mod v, and (pp - stage - 1) x 2 +
+/// (v - 1) x pp + 1 forwards (at most every micro-batch's) run before it.
+int warmupUnitsOfChunk(const Context &x, int stage, int c)
+{
+    const int pp = std::max(1, x.pp);
+    const long long cycle = 1LL * pp * x.v;
+    const long long k =
+        std::min<long long>((x.pp - stage - 1) * 2LL + (x.v - 1LL) * x.pp + 1, 1LL * x.m * x.v);
+    return int((k / cycle) * pp + std::clamp<long long>(k % cycle - 1LL * c * pp, 0, pp));
+}
 
 /// What of one decoder layer autograd trains, for what its operations save.
 struct LayerTraining
@@ -794,10 +827,15 @@ void computeActivations(const Context &x, int stage, const StageElements &se, Qu
         // one input per group, a whole group recomputed at once.
         // Chunks of a stage differ only under the embedding / loss counted as a layer; each
         // recomputes its first n (block) or its groups of n (uniform).
-        const int recomputed = x.layout.blockRecomputed(stage, x.plan.memory.recompute_num_layers);
+        // MindSpeed's --enable-recompute-layers-per-pp-rank counts n over the stage's chunks
+        // (chunksDifferInRecompute): the stage's mean here, each chunk's in the timeline.
+        const bool perPpRank = chunksDifferInRecompute(x);
+        const int recomputed =
+            x.layout.blockRecomputed(stage, x.plan.memory.recompute_num_layers, perPpRank);
         const int perChunk = std::max(1, x.largestChunkOf(stage));
         const int n = std::min(std::max(1, x.plan.memory.recompute_num_layers), perChunk);
-        const bool chunksAlike = x.layout.chunk(stage, 0) * x.v == L;
+        const bool chunksAlike = x.layout.chunk(stage, 0) * x.v == L && !perPpRank;
+        qn.actLayerCheckpointed = qn.actLayer;
         if (x.plan.memory.recompute_method == RecomputeMethod::Block && chunksAlike && n < perChunk)
             qn.actLayer = (n * qn.actLayer + (perChunk - n) * qn.actLayerMeanFull) / perChunk;
         else if (x.plan.memory.recompute_method == RecomputeMethod::Block && !chunksAlike && recomputed < L)
@@ -857,6 +895,15 @@ void computeActivations(const Context &x, int stage, const StageElements &se, Qu
     const SwapAttentionSplit swap = swapAttentionSplit(x.plan, qn.actLayer, swapSide);
     qn.swapLayer = swap.swapped;
     qn.actTotal = swap.kept * L * qn.inflight + swap.swapped;
+    if (chunksDifferInRecompute(x) && !off.activations) {
+        // Each chunk's own share, for the micro-batches of it in flight at the warm-up's end
+        // (swap-attention is refused under full recompute).
+        qn.actTotal = 0;
+        for (int c = 0; c < x.v; ++c)
+            qn.actTotal +=
+                warmupUnitsOfChunk(x, stage, c) * x.layout.chunk(stage, c) *
+                chunkLayerActivations(x, qn.actLayerCheckpointed, qn.actLayerMeanFull, stage, c);
+    }
     if (off.activations) {
         // Offloaded, each model chunk in flight keeps its last layer's on the device until its
         // backward (a layer's go once the next layer has saved its own), and the chunk being
@@ -1119,6 +1166,12 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     }
 
     s.actLayer = q.actLayer;
+    if (chunksDifferInRecompute(x)) {
+        s.actChunk.resize(size_t(x.v));
+        for (int c = 0; c < x.v; ++c)
+            s.actChunk[size_t(c)] =
+                chunkLayerActivations(x, q.actLayerCheckpointed, q.actLayerMeanFull, stage, c);
+    }
     const LayerBackward bwd = layerBackward(x, q);
     s.recomputeSet = bwd.recompute;
     s.bwdWork = bwd.work;
@@ -2239,7 +2292,23 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
 
     // --- activations --------------------------------------------------------------------------
     const double perToken = q.actLayer / std::max(1.0, x.tokens);
-    if (plan.memory.offload.activations && q.actTotal < x.layersOf(rank.stage) * q.inflight * q.actLayer)
+    if (chunksDifferInRecompute(x) && !plan.memory.offload.activations) {
+        std::string units, recomputed;
+        for (int c = 0; c < x.v; ++c) {
+            units += (c ? ", " : "") + std::to_string(warmupUnitsOfChunk(x, rank.stage, c));
+            recomputed +=
+                (c ? ", " : "") + std::to_string(x.layout.chunkBlockRecomputed(
+                                      rank.stage, c, plan.memory.recompute_num_layers, true));
+        }
+        A.formula.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "%1 layers x %2 B/token on average x %3 tokens, each model chunk's "
+                              "for its micro-batches in flight (%4) with its first %5 layer(s) "
+                              "recomputed = %6"),
+            {num(x.layersOf(rank.stage)), num(perToken, 0), num(x.tokens, 0), id(units),
+             id(recomputed), gib(q.actTotal)});
+    } else if (plan.memory.offload.activations &&
+               q.actTotal < x.layersOf(rank.stage) * q.inflight * q.actLayer)
         A.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                         "(%1 model chunk(s) in flight + 1) x one layer's %2 B/token x %3 tokens = %4"),
                       {num(chunksInFlight(x, q.inflight)), num(perToken, 0), num(x.tokens, 0), gib(q.actTotal)});
@@ -2268,7 +2337,16 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                           {recompute});
     else
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "Recompute %1"), {recompute});
-    if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_method == RecomputeMethod::Block)
+    if (chunksDifferInRecompute(x))
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              ", method block per pipeline rank (MindSpeed's "
+                              "--enable-recompute-layers-per-pp-rank): %1 of the stage's %2 "
+                              "layers recomputed, layer l of chunk c being the "
+                              "(l x %3 + c)-th, the others keep everything"),
+            {num(plan.memory.recompute_num_layers), num(x.layersOf(rank.stage)), num(x.v)});
+    else if (plan.memory.recompute == Recompute::Full &&
+             plan.memory.recompute_method == RecomputeMethod::Block)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation",
                                             ", method block: the first %1 of each chunk's %2 layers "
                                             "recomputed, the others keep everything"),

@@ -601,6 +601,7 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         if ((r.has("recompute_method") || r.has("recompute_num_layers")) && mo.recompute != Recompute::Full)
             throw PlanError(r.has("recompute_method") ? "memory.recompute_method" : "memory.recompute_num_layers",
                             "applies to recompute \"full\" (Megatron's --recompute-method)");
+        mo.recompute_layers_per_pp_rank = r.boolean("recompute_layers_per_pp_rank", false);
         mo.recompute_activation_function = r.boolean("recompute_activation_function", false);
         mo.recompute_norm = r.boolean("recompute_norm", false);
         if ((mo.recompute_activation_function || mo.recompute_norm) && mo.recompute == Recompute::Full)
@@ -762,6 +763,18 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
         throw PlanError("memory.overlap_param_gather",
                         "needs parallel.sharding \"optimizer\" or \"grads\" (the distributed "
                         "optimizer's all-gather of updated shards)");
+    if (plan.memory.recompute_layers_per_pp_rank) {
+        const std::string f = "memory.recompute_layers_per_pp_rank";
+        if (plan.memory.recompute != Recompute::Full ||
+            plan.memory.recompute_method != RecomputeMethod::Block)
+            throw PlanError(
+                f, "applies to recompute \"full\" with recompute_method \"block\" (MindSpeed's "
+                   "--enable-recompute-layers-per-pp-rank)");
+        if (plan.framework != "megatron")
+            throw PlanError(
+                f, "is MindSpeed's --enable-recompute-layers-per-pp-rank: it needs framework "
+                   "\"megatron\"");
+    }
     if ((plan.memory.recompute_activation_function || plan.memory.recompute_norm) &&
         plan.memory.recompute == Recompute::Full)
         throw PlanError(plan.memory.recompute_norm ? "memory.recompute_norm" : "memory.recompute_activation_function",
@@ -927,11 +940,20 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
     // stages, the embedding / loss counted, or listed per stage).
     if (const std::optional<PlanError> e = stageLayoutError(pa, m.layers, m.mtp_layers))
         throw *e;
-    const int chunkLayers = stageLayout(pa, m.layers).largestChunk();
-    if (plan.memory.recompute == Recompute::Full && plan.memory.recompute_num_layers > chunkLayers)
+    const StageLayout layout = stageLayout(pa, m.layers);
+    if (plan.memory.recompute_layers_per_pp_rank) {
+        if (plan.memory.recompute_num_layers > layout.largestStage())
+            throw PlanError("memory.recompute_num_layers",
+                            "must not exceed the layers of a pipeline stage (" +
+                                s(layout.largestStage()) +
+                                ") with recompute_layers_per_pp_rank, got " +
+                                s(plan.memory.recompute_num_layers));
+    } else if (plan.memory.recompute == Recompute::Full &&
+               plan.memory.recompute_num_layers > layout.largestChunk()) {
         throw PlanError("memory.recompute_num_layers",
-                        "must not exceed the layers of a model chunk (" + s(chunkLayers) + "), got " +
-                            s(plan.memory.recompute_num_layers));
+                        "must not exceed the layers of a model chunk (" + s(layout.largestChunk()) +
+                            "), got " + s(plan.memory.recompute_num_layers));
+    }
     if (plan.training.seq_len % pa.cp != 0)
         throw PlanError("parallel.cp", "must divide training.seq_len (" + s(plan.training.seq_len) +
                                            "), got " + s(pa.cp));
@@ -1170,6 +1192,8 @@ nlohmann::json planToJson(const Plan &p)
         j["memory"]["recompute_method"] = toString(p.memory.recompute_method);
         j["memory"]["recompute_num_layers"] = p.memory.recompute_num_layers;
     }
+    if (p.memory.recompute_layers_per_pp_rank)
+        j["memory"]["recompute_layers_per_pp_rank"] = true;
     if (p.memory.recompute_activation_function)
         j["memory"]["recompute_activation_function"] = true;
     if (p.memory.recompute_norm)

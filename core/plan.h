@@ -160,6 +160,10 @@ struct MemoryOptions
     Recompute recompute = Recompute::None;
     RecomputeMethod recompute_method = RecomputeMethod::Uniform;
     int recompute_num_layers = 1;
+    /// MindSpeed's --enable-recompute-layers-per-pp-rank (method block): recompute_num_layers
+    /// counts the stage's layers over all its model chunks, layer l of chunk c ranking
+    /// l x chunks + c, instead of the first layers of every chunk.
+    bool recompute_layers_per_pp_rank = false;
     /// MindSpeed's --recompute-activation-function: the FFN activation's output is not kept but
     /// recomputed from its input in backward.
     bool recompute_activation_function = false;

@@ -121,6 +121,8 @@ void apply(Plan &p, const Layout &l)
     p.memory.recompute = l.recompute;
     p.memory.recompute_method = l.block_layers > 0 ? RecomputeMethod::Block : RecomputeMethod::Uniform;
     p.memory.recompute_num_layers = l.block_layers > 0 ? l.block_layers : 1;
+    // The recompute-block axis counts layers per chunk (core/search.h).
+    p.memory.recompute_layers_per_pp_rank = false;
     p.memory.offload.optimizer = l.offload & 1;
     p.memory.offload.params = l.offload & 2;
     p.memory.offload.grads = l.offload & 4;

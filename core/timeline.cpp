@@ -96,7 +96,18 @@ namespace {
 class Emitter
 {
 public:
-    Emitter(const StepShape &shape, StepSink &sink) : s(shape), k(sink) {}
+    Emitter(const StepShape &shape, StepSink &sink) : s(shape), k(sink)
+    {
+        // Chunks that save alike share their blocks: each distinct saving gets a class.
+        actClass.resize(s.actChunk.size());
+        std::vector<double> seen;
+        for (size_t c = 0; c < s.actChunk.size(); ++c) {
+            const auto it = std::find(seen.begin(), seen.end(), s.actChunk[c]);
+            actClass[c] = uint32_t(it - seen.begin()) + 1;
+            if (it == seen.end())
+                seen.push_back(s.actChunk[c]);
+        }
+    }
 
     void setup()
     {
@@ -199,6 +210,12 @@ private:
     const StepShape &s;
     StepSink &k;
     bool rootPerUnit = true;
+    std::vector<uint32_t> actClass; ///< per chunk, 1 + its saving's index (empty: all alike)
+
+    double actOf(int chunk) const
+    {
+        return s.actChunk.empty() ? s.actLayer : s.actChunk[size_t(chunk)];
+    }
 
     void alloc(const TensorRef &t, double bytes, const std::vector<double> *parts = nullptr)
     {
@@ -349,11 +366,13 @@ private:
         }
     }
 
-    /// Whether every chunk of this stage holds the same number of layers.
+    /// Whether every chunk of this stage holds the same number of layers, saving alike.
     bool chunksAlike() const
     {
-        return std::adjacent_find(s.chunkLayers.begin(), s.chunkLayers.end(), std::not_equal_to<>()) ==
-               s.chunkLayers.end();
+        return std::adjacent_find(s.chunkLayers.begin(), s.chunkLayers.end(),
+                                  std::not_equal_to<>()) == s.chunkLayers.end() &&
+               std::adjacent_find(s.actChunk.begin(), s.actChunk.end(), std::not_equal_to<>()) ==
+                   s.actChunk.end();
     }
 
     void interleavedSchedule(int units, int warm)
@@ -412,8 +431,10 @@ private:
     {
         // The chunk's layer count too: a layout may give a stage's chunks different counts.
         return (back ? 1u : 0u) | (hasHead(chunk) ? 2u : 0u) | (hasEmbedding(chunk) ? 4u : 0u) |
-               (firstBackward ? 8u : 0u) | (rootPerUnit ? 16u : 0u) | (rootPostBackward(chunk) ? 32u : 0u) |
-               (uint32_t(std::clamp(s.layersOfChunk(chunk), 0, 0xFFFF)) << 8);
+               (firstBackward ? 8u : 0u) | (rootPerUnit ? 16u : 0u) |
+               (rootPostBackward(chunk) ? 32u : 0u) |
+               (uint32_t(std::clamp(s.layersOfChunk(chunk), 0, 0xFFFF)) << 8) |
+               (actClass.empty() ? 0u : std::min(actClass[size_t(chunk)], 0xFFu) << 24);
     }
 
     /// FSDP2's root reduces its gradients once a micro-batch's backward is done on this stage:
@@ -438,6 +459,7 @@ private:
         k.phase(Phase::Forward);
         const int L = s.layersOfChunk(chunk);
         const int base = s.firstLayerOfChunk(chunk); // layer index within the stage
+        const double act = actOf(chunk);
         if (s.fsdp && s.rootStaysGathered && rootPerUnit)
             alloc(at(TensorKind::GatheredRoot, u, -1), s.rootGathered);
         // The embedding's dropout keeps its mask until the embedding's backward.
@@ -453,9 +475,9 @@ private:
             }
             alloc(at(TensorKind::ComputeCopy, u, l), s.castPerLayer);
             alloc(at(TensorKind::ForwardWorkingSet, u, l), s.fwdWork);
-            alloc(at(TensorKind::SavedActivations, u, l), s.actLayer, &s.savedParts);
+            alloc(at(TensorKind::SavedActivations, u, l), act, &s.savedParts);
             if (s.offloadActivations && hasPrev)
-                free(at(TensorKind::SavedActivations, u, l - 1), s.actLayer); // copied to the host
+                free(at(TensorKind::SavedActivations, u, l - 1), act); // copied to the host
             free(at(TensorKind::ForwardWorkingSet, u, l), s.fwdWork);
             if (s.fsdp && s.reshardAfterForward)
                 free(at(TensorKind::GatheredLayer, u, l), s.gatheredLayer);
@@ -493,6 +515,7 @@ private:
         k.phase(Phase::Backward);
         const int L = s.layersOfChunk(chunk);
         const int base = s.firstLayerOfChunk(chunk);
+        const double act = actOf(chunk);
         const bool makeGrads = firstBackward && !s.persistentGrads;
         const bool gathers = s.fsdp && s.reshardAfterForward;
         if (gathers && L > 0 && s.prefetch > 0)
@@ -523,7 +546,7 @@ private:
                     alloc(at(TensorKind::AllGatherBuffer, u, l - 1), s.gatheredLayer);
             }
             if (s.offloadActivations && !bottom)
-                alloc(at(TensorKind::SavedActivations, u, l - 1), s.actLayer, &s.savedParts);
+                alloc(at(TensorKind::SavedActivations, u, l - 1), act, &s.savedParts);
             if (s.castsRedoneInBackward)
                 alloc(at(TensorKind::ComputeCopy, u, l), s.castPerLayer);
             alloc(at(TensorKind::RecomputedLayer, u, l), s.recomputeSet, &s.recomputeParts);
@@ -534,7 +557,7 @@ private:
                 alloc({TensorKind::Gradient, -1, l}, s.gradsPerLayer);
             free(at(TensorKind::BackwardWorkingSet, u, l), s.bwdWork);
             free(at(TensorKind::RecomputedLayer, u, l), s.recomputeSet);
-            free(at(TensorKind::SavedActivations, u, l), s.actLayer);
+            free(at(TensorKind::SavedActivations, u, l), act);
             free(at(TensorKind::ComputeCopy, u, l), s.castPerLayer);
             if (s.fsdp) {
                 free(at(TensorKind::GatheredLayer, u, l), s.gatheredLayer); // reshard first

@@ -122,6 +122,9 @@ struct StepShape
 
     // activations per micro-batch unit
     double actLayer = 0;       ///< saved by one layer after the recompute policy
+    /// Per model chunk, what one of its layers saves, where chunks differ (MindSpeed's block
+    /// recompute per pipeline rank); empty: every layer saves actLayer.
+    std::vector<double> actChunk;
     double recomputeSet = 0;   ///< what the layer's recompute brings back for its backward
     double bwdWork = 0;        ///< the layer backward's working set beyond recompute
     double fwdWork = 0;        ///< per layer forward working memory

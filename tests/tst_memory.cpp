@@ -436,6 +436,90 @@ private slots:
         QCOMPARE(m.ranks[1].rank, 2); // dp 2 ranks per stage
     }
 
+    // MindSpeed's --enable-recompute-layers-per-pp-rank: recompute_num_layers counts a stage's
+    // layers over its chunks (layer l of chunk c ranks l x v + c). Llama-2-7B over tp 2 x pp 4
+    // with 4 chunks of 2 layers per stage, 32 micro-batches: at the end of stage s's warm-up
+    // ((pp - s - 1) x 2 + (v - 1) x pp + 1 forwards, forward k on chunk (k / pp) mod v) chunk c
+    // holds 7, 4, 4, 4 micro-batches on stage 0 and 4, 4, 4, 3 on stage 2. With n = 1 only
+    // chunk 0 recomputes its first layer; with n = 4 every chunk does, which is plain block
+    // recompute of 1 layer per chunk. The timeline's activations at the peak against those
+    // counts, from a layer that keeps everything (recompute none: 2 layers x 19 or 15 units)
+    // and a chunk with one layer recomputed (plain block).
+    void recomputePerPipelineRank_data()
+    {
+        QTest::addColumn<int>("stage");
+        QTest::addColumn<QString>("units"); // micro-batches of chunks 0-3 in flight
+        QTest::newRow("stage 0") << 0 << QStringLiteral("7 4 4 4");
+        QTest::newRow("stage 2") << 2 << QStringLiteral("4 4 4 3");
+    }
+    void recomputePerPipelineRank()
+    {
+        QFETCH(int, stage);
+        QFETCH(QString, units);
+        std::vector<int> inFlight;
+        for (const QString &n : units.split(QLatin1Char(' ')))
+            inFlight.push_back(n.toInt());
+        // Without dropout: the embedding's mask would sit with chunk 0 of stage 0 alone.
+        const json layout = {
+            {"framework", "megatron"},
+            {"training", {{"grad_accum", 32}, {"dropout", {{"hidden", 0}, {"attention", 0}}}}},
+            {"parallel",
+             {{"dp", 1},
+              {"tp", 2},
+              {"sp", true},
+              {"pp", 4},
+              {"pp_schedule", "interleaved"},
+              {"virtual_stages", 4},
+              {"sharding", "optimizer"}}}};
+        auto activations = [&](const json &memory) -> double {
+            json patch = layout;
+            patch["memory"] = memory;
+            const MemoryEstimate m = run(patch);
+            const RankMemory &r = m.ranks[size_t(stage)];
+            if (r.stage != stage)
+                qFatal("rank %d is stage %d", stage, r.stage);
+            return r.phases[size_t(r.peak_phase)][Component::Activations];
+        };
+        const json block = {
+            {"recompute", "full"}, {"recompute_method", "block"}, {"recompute_num_layers", 1}};
+        json perRank = block;
+        perRank["recompute_layers_per_pp_rank"] = true;
+        const double none = activations({{"recompute", "none"}});
+        const double plain = activations(block);
+        const double onePerStage = activations(perRank);
+        perRank["recompute_num_layers"] = 4;
+        QCOMPARE(activations(perRank), plain);
+        const int total = std::accumulate(inFlight.begin(), inFlight.end(), 0);
+        const double full = none / (2.0 * total); // one kept layer, one micro-batch
+        const double chunk0 = plain / total;      // a recomputed layer and a kept one
+        const double expected = inFlight[0] * chunk0 + (total - inFlight[0]) * 2.0 * full;
+        QVERIFY2(qFuzzyCompare(onePerStage, expected),
+                 qPrintable(QStringLiteral("%1 against %2").arg(onePerStage).arg(expected)));
+        QVERIFY(onePerStage > plain && onePerStage < none);
+
+        // Its rules: block recompute under framework megatron, at most a stage's layers.
+        json bad = layout;
+        bad["memory"] = {{"recompute", "full"}, {"recompute_layers_per_pp_rank", true}};
+        QVERIFY_THROWS_EXCEPTION(PlanError, run(bad));
+        bad["memory"] = perRank;
+        bad["memory"]["recompute_num_layers"] = 9;
+        QVERIFY_THROWS_EXCEPTION(PlanError, run(bad));
+        bad["memory"]["recompute_num_layers"] = 8;
+        run(bad); // a stage's 8 layers: allowed, where a chunk holds 2
+        bad["framework"] = "pytorch";
+        QVERIFY_THROWS_EXCEPTION(PlanError, run(bad));
+        // Saved only when set, and read back.
+        json j = basePlan();
+        j.merge_patch(layout);
+        j["memory"] = perRank;
+        const Plan p = parsePlan(j, Catalog::builtin());
+        QVERIFY(p.memory.recompute_layers_per_pp_rank);
+        QVERIFY(planToJson(p)["memory"]["recompute_layers_per_pp_rank"] == json(true));
+        QVERIFY(parsePlan(planToJson(p), Catalog::builtin()).memory.recompute_layers_per_pp_rank);
+        QVERIFY(!planToJson(parsePlan(basePlan(), Catalog::builtin()))["memory"].contains(
+            "recompute_layers_per_pp_rank"));
+    }
+
     void interleavedHoldsMore()
     {
         const auto plain = run({{"parallel", {{"dp", 2}, {"pp", 4}}}, {"training", {{"grad_accum", 8}}}});

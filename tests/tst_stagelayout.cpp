@@ -90,6 +90,39 @@ private slots:
             QCOMPARE(stageOfLayer(pipeline(2, 4), 8, layer), four[size_t(layer)]);
     }
 
+    // Megatron's --recompute-method block recomputes the first n layers of every chunk;
+    // MindSpeed's --enable-recompute-layers-per-pp-rank ranks the stage's layers over its
+    // chunks (mindspeed/core/memory/recompute/recompute_common.py should_recompute: layer l of
+    // chunk c has priority l x v + c, recomputed below n). Each chunk's count against that rule
+    // layer by layer, on even and on embedding-counted (uneven) layouts.
+    void blockRecomputePerPipelineRank()
+    {
+        Parallel counted = pipeline(4, 2);
+        counted.account_for_embedding = counted.account_for_loss = true;
+        for (const auto &[pa, layers] : {std::pair{pipeline(4, 4), 32},
+                                         std::pair{pipeline(2, 3), 30}, std::pair{counted, 30}}) {
+            const StageLayout l = stageLayout(pa, layers);
+            for (int s = 0; s < pa.pp; ++s) {
+                for (int n = 1; n <= l.stage(s); ++n) {
+                    int sum = 0;
+                    for (int c = 0; c < l.chunks; ++c) {
+                        int rule = 0;
+                        for (int layer = 0; layer < l.chunk(s, c); ++layer)
+                            rule += layer * l.chunks + c < n ? 1 : 0;
+                        QCOMPARE(l.chunkBlockRecomputed(s, c, n, true), rule);
+                        QCOMPARE(l.chunkBlockRecomputed(s, c, n, false),
+                                 std::min(n, l.chunk(s, c)));
+                        sum += rule;
+                    }
+                    QCOMPARE(l.blockRecomputed(s, n, true), sum);
+                }
+            }
+        }
+        // 32 layers, pp 4 x 4 chunks of 2: n = 1 is chunk 0's first layer only.
+        QCOMPARE(stageLayout(pipeline(4, 4), 32).blockRecomputed(1, 1, true), 1);
+        QCOMPARE(stageLayout(pipeline(4, 4), 32).blockRecomputed(1, 1, false), 4);
+    }
+
     void evenSplitWithoutInterleaving()
     {
         const std::vector<int> counts = stageLayers(pipeline(4), 32);

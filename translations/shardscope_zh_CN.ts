@@ -1199,6 +1199,14 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source>Megatron receives each micro-batch&apos;s input into a fresh tensor and hands it to the model chunk (set_input_tensor), which keeps it; backward fills its gradient to send back. After the step each of the %1 chunks of this stage that receive their input keeps the last one and its gradient (%2) until its next forward. </source>
         <translation>Megatron 将每个微批次的输入接收到新张量中并交给模型块（set_input_tensor），模型块保留该张量；反向计算填入其梯度以回传。训练步结束后，本阶段接收输入的 %1 个模型块各自保留最后一个输入及其梯度（%2），直到下一次前向。</translation>
     </message>
+    <message>
+        <source>%1 layers x %2 B/token on average x %3 tokens, each model chunk&apos;s for its micro-batches in flight (%4) with its first %5 layer(s) recomputed = %6</source>
+        <translation>%1 层 x 平均 %2 B/token x %3 tokens，每个模型块按其在途微批数（%4）计，各自前 %5 层重计算 = %6</translation>
+    </message>
+    <message>
+        <source>, method block per pipeline rank (MindSpeed&apos;s --enable-recompute-layers-per-pp-rank): %1 of the stage&apos;s %2 layers recomputed, layer l of chunk c being the (l x %3 + c)-th, the others keep everything</source>
+        <translation>，方法 block 按流水线阶段计数（MindSpeed 的 --enable-recompute-layers-per-pp-rank）：重计算该阶段 %2 层中的 %1 层，模型块 c 的第 l 层排第 (l x %3 + c) 位，其余层保留全部激活</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -4824,6 +4832,22 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数 / tp
     <message>
         <source>No effect: every query head has its own K and V</source>
         <translation>无效果：每个查询头都有自己的 K 和 V</translation>
+    </message>
+    <message>
+        <source>Count per stage (MindSpeed)</source>
+        <translation>按阶段计数（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s --enable-recompute-layers-per-pp-rank: the recompute layers count the stage&apos;s layers over its model chunks (layer l of chunk c is the (l x chunks + c)-th), not the first layers of each chunk</source>
+        <translation>MindSpeed 的 --enable-recompute-layers-per-pp-rank：重计算层数按整个阶段跨其模型块计数（模型块 c 的第 l 层排第 l x 模型块数 + c 位），而不是每个模型块的前若干层</translation>
+    </message>
+    <message>
+        <source>Applies to full recompute with method block under framework megatron (MindSpeed)</source>
+        <translation>仅适用于 megatron 框架下方法为 block 的全量重计算（MindSpeed）</translation>
+    </message>
+    <message>
+        <source>Layers recomputed per pipeline stage, over its chunks</source>
+        <translation>每个流水线阶段（跨其模型块）重计算的层数</translation>
     </message>
 </context>
 <context>

@@ -978,6 +978,7 @@ void PlanEditor::buildUi()
             if (r != Recompute::Full) {
                 p.memory.recompute_method = RecomputeMethod::Uniform;
                 p.memory.recompute_num_layers = 1;
+                p.memory.recompute_layers_per_pp_rank = false;
             } else {
                 p.memory.recompute_activation_function = p.memory.recompute_norm = false;
             }
@@ -990,7 +991,11 @@ void PlanEditor::buildUi()
     memory->addRow(tr("Recompute method"), m_recomputeMethod);
     connect(m_recomputeMethod, &QComboBox::currentIndexChanged, this, [this](int index) {
         const auto mth = RecomputeMethod(m_recomputeMethod->itemData(index).toInt());
-        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) { p.memory.recompute_method = mth; });
+        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) {
+            p.memory.recompute_method = mth;
+            if (mth != RecomputeMethod::Block)
+                p.memory.recompute_layers_per_pp_rank = false; // counts block's layers only
+        });
     });
     m_recomputeLayers = spin(content, 1, 1024);
     m_recomputeLayers->setObjectName(QStringLiteral("recomputeLayers"));
@@ -1000,6 +1005,18 @@ void PlanEditor::buildUi()
     });
     // The Plan dock is about 330 px wide at 1366x768: a check box's text, which does not wrap,
     // stays short; its tooltip (set with the plan, in refresh()) says the rest.
+    m_recomputePerPpRank = new QCheckBox(tr("Count per stage (MindSpeed)"), content);
+    m_recomputePerPpRank->setObjectName(QStringLiteral("recomputePerPpRank"));
+    memory->addRow(m_recomputePerPpRank);
+    connect(m_recomputePerPpRank, &QCheckBox::toggled, this, [this](bool on) {
+        edit(tr("Change recompute"), EditId::Memory, [&](Plan &p) {
+            p.memory.recompute_layers_per_pp_rank = on;
+            // The count may now run over the stage's chunks, and no further.
+            const StageLayout layout = stageLayout(p.parallel, p.model.layers);
+            p.memory.recompute_num_layers = std::min(
+                p.memory.recompute_num_layers, on ? layout.largestStage() : layout.largestChunk());
+        });
+    });
     m_recomputeActivation = new QCheckBox(tr("Recompute FFN activation"), content);
     m_recomputeActivation->setObjectName(QStringLiteral("recomputeActivation"));
     memory->addRow(m_recomputeActivation);
@@ -1415,15 +1432,32 @@ void PlanEditor::refresh()
         const bool full = p.memory.recompute == Recompute::Full;
         selectData(m_recomputeMethod, int(p.memory.recompute_method));
         setValue(m_recomputeLayers, p.memory.recompute_num_layers);
-        m_recomputeLayers->setMaximum(std::max(1, stageLayout(p.parallel, p.model.layers).largestChunk()));
+        const StageLayout layout = stageLayout(p.parallel, p.model.layers);
+        const bool perPpRank = p.memory.recompute_layers_per_pp_rank;
+        m_recomputeLayers->setMaximum(
+            std::max(1, perPpRank ? layout.largestStage() : layout.largestChunk()));
         m_recomputeMethod->setEnabled(full);
         m_recomputeLayers->setEnabled(full);
+        setChecked(m_recomputePerPpRank, perPpRank);
+        const bool block = full && p.memory.recompute_method == RecomputeMethod::Block;
+        m_recomputePerPpRank->setEnabled(perPpRank || (block && p.framework == "megatron"));
+        m_recomputePerPpRank->setToolTip(
+            block && p.framework == "megatron"
+                ? tr("MindSpeed's --enable-recompute-layers-per-pp-rank: the recompute layers "
+                     "count the "
+                     "stage's layers over its model chunks (layer l of chunk c is the (l x chunks "
+                     "+ c)-th), "
+                     "not the first layers of each chunk")
+                : tr("Applies to full recompute with method block under framework megatron "
+                     "(MindSpeed)"));
         const QString needsFull = tr("Applies to full recompute (Megatron's --recompute-method)");
         m_recomputeMethod->setToolTip(full ? tr("uniform: checkpoint groups of the given layers; block: "
                                                 "recompute only the first layers of each chunk")
                                            : needsFull);
-        m_recomputeLayers->setToolTip(full ? tr("Layers per group (uniform) or recomputed per chunk (block)")
-                                           : needsFull);
+        m_recomputeLayers->setToolTip(
+            full ? (perPpRank ? tr("Layers recomputed per pipeline stage, over its chunks")
+                              : tr("Layers per group (uniform) or recomputed per chunk (block)"))
+                 : needsFull);
         setChecked(m_recomputeActivation, p.memory.recompute_activation_function);
         setChecked(m_recomputeNorm, p.memory.recompute_norm);
         m_recomputeActivation->setEnabled(!full);

@@ -97,6 +97,7 @@ private:
     QComboBox *m_recomputeMethod = nullptr;
     QSpinBox *m_recomputeLayers = nullptr;
     QCheckBox *m_recomputeActivation = nullptr, *m_recomputeNorm = nullptr;
+    QCheckBox *m_recomputePerPpRank = nullptr;
     QComboBox *m_ppSchedule = nullptr, *m_virtualStages = nullptr;
     QLineEdit *m_stageLayers = nullptr; ///< parallel.stage_layers, or the layout's counts
     QSpinBox *m_firstStageLayers = nullptr, *m_lastStageLayers = nullptr;

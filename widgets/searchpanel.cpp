@@ -67,6 +67,7 @@ std::string searchKey(const Plan &plan)
     pa.dp_shard = 0;
     p.memory.recompute_method = RecomputeMethod::Uniform;
     p.memory.recompute_num_layers = 1;
+    p.memory.recompute_layers_per_pp_rank = false;
     p.memory.overlap_param_gather = false;
     p.memory.param_and_grad_buffer_pad = 0;
     p.training.micro_batch = 1;
