@@ -156,6 +156,24 @@ int stageOfLayer(const Plan &plan, int layer)
 
 } // namespace
 
+bool adaptersOnFusedModules(const Plan &plan)
+{
+    return plan.framework == "megatron" && !plan.model.mla_attention();
+}
+
+uint8_t adaptedTargets(const Plan &plan)
+{
+    uint8_t t = plan.training.method.lora.targets;
+    if (adaptersOnFusedModules(plan)) {
+        constexpr uint8_t qkv = kTargetQ | kTargetK | kTargetV, gateUp = kTargetGate | kTargetUp;
+        if (t & qkv)
+            t |= qkv;
+        if (t & gateUp)
+            t |= gateUp;
+    }
+    return t;
+}
+
 double adapterBytes(const Plan &plan, const FrameworkProfile &fw)
 {
     const DType d = plan.training.method.lora.dtype != DType::None ? plan.training.method.lora.dtype
@@ -171,6 +189,22 @@ StageElements stageElements(const Plan &plan, int stage)
     const bool qlora = mo.method == TrainingMethod::QLoRA;
     const double r = mo.lora.rank;
     const bool dora = mo.method == TrainingMethod::DoRA;
+    const bool fused = adaptersOnFusedModules(plan);
+    const uint8_t targets = adaptedTargets(plan);
+    // The linears one fused module computes (q, k, v; gate, up), and the first of them.
+    auto fusedGroup = [](LinearTarget target) -> uint8_t {
+        if (target & (kTargetQ | kTargetK | kTargetV))
+            return kTargetQ | kTargetK | kTargetV;
+        if (target & (kTargetGate | kTargetUp))
+            return kTargetGate | kTargetUp;
+        return 0;
+    };
+    auto firstOfGroup = [&](const LayerShape &ls, const Linear &l) -> const Linear * {
+        for (const Linear &o : ls.linears)
+            if ((o.target & fusedGroup(l.target)) && o.expert == l.expert && o.part == l.part)
+                return &o;
+        return &l;
+    };
     StageElements e;
 
     // The stage's layers come in kinds (dense, MoE) and, for each, in two trainings: trained
@@ -270,21 +304,34 @@ StageElements stageElements(const Plan &plan, int stage)
                     e.largestQuantized = std::max(e.largestQuantized, w);
                 }
             }
-            if (mo.usesAdapters() && (mo.lora.targets & l.target)) {
-                double a = column ? r * l.in + r * l.out / split
-                           : l.split == Split::Row ? r * l.in / split + r * l.out
-                                                   : r * l.in + r * l.out;
-                matrix(r, cols, n * copies, true); // A
-                matrix(rows, r, n * copies, true); // B
+            if (mo.usesAdapters() && (targets & l.target)) {
+                // On a fused module (adaptersOnFusedModules) the first of its linears carries
+                // the one adapter, over the outputs of all of them; the others add none.
+                double out = l.out;
+                if (fused && (l.target & fusedGroup(l.target))) {
+                    if (&l != firstOfGroup(ls, l))
+                        continue;
+                    out = 0;
+                    for (const Linear &o : ls.linears)
+                        if ((o.target & fusedGroup(l.target)) && o.expert == l.expert &&
+                            o.part == l.part)
+                            out += o.out;
+                }
+                const double adRows = column ? out / split : out;
+                double a = column                  ? r * l.in + r * out / split
+                           : l.split == Split::Row ? r * l.in / split + r * out
+                                                   : r * l.in + r * out;
+                matrix(r, cols, n * copies, true);   // A
+                matrix(adRows, r, n * copies, true); // B
                 if (dora) {
-                    a += rows;
-                    e.trainedVectors += n * copies * rows;
-                    if (rows < 4096)
-                        e.trainedSmallTensors += n * copies * rows;
+                    a += adRows;
+                    e.trainedVectors += n * copies * adRows;
+                    if (adRows < 4096)
+                        e.trainedSmallTensors += n * copies * adRows;
                 }
                 (l.expert ? e.adapterExpert : e.adapterDense) += n * a * copies;
                 layerTrainedElems += a * copies;
-                e.largestAdapted = std::max(e.largestAdapted, w);
+                e.largestAdapted = std::max(e.largestAdapted, l.in * out / split);
             }
         }
         e.trainedPerLayer += n * layerTrainedElems;

@@ -128,6 +128,16 @@ StageElements stageElements(const Plan &plan, int stage);
 /// print_trainable_parameters() counts them (no TP split; modules_to_save copies included).
 int64_t trainableParameters(const Plan &plan);
 
+/// Whether the plan's adapters sit on Megatron-Core's fused modules: MindSpeed-LLM's LoRA
+/// (framework `megatron`; --lora-target-modules linear_qkv linear_proj linear_fc1 linear_fc2)
+/// wraps linear_qkv, which computes q, k and v in one GEMM, and linear_fc1, which computes gate
+/// and up: one adapter for each, its A (r x in) shared by the fused outputs. Multi-head latent
+/// attention has no linear_qkv.
+bool adaptersOnFusedModules(const Plan &plan);
+/// The targets adapted: the plan's, and under adaptersOnFusedModules the whole fused module of
+/// any target in it (q, k or v: all three; gate or up: both).
+uint8_t adaptedTargets(const Plan &plan);
+
 /// Bytes per element of the LoRA / DoRA adapters: the plan's `training.lora.dtype`, else the
 /// framework profile's `adapter_dtype` ("compute": the plan's compute dtype).
 double adapterBytes(const Plan &plan, const FrameworkProfile &fw);

@@ -276,9 +276,12 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         const StageParams sp = stageParams(plan, *shape);
         const double baseGradBytes =
             mainGradDtype(plan, fw) != DType::None ? bytesOf(mainGradDtype(plan, fw)) : bytesOf(pr.grads);
-        // Adapters' gradients are in the adapter dtype (PEFT: fp32).
-        const double gradBytes = baseGradBytes * (1.0 - sp.adapterShare) +
-                                 adapterBytes(plan, fw) * sp.adapterShare;
+        // Adapters' gradients are in the main-gradient buffer where the framework keeps one
+        // (Megatron's DDP), else in the adapter dtype (PEFT: fp32).
+        const double adapterGradBytes =
+            mainGradDtype(plan, fw) != DType::None ? baseGradBytes : adapterBytes(plan, fw);
+        const double gradBytes =
+            baseGradBytes * (1.0 - sp.adapterShare) + adapterGradBytes * sp.adapterShare;
         const double backwardWindow = ce.backward_microbatch_s; // the last micro-batch's backward
         // Megatron's --overlap-grad-reduce (memory.overlap_grad_reduce): without it
         // DistributedDataParallel has one bucket (bucket_size None), reduced once backward is

@@ -377,10 +377,19 @@ double layerActivationBytes(const Context &x, LayerKind kind, double *attentionS
     // output), a frozen linear keeping its weight rather than its input.
     const AttentionSaved att = attentionSaved(x.env, mo, lt.attention);
     perToken += att.inputs + att.core;
-    perToken += adaptedGroup({{kTargetQ, q}, {kTargetK, kv}, {kTargetV, kv}}, lt.attention, h);
+    // On Megatron-Core's fused modules (adaptersOnFusedModules) one adapter reads the input of
+    // linear_qkv / linear_fc1 for all of their outputs.
+    const bool fusedAdapters = adaptersOnFusedModules(x.plan);
+    if (fusedAdapters)
+        perToken += adaptedGroup({{kTargetQ, q + 2.0 * kv}}, lt.attention, h);
+    else
+        perToken += adaptedGroup({{kTargetQ, q}, {kTargetK, kv}, {kTargetV, kv}}, lt.attention, h);
     if (lt.ffn)
         perToken += (casts ? 2.0 : 1.0) * c * hSp; // FFN input(s): router, shared and routed experts
-    const double ffnInputAdapters = adaptedGroup({{kTargetGate, f}, {kTargetUp, f}}, lt.ffn, h);
+    const double ffnInputAdapters =
+        fusedAdapters
+            ? adaptedGroup({{kTargetUp, (mo.ffn == FfnKind::SwiGLU ? 2.0 : 1.0) * f}}, lt.ffn, h)
+            : adaptedGroup({{kTargetGate, f}, {kTargetUp, f}}, lt.ffn, h);
     const double scores = att.scores;
     perToken += adaptedGroup({{kTargetO, h}}, true, q); // the attention output is saved anyway
     // What swap-attention's modules (input norm, attention, post-attention norm) save.
@@ -471,7 +480,7 @@ std::vector<LayerTraining> layerTraining(const Context &x, int stage)
         lt.inputRequiresGrad = below || checkpointed;
         if (mo.usesAdapters()) {
             lt.norms = lt.attention = lt.ffn = false;
-            lt.adapters = mo.lora.targets;
+            lt.adapters = adaptedTargets(x.plan);
             below = true;
         } else {
             const bool whole = layer >= layers - mo.freeze.last_layers;
@@ -608,9 +617,13 @@ void computeStates(const Context &x, int stage, Quantities &qn, StageElements &s
                                    se.quantizedBytesExpert + se.trainedExpert * x.bParams +
                                    se.adapterExpert * x.bAdapter;
         qn.params = off.params ? 0.0 : onRank(x.fsdp, denseBytes, expertBytes);
-        // Gradients, master weights and optimizer states exist only for what is trained.
-        const double gDense = se.trainedDense * x.bGrads + se.adapterDense * x.bAdapter;
-        const double gExpert = se.trainedExpert * x.bGrads + se.adapterExpert * x.bAdapter;
+        // Gradients, master weights and optimizer states exist only for what is trained. A
+        // framework's main-gradient buffer (Megatron's DDP) holds the adapters' gradients too,
+        // in its dtype; otherwise they are in the adapters'.
+        const double bAdapterGrad =
+            mainGradDtype(x.plan, x.fw) != DType::None ? x.bGrads : x.bAdapter;
+        const double gDense = se.trainedDense * x.bGrads + se.adapterDense * bAdapterGrad;
+        const double gExpert = se.trainedExpert * x.bGrads + se.adapterExpert * bAdapterGrad;
         trainedGradBytes = gDense + gExpert;
         qn.grads = off.grads ? 0.0 : onRank(gradsSharded, gDense, gExpert);
         const double trained = std::max(1.0, se.trained());
@@ -1987,7 +2000,13 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                                         "LoRA rank %1 on %2: the base stays frozen; each adapted "
                                         "linear gains A (r x in) and B (out x r), split like the "
                                         "layer under TP. "),
-                {num(method.lora.rank), id(targetList(method.lora.targets))});
+                {num(method.lora.rank), id(targetList(adaptedTargets(plan)))});
+            if (adaptersOnFusedModules(plan))
+                P.assumptions.add(QT_TRANSLATE_NOOP(
+                    "MemoryExplanation",
+                    "MindSpeed-LLM adapts Megatron-Core's fused modules: linear_qkv (q, k and v "
+                    "share one A) and linear_fc1 (gate and up share one A); their gradients are "
+                    "in the main-gradient buffer. "));
             if (method.method == TrainingMethod::QLoRA)
                 P.assumptions.add(QT_TRANSLATE_NOOP(
                     "MemoryExplanation",

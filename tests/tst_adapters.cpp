@@ -88,6 +88,39 @@ private slots:
         QCOMPARE(stageElements(p, 0).adapterDense, 32.0 * (8.0 * 4096 / 2 + 8.0 * 4096));
     }
 
+    // MindSpeed-LLM's LoRA (framework megatron) wraps Megatron-Core's fused linear_qkv and
+    // linear_fc1: one A (r x 4096) for q, k and v with B (12288 x r), one for gate and up with B
+    // (22016 x r). Llama-2-7B r16 on all four modules: 32 x 16 x ((4096 + 12288) + (4096 +
+    // 4096) + (4096 + 22016) + (11008 + 4096)) = 33,685,504, what its CI run's memory gives
+    // (tst_megatronmeasured); PEFT on the unfused Hugging Face model has 39,976,960. Any of q, k,
+    // v adapts the whole linear_qkv; under TP, B splits like the fused output. A GELU FFN's fc1
+    // is up alone. The adapters' gradients live in Megatron's fp32 main-gradient buffer.
+    void megatronAdaptsFusedModules()
+    {
+        const char *all = R"({"framework": "megatron", "parallel": {"sharding": "none"},
+                              "training": {"method": "lora", "lora": {"rank": 16, "targets": "all_linear"}}})";
+        QCOMPARE(qlonglong(trainableParameters(plan(all))), 33685504LL);
+        const Plan qv = plan(R"({"framework": "megatron", "parallel": {"sharding": "none"},
+                                 "training": {"method": "lora", "lora": {"rank": 16, "targets": ["q", "v"]}}})");
+        QCOMPARE(qlonglong(trainableParameters(qv)), 32LL * 16 * (4096 + 12288));
+        QCOMPARE(int(adaptedTargets(qv)), int(kTargetQ | kTargetK | kTargetV));
+        Plan tp = qv;
+        tp.parallel.tp = 2;
+        tp.cluster.devices_per_node = 2;
+        QCOMPARE(stageElements(tp, 0).adapterDense, 32.0 * 16 * (4096 + 12288 / 2));
+        const Plan gelu = plan(R"({"framework": "megatron", "parallel": {"sharding": "none"},
+                                   "model": {"ffn": "gelu"},
+                                   "training": {"method": "lora", "lora": {"rank": 16, "targets": ["up"]}}})");
+        QCOMPARE(qlonglong(trainableParameters(gelu)), 32LL * 16 * (4096 + 11008));
+        const Estimate e = estimate(plan(all), Catalog::builtin());
+        QCOMPARE(step(e)[Component::Gradients], 33685504.0 * 4.0);
+        QCOMPARE(step(e)[Component::MasterWeights], 33685504.0 * 4.0);
+        // The pytorch profile keeps PEFT's unfused linears.
+        QCOMPARE(qlonglong(trainableParameters(plan(R"({"training": {"method": "lora",
+                                                     "lora": {"rank": 16, "targets": "all_linear"}}})"))),
+                 39976960LL);
+    }
+
     // LoRA on one device: the bf16 base stays as it is, the fp32 adapters (PEFT's default) carry
     // fp32 gradients and two fp32 Adam states, and nothing else is trained.
     void loraModelStates()

@@ -1207,6 +1207,10 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source>, method block per pipeline rank (MindSpeed&apos;s --enable-recompute-layers-per-pp-rank): %1 of the stage&apos;s %2 layers recomputed, layer l of chunk c being the (l x %3 + c)-th, the others keep everything</source>
         <translation>，方法 block 按流水线阶段计数（MindSpeed 的 --enable-recompute-layers-per-pp-rank）：重计算该阶段 %2 层中的 %1 层，模型块 c 的第 l 层排第 (l x %3 + c) 位，其余层保留全部激活</translation>
     </message>
+    <message>
+        <source>MindSpeed-LLM adapts Megatron-Core&apos;s fused modules: linear_qkv (q, k and v share one A) and linear_fc1 (gate and up share one A); their gradients are in the main-gradient buffer. </source>
+        <translation>MindSpeed-LLM 在 Megatron-Core 的融合模块上加适配器：linear_qkv（q、k、v 共用一个 A）与 linear_fc1（gate 与 up 共用一个 A）；其梯度位于主梯度缓冲区中。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
