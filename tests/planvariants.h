@@ -35,6 +35,29 @@ inline nlohmann::json variantBase()
       "cluster": {"device": "ascend-910b2", "devices_per_node": 8, "nodes": 1}})");
 }
 
+/// The "parallel" block of MindSpeed-LLM's llama2_tp2_pp4_vpp2 CI runs on 8 NPUs: tp 2 with SP
+/// over pp 4 stages of 4 model chunks each, dp 1.
+inline nlohmann::json tp2Pp4Interleaved4(const char *sharding)
+{
+    return {{"dp", 1},
+            {"tp", 2},
+            {"sp", true},
+            {"pp", 4},
+            {"pp_schedule", "interleaved"},
+            {"virtual_stages", 4},
+            {"sharding", sharding}};
+}
+
+/// One 4096-token sequence per micro-batch, `microbatches` of them a step, no dropout (the
+/// "training" block of MindSpeed-LLM's Llama-2-7B CI runs).
+inline nlohmann::json ciTraining(int microbatches)
+{
+    return {{"seq_len", 4096},
+            {"micro_batch", 1},
+            {"grad_accum", microbatches},
+            {"dropout", {{"hidden", 0}, {"attention", 0}}}};
+}
+
 inline const std::vector<PlanVariant> &planVariants()
 {
     static const std::vector<PlanVariant> v{

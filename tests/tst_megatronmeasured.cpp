@@ -240,11 +240,7 @@ private slots:
     void mindSpeedBaseline()
     {
         const Plan plan = megatronPlan(
-            "llama2_tp1_pp8_patch_gloo_ptd", {{"preset", "llama2-7b"}},
-            {{"seq_len", 4096},
-             {"micro_batch", 1},
-             {"grad_accum", 1},
-             {"dropout", {{"hidden", 0}, {"attention", 0}}}},
+            "llama2_tp1_pp8_patch_gloo_ptd", {{"preset", "llama2-7b"}}, testing::ciTraining(1),
             {{"dp", 1}, {"tp", 1}, {"pp", 8}, {"sharding", "optimizer"}},
             {{"recompute", "none"}, {"attention", "flash"}, {"overlap_grad_reduce", true}},
             "megatron", "ascend-910b2");
@@ -274,26 +270,16 @@ private slots:
     // not go with it.
     void mindSpeedReuseAndSwapBaseline()
     {
-        const Plan plan = megatronPlan(
-            "llama2_tp2_pp4_vpp2_swap", {{"preset", "llama2-7b"}},
-            {{"seq_len", 4096},
-             {"micro_batch", 1},
-             {"grad_accum", 32},
-             {"dropout", {{"hidden", 0}, {"attention", 0}}}},
-            {{"dp", 1},
-             {"tp", 2},
-             {"sp", true},
-             {"pp", 4},
-             {"pp_schedule", "interleaved"},
-             {"virtual_stages", 4},
-             {"sharding", "optimizer"}},
-            {{"recompute", "none"},
-             {"recompute_activation_function", true},
-             {"swap_attention", true},
-             {"attention", "flash"},
-             {"overlap_grad_reduce", true},
-             {"allocator", {{"expandable_segments", true}}}},
-            "megatron", "ascend-910b2", {{"reuse_fp32_param", true}});
+        const Plan plan =
+            megatronPlan("llama2_tp2_pp4_vpp2_swap", {{"preset", "llama2-7b"}},
+                         testing::ciTraining(32), testing::tp2Pp4Interleaved4("optimizer"),
+                         {{"recompute", "none"},
+                          {"recompute_activation_function", true},
+                          {"swap_attention", true},
+                          {"attention", "flash"},
+                          {"overlap_grad_reduce", true},
+                          {"allocator", {{"expandable_segments", true}}}},
+                         "megatron", "ascend-910b2", {{"reuse_fp32_param", true}});
         MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
         replayAllocator(plan, Catalog::builtin(), me);
         QCOMPARE(int(me.ranks.size()), 4);
@@ -347,25 +333,21 @@ private slots:
     // within 1.5%.
     void mindSpeedContextParallelBaseline()
     {
-        const Plan plan =
-            megatronPlan("llama2_tp2_cp4_general_double_ring", {{"preset", "llama2-7b"}},
-                         {{"seq_len", 4096},
-                          {"micro_batch", 1},
-                          {"grad_accum", 8},
-                          {"dropout", {{"hidden", 0}, {"attention", 0}}}},
-                         {{"dp", 1},
-                          {"tp", 2},
-                          {"sp", true},
-                          {"cp", 4},
-                          {"cp_algo", "ring"},
-                          {"sharding", "optimizer"}},
-                         {{"recompute", "none"},
-                          {"recompute_activation_function", true},
-                          {"attention", "flash"},
-                          {"overlap_grad_reduce", true},
-                          {"overlap_param_gather", true},
-                          {"allocator", {{"expandable_segments", true}}}},
-                         "megatron", "ascend-910b2", {{"reuse_fp32_param", true}});
+        const Plan plan = megatronPlan("llama2_tp2_cp4_general_double_ring",
+                                       {{"preset", "llama2-7b"}}, testing::ciTraining(8),
+                                       {{"dp", 1},
+                                        {"tp", 2},
+                                        {"sp", true},
+                                        {"cp", 4},
+                                        {"cp_algo", "ring"},
+                                        {"sharding", "optimizer"}},
+                                       {{"recompute", "none"},
+                                        {"recompute_activation_function", true},
+                                        {"attention", "flash"},
+                                        {"overlap_grad_reduce", true},
+                                        {"overlap_param_gather", true},
+                                        {"allocator", {{"expandable_segments", true}}}},
+                                       "megatron", "ascend-910b2", {{"reuse_fp32_param", true}});
         MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
         replayAllocator(plan, Catalog::builtin(), me);
         const RankMemory &rank = me.ranks.front();
@@ -398,17 +380,7 @@ private slots:
             if (perPpRank)
                 memory["recompute_layers_per_pp_rank"] = true;
             return megatronPlan("llama2_tp2_pp4_vpp2_ptd", {{"preset", "llama2-7b"}},
-                                {{"seq_len", 4096},
-                                 {"micro_batch", 1},
-                                 {"grad_accum", 32},
-                                 {"dropout", {{"hidden", 0}, {"attention", 0}}}},
-                                {{"dp", 1},
-                                 {"tp", 2},
-                                 {"sp", true},
-                                 {"pp", 4},
-                                 {"pp_schedule", "interleaved"},
-                                 {"virtual_stages", 4},
-                                 {"sharding", "none"}},
+                                testing::ciTraining(32), testing::tp2Pp4Interleaved4("none"),
                                 memory, "megatron", "ascend-910b2");
         };
         const Plan perStage = plan(true), perChunk = plan(false);

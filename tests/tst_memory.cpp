@@ -460,17 +460,9 @@ private slots:
         for (const QString &n : units.split(QLatin1Char(' ')))
             inFlight.push_back(n.toInt());
         // Without dropout: the embedding's mask would sit with chunk 0 of stage 0 alone.
-        const json layout = {
-            {"framework", "megatron"},
-            {"training", {{"grad_accum", 32}, {"dropout", {{"hidden", 0}, {"attention", 0}}}}},
-            {"parallel",
-             {{"dp", 1},
-              {"tp", 2},
-              {"sp", true},
-              {"pp", 4},
-              {"pp_schedule", "interleaved"},
-              {"virtual_stages", 4},
-              {"sharding", "optimizer"}}}};
+        const json layout = {{"framework", "megatron"},
+                             {"training", testing::ciTraining(32)},
+                             {"parallel", testing::tp2Pp4Interleaved4("optimizer")}};
         auto activations = [&](const json &memory) -> double {
             json patch = layout;
             patch["memory"] = memory;
