@@ -379,7 +379,7 @@ double layerActivationBytes(const Context &x, LayerKind kind, double *attentionS
     perToken += att.inputs + att.core;
     // On Megatron-Core's fused modules (adaptersOnFusedModules) one adapter reads the input of
     // linear_qkv / linear_fc1 for all of their outputs.
-    const bool fusedAdapters = adaptersOnFusedModules(x.plan);
+    const bool fusedAdapters = lt.adapters != 0 && adaptersOnFusedModules(x.plan);
     if (fusedAdapters)
         perToken += adaptedGroup({{kTargetQ, q + 2.0 * kv}}, lt.attention, h);
     else
@@ -1151,15 +1151,9 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
         elements += e * x.layersOf(stage);
     for (double e : root)
         elements += e;
-    const double perElement = elements > 0 ? q.params / elements : 0.0;
-    s.layerParamElements = layer;
-    s.rootParamElements = root;
-    for (double &e : layer)
-        e *= perElement;
-    for (double &e : root)
-        e *= perElement;
-    s.layerParamTensors = std::move(layer);
-    s.rootParamTensors = std::move(root);
+    s.paramBytesPerElement = elements > 0 ? q.params / elements : 0.0;
+    s.layerParamElements = std::move(layer);
+    s.rootParamElements = std::move(root);
     s.master = q.master;
     s.states = q.states;
     s.persistentGrads = !x.fw.grads_set_to_none;

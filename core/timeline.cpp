@@ -115,11 +115,13 @@ public:
         k.phase(Phase::Forward);
         const int layers = s.stageLayers();
         k.repeat(layers, [&](int i) {
-            for (size_t j = 0; j < s.layerParamTensors.size(); ++j)
-                alloc({TensorKind::Parameter, -1, i, int(j)}, s.layerParamTensors[j]);
+            for (size_t j = 0; j < s.layerParamElements.size(); ++j)
+                alloc({TensorKind::Parameter, -1, i, int(j)},
+                      s.layerParamElements[j] * s.paramBytesPerElement);
         });
-        for (size_t j = 0; j < s.rootParamTensors.size(); ++j)
-            alloc({TensorKind::Parameter, -1, kHead, int(j)}, s.rootParamTensors[j]);
+        for (size_t j = 0; j < s.rootParamElements.size(); ++j)
+            alloc({TensorKind::Parameter, -1, kHead, int(j)},
+                  s.rootParamElements[j] * s.paramBytesPerElement);
         // Megatron / DeepSpeed build their fp32 master copies with the optimizer.
         perTensor(TensorKind::MasterWeight, s.master, true);
         if (s.persistentGrads)

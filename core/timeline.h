@@ -104,11 +104,13 @@ struct StepShape
     bool interleaved = false;
 
     // persistent
-    std::vector<double> layerParamTensors; ///< one layer's stored parameter tensors, bytes
-    std::vector<double> rootParamTensors;  ///< embedding, final norm, head on this stage
-    /// The same tensors' elements: what the master copy and the states are split by (the
-    /// stored parameters can be none, e.g. MindSpeed's reuse-fp32-param at dp 1).
+    /// One layer's parameter tensors and the root's (embedding, final norm, head on this
+    /// stage), their relative sizes in elements: the stored parameters take
+    /// paramBytesPerElement of each, scaled to what the rank stores, and the master copy and the
+    /// states are split by them too (the stored parameters can be none, e.g. MindSpeed's
+    /// reuse-fp32-param at dp 1).
     std::vector<double> layerParamElements, rootParamElements;
+    double paramBytesPerElement = 0;
     double master = 0, states = 0; ///< bytes, split like the parameters' elements
     bool persistentGrads = false;          ///< gradients in a buffer that outlives the step
     double grads = 0, gradsPerLayer = 0, gradsHead = 0, gradsEmbedding = 0;
