@@ -274,12 +274,14 @@ void emitCollectives(const Plan &given, const DeviceProfile &dev, const Framewor
         const GroupPlacement gs = pa.replicas() > 1 ? placeGroup(pa.shardGroup(), pa.tp, cl, dev.intra_node) : g;
         const GroupPlacement gr = placeGroup(pa.replicas(), pa.tp * pa.shardGroup(), cl, dev.intra_node);
         const StageParams sp = stageParams(plan, *shape);
+        const DType mainGrads = mainGradDtype(plan, fw);
         const double baseGradBytes =
-            mainGradDtype(plan, fw) != DType::None ? bytesOf(mainGradDtype(plan, fw)) : bytesOf(pr.grads);
+            mainGrads != DType::None ? bytesOf(mainGrads) : bytesOf(pr.grads);
         // Adapters' gradients are in the main-gradient buffer where the framework keeps one
         // (Megatron's DDP), else in the adapter dtype (PEFT: fp32).
-        const double adapterGradBytes =
-            mainGradDtype(plan, fw) != DType::None ? baseGradBytes : adapterBytes(plan, fw);
+        const double adapterGradBytes = sp.adapterShare <= 0 || mainGrads != DType::None
+                                            ? baseGradBytes
+                                            : adapterBytes(plan, fw);
         const double gradBytes =
             baseGradBytes * (1.0 - sp.adapterShare) + adapterGradBytes * sp.adapterShare;
         const double backwardWindow = ce.backward_microbatch_s; // the last micro-batch's backward
