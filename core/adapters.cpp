@@ -111,6 +111,7 @@ struct Linear
     bool expert;   ///< one of every local expert
     double bias;   ///< bias elements on this rank
     double copies; ///< identical linears (shared experts)
+    FusedModule module; ///< Megatron-Core's module it is part of (core/layers.h)
 };
 
 struct LayerShape
@@ -129,7 +130,8 @@ LayerShape layerShape(const Plan &plan, LayerKind kind)
         const bool expert = l.part == LayerPart::Expert;
         const double split = expert ? etp : tp;
         const double bias = double(l.biases()) / (l.split == Split::Column ? split : 1.0) / l.copies;
-        s.linears.push_back({l.part, l.target, double(l.in), double(l.out), l.split, expert, bias, double(l.copies)});
+        s.linears.push_back({l.part, l.target, double(l.in), double(l.out), l.split, expert, bias,
+                             double(l.copies), fusedModuleOf(l)});
     }
     s.norms = double(spec.norms);
     s.vectors = double(spec.attentionVectors + spec.sharedGate);
@@ -191,20 +193,6 @@ StageElements stageElements(const Plan &plan, int stage)
     const bool dora = mo.method == TrainingMethod::DoRA;
     const bool fused = adaptersOnFusedModules(plan);
     const uint8_t targets = adaptedTargets(plan);
-    // The linears one fused module computes (q, k, v; gate, up), and the first of them.
-    auto fusedGroup = [](LinearTarget target) -> uint8_t {
-        if (target & (kTargetQ | kTargetK | kTargetV))
-            return kTargetQ | kTargetK | kTargetV;
-        if (target & (kTargetGate | kTargetUp))
-            return kTargetGate | kTargetUp;
-        return 0;
-    };
-    auto firstOfGroup = [&](const LayerShape &ls, const Linear &l) -> const Linear * {
-        for (const Linear &o : ls.linears)
-            if ((o.target & fusedGroup(l.target)) && o.expert == l.expert && o.part == l.part)
-                return &o;
-        return &l;
-    };
     StageElements e;
 
     // The stage's layers come in kinds (dense, MoE) and, for each, in two trainings: trained
@@ -308,13 +296,15 @@ StageElements stageElements(const Plan &plan, int stage)
                 // On a fused module (adaptersOnFusedModules) the first of its linears carries
                 // the one adapter, over the outputs of all of them; the others add none.
                 double out = l.out;
-                if (fused && (l.target & fusedGroup(l.target))) {
-                    if (&l != firstOfGroup(ls, l))
+                if (fused && l.module != FusedModule::Own) {
+                    auto sameModule = [&](const Linear &o) {
+                        return o.module == l.module && o.part == l.part;
+                    };
+                    if (&l != &*std::find_if(ls.linears.begin(), ls.linears.end(), sameModule))
                         continue;
                     out = 0;
                     for (const Linear &o : ls.linears)
-                        if ((o.target & fusedGroup(l.target)) && o.expert == l.expert &&
-                            o.part == l.part)
+                        if (sameModule(o))
                             out += o.out;
                 }
                 const double adRows = column ? out / split : out;

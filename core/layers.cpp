@@ -724,14 +724,23 @@ std::shared_ptr<const RankShape> buildRankShape(const ModelShape &m, const Paral
 
 } // namespace
 
-double largestFusedTensor(const LayerSpec &spec, int tp, int etp)
+FusedModule fusedModuleOf(const LinearSpec &l)
 {
-    auto named = [](const LinearSpec &l, std::initializer_list<const char *> names) {
+    auto named = [&](std::initializer_list<const char *> names) {
         for (const char *n : names)
             if (std::strcmp(l.name, n) == 0)
                 return true;
         return false;
     };
+    if (l.part == LayerPart::Attention && named({"q_proj", "k_proj", "v_proj"}))
+        return FusedModule::LinearQkv;
+    if (named({"gate_proj", "up_proj"}))
+        return FusedModule::LinearFc1;
+    return FusedModule::Own;
+}
+
+double largestFusedTensor(const LayerSpec &spec, int tp, int etp)
+{
     double largest = double(spec.router);
     double qkv = 0;
     double fc1[4] = {0, 0, 0, 0}; // by LayerPart
@@ -740,12 +749,17 @@ double largestFusedTensor(const LayerSpec &spec, int tp, int etp)
         const double split = l.split == Split::Duplicated ? 1.0 : double(routed ? etp : tp);
         const double copies = l.part == LayerPart::SharedExpert ? double(l.copies) : 1.0;
         const double w = double(l.in) * double(l.out) * copies / split;
-        if (l.part == LayerPart::Attention && named(l, {"q_proj", "k_proj", "v_proj"}))
+        switch (fusedModuleOf(l)) {
+        case FusedModule::LinearQkv:
             qkv += w;
-        else if (named(l, {"gate_proj", "up_proj"}))
+            break;
+        case FusedModule::LinearFc1:
             fc1[size_t(l.part)] += w;
-        else
+            break;
+        case FusedModule::Own:
             largest = std::max(largest, w);
+            break;
+        }
     }
     largest = std::max(largest, qkv);
     for (double f : fc1)

@@ -87,6 +87,16 @@ RankLayer rankLayer(const ModelShape &m, LayerKind kind, int tp, int ep, int etp
 /// without MTP.
 RankLayer mtpModuleOnRank(const ModelShape &m, int tp, int ep, int etp);
 RankLayer rankLayer(const LayerSpec &spec, int tp, int ep, int etp);
+/// The Megatron-Core module a linear is part of: standard attention's q, k and v are one
+/// linear_qkv, an FFN part's gate and up one linear_fc1 (per part: dense FFN, shared experts, a
+/// routed expert); every other linear is its own (MLA's projections included).
+enum class FusedModule
+{
+    Own,
+    LinearQkv,
+    LinearFc1
+};
+FusedModule fusedModuleOf(const LinearSpec &l);
 /// Elements of the largest parameter tensor of one layer on a rank, as Megatron-Core builds the
 /// layer: q, k and v one linear_qkv, each part's gate and up one linear_fc1, a shared-expert MLP
 /// one module over all its shared experts, each routed expert its own (split by etp), the router.
