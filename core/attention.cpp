@@ -29,9 +29,26 @@ double normSavedPerToken(const ActivationEnv &e, const ModelShape &m, double wid
     return e.r * width;
 }
 
+double ropeSavedPerToken(const ActivationEnv &e, const ModelShape &m)
+{
+    if (m.position_embedding != PositionEmbedding::Rope || !(e.ropePerLayer || e.ropeKeepsInput))
+        return 0;
+    const double rotary = m.mla_attention() ? double(m.mla.qk_rope_head_dim) : double(m.head_dim);
+    double bytes = 4.0 * rotary * e.c * e.ropeRowsPerToken; // cos and sin, for q and for k
+    if (e.ropeKeepsInput && !m.mla_attention()) {
+        const double q = double(m.qDim()) / e.tp, kv = double(m.kvDim()) / e.tp;
+        if (m.qk_norm)
+            bytes += e.c * (q + kv);
+        else
+            bytes += e.c * (q + 2.0 * kv) + (m.heads != m.kv_heads ? e.c * q : 0.0);
+    }
+    return bytes;
+}
+
 AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool trained)
 {
     AttentionSaved s;
+    s.core = ropeSavedPerToken(e, m);
     const double c = e.c;
     const double hSp = double(m.hidden) / (e.sp ? e.tp : 1.0);
     const double a = double(m.heads) / e.tp;

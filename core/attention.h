@@ -35,6 +35,13 @@ struct ActivationEnv
     bool kvRepeated = false;
     /// Flash attention's softmax statistics, bytes per head and query token (flashStatBytes).
     double flashStatBytes = kLogSumExpBytes;
+    /// RoPE (rope models only; `memory.rope`): each layer keeps the cos and sin it made for q
+    /// and for k, in the compute dtype, one row per sequence position (shared by the
+    /// micro-batch's sequences: ropeRowsPerToken = 1 / micro_batch) ...
+    bool ropePerLayer = false;
+    /// ... and the tensors it rotates (torch_npu.npu_rotary_mul saves its input).
+    bool ropeKeepsInput = false;
+    double ropeRowsPerToken = 1;
 };
 
 /// Bytes per head and query token that a device's flash attention kernel keeps for its backward
@@ -55,11 +62,21 @@ double normSavedPerToken(const ActivationEnv &e, const ModelShape &m, double wid
 struct AttentionSaved
 {
     double inputs = 0; ///< what the first projections save of the normed input (0 if frozen)
-    double core = 0;   ///< latents and their norms, QK norms, q / k / v, output, log-sum-exp
+    double core = 0;   ///< latents and their norms, QK norms, q / k / v, output, log-sum-exp, RoPE
     double scores = 0; ///< eager attention's score matrices (per token: one row per head)
     double qWidth = 0; ///< query width on this rank (flash's fp32 dq accumulator)
     double kvWidth = 0; ///< keys + values width on this rank (what ring attention exchanges)
 };
+
+/// Bytes per token one layer's RoPE keeps for its backward (ActivationEnv's rope fields; 0 for
+/// a learned position table or shared cos and sin):
+/// - per layer: q's and k's cos and sin, 4 x rotary dims x c per sequence position (Megatron-Core's
+///   apply_rotary_pos_emb_bshd and MindSpeed's fused version make them in each call);
+/// - keeping its input besides: what q and k were before the rotation. Megatron-Core splits k
+///   (and v, and q under MHA) out of linear_qkv's output as views, so the whole output stays
+///   (q + 2 kv wide); under GQA q is reshaped into a copy, kept too; after QK norms both are the
+///   norms' own outputs.
+double ropeSavedPerToken(const ActivationEnv &e, const ModelShape &m);
 
 /// `trained`: the attention weights receive gradients (a frozen linear saves no input).
 AttentionSaved attentionSaved(const ActivationEnv &e, const ModelShape &m, bool trained);

@@ -69,6 +69,11 @@ FrameworkProfile frameworkFromJson(const nlohmann::json &j)
     if (f.loss != "hf_upcast" && f.loss != "fused_fp32" && f.loss != "fused_fp32_copy")
         throw PlanError("loss", "must be \"hf_upcast\", \"fused_fp32\" or \"fused_fp32_copy\", not \"" +
                                     f.loss + "\"");
+    f.rope = r.string("rope", std::string("shared"));
+    if (f.rope != "shared" && f.rope != "per_layer" && f.rope != "keeps_input" && f.rope != "fused")
+        throw PlanError("rope",
+                        "must be \"shared\", \"per_layer\", \"keeps_input\" or \"fused\", not \"" +
+                            f.rope + "\"");
     if (r.has("allocator_overhead_fraction"))
         throw PlanError("allocator_overhead_fraction",
                         "is no longer read: the caching allocator is replayed over the step's "
@@ -173,6 +178,17 @@ LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw)
     if (fw.loss == "hf_upcast")
         return LossHead::HfUpcast;
     return fw.loss == "fused_fp32_copy" ? LossHead::FusedFp32Copy : LossHead::FusedFp32;
+}
+
+RopeSaves ropeSavesOf(const Plan &plan, const FrameworkProfile &fw, const std::string &vendor)
+{
+    if (plan.memory.rope != RopeSaves::Framework)
+        return plan.memory.rope;
+    if (fw.rope == "fused")
+        return vendor == "huawei" ? RopeSaves::PerLayer : RopeSaves::Shared;
+    return fw.rope == "per_layer"     ? RopeSaves::PerLayer
+           : fw.rope == "keeps_input" ? RopeSaves::KeepsInput
+                                      : RopeSaves::Shared;
 }
 
 bool fusedSwigluOf(const Plan &plan, const FrameworkProfile &fw)

@@ -145,6 +145,16 @@ struct FrameworkProfile
     /// compute-dtype logits, their fp32 copy and the shifted fp32 tensor at once.
     std::string loss = "hf_upcast";
 
+    // --- rotary position embedding ----------------------------------------------------------
+    /// What each layer's RoPE keeps for its backward unless the plan says (`memory.rope`):
+    /// "shared" (cos and sin made once per forward and shared by every layer: transformers,
+    /// Transformer Engine's fused RoPE), "per_layer" (each layer makes its own cos and sin for q
+    /// and for k and keeps them: Megatron-Core's unfused apply_rotary_pos_emb_bshd, MindSpeed's
+    /// npu_rotary_position_embedding), "keeps_input" (the same and the tensors it rotates:
+    /// torch_npu.npu_rotary_mul) or "fused" (the device's fused kernel: Transformer Engine's
+    /// on NVIDIA, shared; MindSpeed's on Ascend, per layer).
+    std::string rope = "shared";
+
     nlohmann::json raw;
 };
 
@@ -204,6 +214,8 @@ Dropout dropoutOf(const Plan &plan, const FrameworkProfile &fw);
 
 /// The loss head the plan runs: `memory.loss`, else the profile's `loss`.
 LossHead lossHeadOf(const Plan &plan, const FrameworkProfile &fw);
+/// `memory.rope`, else the profile's `rope` on a device of `vendor` (never Framework).
+RopeSaves ropeSavesOf(const Plan &plan, const FrameworkProfile &fw, const std::string &vendor);
 
 /// `memory.fused_swiglu` / `memory.flash_output_copy`, else the profile's.
 bool fusedSwigluOf(const Plan &plan, const FrameworkProfile &fw);

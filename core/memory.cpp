@@ -196,6 +196,10 @@ struct Context
         env.flashOutputCopy = env.flash && flashOutputCopyOf(p, f);
         env.kvRepeated = ulyssesRepeatsKv(p, f);
         env.flashStatBytes = flashStatBytes(d.vendor);
+        const RopeSaves rope = ropeSavesOf(p, f, d.vendor);
+        env.ropePerLayer = rope == RopeSaves::PerLayer || rope == RopeSaves::KeepsInput;
+        env.ropeKeepsInput = rope == RopeSaves::KeepsInput;
+        env.ropeRowsPerToken = 1.0 / p.training.micro_batch;
         fusedSwiglu = fusedSwigluOf(p, f);
     }
     /// Decoder layers of `stage` by kind (interleaved chunks round-robin).
@@ -2418,6 +2422,18 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                            num(double(mo.mla.qkHeadDim())), num(double(mo.mla.v_head_dim))});
     if (mo.qk_norm)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; QK norms save q and k before RoPE"));
+    if (x.env.ropeKeepsInput && mo.position_embedding == PositionEmbedding::Rope)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "; RoPE (npu_rotary_mul) keeps the q and k it rotates (k a view "
+                              "of the whole q/k/v projection) and its cos and sin: %1 B/token"),
+            {num(ropeSavedPerToken(x.env, mo))});
+    else if (x.env.ropePerLayer && mo.position_embedding == PositionEmbedding::Rope)
+        A.assumptions.add(
+            QT_TRANSLATE_NOOP("MemoryExplanation",
+                              "; RoPE keeps the cos and sin it makes for q and for k in each "
+                              "layer: %1 B/token"),
+            {num(ropeSavedPerToken(x.env, mo))});
     if (mo.moe.enabled()) {
         const MoeRouting route = moeRouting(mo, pa);
         const LayerMix mix = x.stageMix(rank.stage);

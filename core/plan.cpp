@@ -71,6 +71,16 @@ std::string_view toString(LossHead l)
     }
     return "framework";
 }
+std::string_view toString(RopeSaves r)
+{
+    switch (r) {
+    case RopeSaves::Framework: return "framework";
+    case RopeSaves::Shared: return "shared";
+    case RopeSaves::PerLayer: return "per_layer";
+    case RopeSaves::KeepsInput: return "keeps_input";
+    }
+    return "framework";
+}
 std::string_view toString(Optimizer o)
 {
     switch (o) {
@@ -616,6 +626,10 @@ Plan parsePlan(const json &j, const Catalog &catalog, const std::string &baseDir
         mo.loss_chunks = int(r.integer("loss_chunks", 1, 1024, 8));
         if (r.has("loss_chunks") && mo.loss != LossHead::Chunked)
             throw PlanError("memory.loss_chunks", "needs memory.loss \"chunked\"");
+        mo.rope = r.choice<RopeSaves>(
+            "rope",
+            {RopeSaves::Framework, RopeSaves::Shared, RopeSaves::PerLayer, RopeSaves::KeepsInput},
+            RopeSaves::Framework);
         if (r.has("overlap_grad_reduce"))
             mo.overlap_grad_reduce = r.boolean("overlap_grad_reduce", std::nullopt);
         if (r.has("overlap_param_gather"))
@@ -807,6 +821,16 @@ void validatePlan(const Plan &plan, const Catalog &catalog)
             throw PlanError(!mo.hccl_group_buffer.empty() ? "memory.hccl_group_buffer" : "memory.hccl_buffer_adaptive",
                             "is MindSpeed's per-group HCCL buffer option: it needs framework \"megatron\"");
     }
+    if (plan.memory.rope != RopeSaves::Framework &&
+        plan.model.position_embedding != PositionEmbedding::Rope)
+        throw PlanError(
+            "memory.rope",
+            "applies to position_embedding \"rope\" (a learned table keeps nothing per layer)");
+    if (plan.memory.rope == RopeSaves::KeepsInput && plan.model.mla_attention())
+        throw PlanError(
+            "memory.rope",
+            "\"keeps_input\" is modelled for standard attention's fused q/k/v projection, "
+            "not for multi-head latent attention");
     if (plan.memory.fused_swiglu && plan.model.ffn != FfnKind::SwiGLU)
         throw PlanError("memory.fused_swiglu", "fuses SwiGLU: it needs model.ffn \"swiglu\"");
     if (plan.memory.flash_output_copy.value_or(false) && plan.memory.attention != Attention::Flash)
@@ -1222,6 +1246,8 @@ nlohmann::json planToJson(const Plan &p)
         j["memory"]["hccl_ep_group_buffer_adaptive_factor"] = p.memory.hccl_ep_group_buffer_adaptive_factor;
     if (p.memory.loss == LossHead::Chunked)
         j["memory"]["loss_chunks"] = p.memory.loss_chunks;
+    if (p.memory.rope != RopeSaves::Framework)
+        j["memory"]["rope"] = toString(p.memory.rope);
     if (!(p.memory.allocator == AllocatorConfig{})) {
         json a = json::object();
         if (p.memory.allocator.expandable_segments)

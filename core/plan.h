@@ -155,6 +155,15 @@ enum class LossHead {
     FusedLinear, ///< Liger / Cut Cross-Entropy: head and loss fused, the logits never whole
 };
 
+/// What each layer's rotary position embedding keeps for its backward (`memory.rope`).
+enum class RopeSaves
+{
+    Framework,  ///< the framework profile's (`rope`) on the plan's device
+    Shared,     ///< nothing per layer: cos and sin made once per forward and shared by the layers
+    PerLayer,   ///< each layer makes its own cos and sin for q and for k and keeps them
+    KeepsInput, ///< the same, and the tensors it rotates (torch_npu.npu_rotary_mul)
+};
+
 struct MemoryOptions
 {
     Recompute recompute = Recompute::None;
@@ -173,6 +182,7 @@ struct MemoryOptions
     Offload offload;
     LossHead loss = LossHead::Framework;
     int loss_chunks = 8; ///< chunked: torchtune's num_output_chunks
+    RopeSaves rope = RopeSaves::Framework;
     AllocatorConfig allocator; ///< PYTORCH_CUDA_ALLOC_CONF / PYTORCH_NPU_ALLOC_CONF
     /// Megatron's --overlap-grad-reduce / --overlap-param-gather (`memory.overlap_grad_reduce`,
     /// `memory.overlap_param_gather`); unset: the framework profile's.
@@ -276,6 +286,7 @@ std::string_view toString(Recompute r);
 std::string_view toString(RecomputeMethod m);
 std::string_view toString(Attention a);
 std::string_view toString(LossHead l);
+std::string_view toString(RopeSaves r);
 std::string_view toString(Optimizer o);
 std::string_view toString(OptimizerImpl o);
 std::string_view toString(FfnKind f);

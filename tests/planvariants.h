@@ -136,6 +136,9 @@ inline const std::vector<PlanVariant> &planVariants()
              "memory": {"recompute": "none"}})"},
         {"kernel-overrides", R"({"memory": {"fused_swiglu": true, "flash_output_copy": true,
              "loss": "fused_fp32_copy", "recompute": "selective"}})"},
+        // MindSpeed-LLM before 2024-12-21: torch_npu.npu_rotary_mul keeps the q and k it rotates.
+        {"rope-keeps-input", R"({"framework": "megatron", "parallel": {"dp": 4, "tp": 2, "sp": true,
+             "sharding": "optimizer"}, "memory": {"rope": "keeps_input", "recompute": "none"}})"},
         {"deepspeed-zero3", R"({"framework": "deepspeed", "parallel": {"sharding": "full"}})"},
         {"deepspeed-zero3-hpz",
          R"({"framework": "deepspeed", "parallel": {"dp": 8, "sharding": "full",

@@ -295,6 +295,13 @@ private slots:
             "memory.flash_output_copy", "memory.attention");
         row("flash output copy number", R"({"memory": {"flash_output_copy": 1}})", "memory.flash_output_copy", "true or false");
         row("loss unknown", R"({"memory": {"loss": "fused_fp32_copies"}})", "memory.loss", "fused_fp32_copy");
+        row("rope unknown", R"({"memory": {"rope": "input"}})", "memory.rope", "keeps_input");
+        row("rope on learned positions",
+            R"({"model": {"preset": "megatron-gpt-7b"}, "memory": {"rope": "per_layer"}})",
+            "memory.rope", "position_embedding");
+        row("rope input under mla",
+            R"({"model": {"preset": "deepseek-v2-lite"}, "memory": {"rope": "keeps_input"}})",
+            "memory.rope", "multi-head latent attention");
         row("param gather with grad reduce off",
             R"({"parallel": {"sharding": "optimizer"}, "memory": {"overlap_param_gather": true, "overlap_grad_reduce": false}})",
             "memory.overlap_param_gather", "overlap_grad_reduce");

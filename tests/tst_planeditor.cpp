@@ -400,11 +400,32 @@ private Q_SLOTS:
         auto *loss = child<QComboBox>("lossHead");
         loss->setCurrentIndex(indexOfData(loss, int(LossHead::FusedLinear)));
         QVERIFY(m_doc->plan().memory.loss == LossHead::FusedLinear);
+
         while (m_doc->undoStack()->canUndo())
             m_doc->undoStack()->undo();
         QVERIFY(m_doc->plan().training.method.method == TrainingMethod::Full);
         QCOMPARE(method->currentData().toInt(), int(TrainingMethod::Full));
         QVERIFY(m_doc->plan().memory.loss == LossHead::Framework);
+    }
+
+    // What RoPE keeps is chosen in the memory group; a model with a learned position table has
+    // none to choose, and the choice goes with the model that had one.
+    void ropeChoice()
+    {
+        auto *rope = child<QComboBox>("rope");
+        QVERIFY(rope->isEnabled());
+        rope->setCurrentIndex(indexOfData(rope, int(RopeSaves::KeepsInput)));
+        QVERIFY(m_doc->plan().memory.rope == RopeSaves::KeepsInput);
+        child<QSpinBox>("seqLenEntry")->setValue(4096); // within the GPT's position table
+        auto *preset = child<QComboBox>("preset");
+        preset->setCurrentIndex(preset->findData(QStringLiteral("megatron-gpt-7b")));
+        QVERIFY2(m_doc->plan().model.preset == "megatron-gpt-7b",
+                 qPrintable(m_editor->statusText()));
+        QVERIFY(m_doc->plan().memory.rope == RopeSaves::Framework);
+        QVERIFY(!rope->isEnabled());
+        m_doc->undoStack()->undo();
+        QVERIFY(m_doc->plan().memory.rope == RopeSaves::KeepsInput);
+        QVERIFY(rope->isEnabled());
     }
 
     void sequenceSliderSnapsToPowersOfTwo()

@@ -98,6 +98,67 @@ private slots:
         QCOMPARE(attentionSaved(e, plain, true).scores, 2.0 * 32 * 1024);
     }
 
+    // What a layer's RoPE keeps (core/attention ropeSavedPerToken), by hand, bf16:
+    // - per layer: q's and k's cos and sin, 4 x 128 x 2 = 1024 B per position; a micro-batch of
+    //   2 sequences shares them: 512 B per token; MLA rotates 64 dims: 512.
+    // - keeping the input, Llama-3-8B at tp 2 (q 2048, k and v 512 wide): the q/k/v projection
+    //   output that k views, 2 x (2048 + 2 x 512) = 6144, and q's reshaped copy, 4096: 10,240
+    //   + 1024; Llama-2-7B (MHA, q a view too): 2 x (2048 + 2 x 2048) = 12,288 + 1024; Qwen3-8B
+    //   at tp 1 (QK norms: q and k are the norms' outputs): 2 x (4096 + 1024) + 1024.
+    void ropeSavedBytes()
+    {
+        ActivationEnv e;
+        const Catalog &cat = Catalog::builtin();
+        const ModelShape &l3 = *cat.model("llama3-8b"), &l2 = *cat.model("llama2-7b");
+        QCOMPARE(ropeSavedPerToken(e, l3), 0.0); // shared cos and sin
+        e.ropePerLayer = true;
+        QCOMPARE(ropeSavedPerToken(e, l3), 1024.0);
+        e.ropeRowsPerToken = 0.5;
+        QCOMPARE(ropeSavedPerToken(e, l3), 512.0);
+        QCOMPARE(ropeSavedPerToken(e, *cat.model("deepseek-v3")), 256.0);
+        QCOMPARE(ropeSavedPerToken(e, *cat.model("megatron-gpt-7b")), 0.0); // learned positions
+        e.ropeRowsPerToken = 1;
+        e.ropeKeepsInput = true;
+        e.tp = 2;
+        QCOMPARE(ropeSavedPerToken(e, l3), 6144.0 + 4096 + 1024);
+        QCOMPARE(ropeSavedPerToken(e, l2), 12288.0 + 1024);
+        e.tp = 1;
+        QCOMPARE(ropeSavedPerToken(e, *cat.model("qwen3-8b")), 2.0 * (4096 + 1024) + 1024);
+        // attentionSaved counts it with the rest of the attention block.
+        ActivationEnv shared = e;
+        shared.ropePerLayer = shared.ropeKeepsInput = false;
+        QCOMPARE(attentionSaved(e, l2, true).core - attentionSaved(shared, l2, true).core,
+                 2.0 * 3 * 4096 + 1024);
+    }
+
+    // Which RoPE a plan's layers run: memory.rope, else the profile's on the plan's device
+    // (megatron: Transformer Engine's fused RoPE on NVIDIA keeps nothing per layer, MindSpeed's
+    // on Ascend its cos and sin), counted in every layer's bytes per token.
+    void ropeOfPlan()
+    {
+        const json megatron = {
+            {"framework", "megatron"},
+            {"model", {{"preset", "llama3-8b"}, {"layers", 4}}},
+            {"training", {{"dropout", {{"hidden", 0}, {"attention", 0}}}}},
+            {"parallel", {{"dp", 4}, {"tp", 2}, {"sp", true}, {"sharding", "optimizer"}}}};
+        json h100 = megatron, npu = megatron;
+        h100["cluster"]["device"] = "h100-80g";
+        const Plan onH100 = plan(h100), onNpu = plan(npu);
+        const Catalog &cat = Catalog::builtin();
+        QVERIFY(ropeSavesOf(onH100, *cat.framework("megatron"), "nvidia") == RopeSaves::Shared);
+        QVERIFY(ropeSavesOf(onNpu, *cat.framework("megatron"), "huawei") == RopeSaves::PerLayer);
+        QVERIFY(ropeSavesOf(onNpu, *cat.framework("pytorch"), "huawei") == RopeSaves::Shared);
+        QVERIFY(ropeSavesOf(onNpu, *cat.framework("megatron-legacy"), "nvidia") ==
+                RopeSaves::PerLayer);
+        json keeps = npu;
+        keeps["memory"]["rope"] = "keeps_input";
+        json none = npu;
+        none["memory"]["rope"] = "shared";
+        const double base = savedBytesPerToken(plan(none), cat, 0);
+        QCOMPARE(savedBytesPerToken(onNpu, cat, 0) - base, 1024.0);
+        QCOMPARE(savedBytesPerToken(plan(keeps), cat, 0) - base, 6144.0 + 4096 + 1024);
+    }
+
     // Routed copies per token of the micro-batch: top_k x load, / tp under SP, x etp for the
     // expert tensor-parallel gather; dispatch buffers: the all-to-all's send and receive, the
     // all-gather's ep x etp tokens.
@@ -222,7 +283,16 @@ private slots:
         const double statistics = n.memory.attention == Attention::Flash
                                       ? 60.0 * double(n.model.heads) / n.parallel.tp
                                       : 0.0;
-        QCOMPARE(savedBytesPerToken(n, Catalog::builtin(), layer), expected + statistics);
+        // And MindSpeed's fused RoPE keeps the cos and sin it makes for q and for k in every
+        // layer, bf16 over the rotary dims (DeepSeek-V3: 4 x 64 x 2 = 512); a learned position
+        // table nothing.
+        const bool rope =
+            n.model.position_embedding == PositionEmbedding::Rope && n.framework == "megatron";
+        const double rotary =
+            n.model.mla_attention() ? n.model.mla.qk_rope_head_dim : n.model.head_dim;
+        const double ropeBytes = rope ? 4.0 * rotary * 2.0 / n.training.micro_batch : 0.0;
+        QCOMPARE(savedBytesPerToken(n, Catalog::builtin(), layer),
+                 expected + statistics + ropeBytes);
     }
 
     // Context parallelism beside attention, Llama-2-7B (h = 4096, MHA) on a rank with 4096
@@ -336,9 +406,9 @@ private slots:
         const MemoryEstimate m = estimateMemory(p, Catalog::builtin());
         const MemoryExplanation ex = explainMemory(p, Catalog::builtin(), m.ranks[0], Phase::Backward);
         const std::string text = ex[size_t(Component::Activations)].formula.english();
-        // On the 910B (60 x 128 B/token more per layer than layerBytesPerToken's H100 figures):
-        // (3 x 348,160 + 607,232) / 4 = 412,928.
-        QVERIFY2(text.find("4 layers x 412928 B/token") != std::string::npos, text.c_str());
+        // On the 910B (60 x 128 B/token more per layer than layerBytesPerToken's H100 figures,
+        // and 512 of RoPE's cos and sin): (3 x 348,672 + 607,744) / 4 = 413,440.
+        QVERIFY2(text.find("4 layers x 413440 B/token") != std::string::npos, text.c_str());
     }
 };
 

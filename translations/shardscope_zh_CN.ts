@@ -1211,6 +1211,14 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source>MindSpeed-LLM adapts Megatron-Core&apos;s fused modules: linear_qkv (q, k and v share one A) and linear_fc1 (gate and up share one A); their gradients are in the main-gradient buffer. </source>
         <translation>MindSpeed-LLM 在 Megatron-Core 的融合模块上加适配器：linear_qkv（q、k、v 共用一个 A）与 linear_fc1（gate 与 up 共用一个 A）；其梯度位于主梯度缓冲区中。</translation>
     </message>
+    <message>
+        <source>; RoPE (npu_rotary_mul) keeps the q and k it rotates (k a view of the whole q/k/v projection) and its cos and sin: %1 B/token</source>
+        <translation>；RoPE（npu_rotary_mul）保留其旋转的 q 与 k（k 是整个 q/k/v 投影输出的视图）以及 cos 与 sin：%1 B/token</translation>
+    </message>
+    <message>
+        <source>; RoPE keeps the cos and sin it makes for q and for k in each layer: %1 B/token</source>
+        <translation>；RoPE 在每层为 q 和 k 各自生成并保留 cos 与 sin：%1 B/token</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
@@ -4852,6 +4860,30 @@ Ulysses：all-to-all 把按序列切分换成按头切分（注意力头数 / tp
     <message>
         <source>Layers recomputed per pipeline stage, over its chunks</source>
         <translation>每个流水线阶段（跨其模型块）重计算的层数</translation>
+    </message>
+    <message>
+        <source>nothing per layer (shared cos, sin)</source>
+        <translation>每层不保留（共享 cos、sin）</translation>
+    </message>
+    <message>
+        <source>cos and sin per layer</source>
+        <translation>每层保留 cos 与 sin</translation>
+    </message>
+    <message>
+        <source>cos, sin and q, k (npu_rotary_mul)</source>
+        <translation>cos、sin 以及 q、k（npu_rotary_mul）</translation>
+    </message>
+    <message>
+        <source>What each layer&apos;s rotary embedding keeps for backward. Shared: cos and sin made once per forward (Transformer Engine&apos;s fused RoPE, Hugging Face). Per layer: each layer makes and keeps its own cos and sin for q and for k (MindSpeed&apos;s fused RoPE, Megatron-Core&apos;s unfused one). npu_rotary_mul also keeps the q and k it rotates (MindSpeed-LLM before 2024-12-21)</source>
+        <translation>每层旋转位置编码为反向保留的张量。共享：cos 与 sin 每次前向只生成一次（Transformer Engine 的融合 RoPE、Hugging Face）。每层：每层为 q 和 k 各自生成并保留 cos 与 sin（MindSpeed 的融合 RoPE、Megatron-Core 的非融合实现）。npu_rotary_mul 还保留其旋转的 q 与 k（2024-12-21 之前的 MindSpeed-LLM）</translation>
+    </message>
+    <message>
+        <source>&amp;RoPE keeps</source>
+        <translation>RoPE 保留(&amp;R)</translation>
+    </message>
+    <message>
+        <source>Change what RoPE keeps</source>
+        <translation>更改 RoPE 保留的张量</translation>
     </message>
 </context>
 <context>

@@ -491,6 +491,10 @@ void PlanEditor::buildUi()
         edit(tr("Choose model %1").arg(qs(id)), EditId::ModelPreset, [&](Plan &p) {
             p.model = *shape;
             p.model.preset = id;
+            // A RoPE choice the new model cannot have (a learned table; MLA's own q/k split).
+            if (shape->position_embedding != PositionEmbedding::Rope ||
+                (shape->mla_attention() && p.memory.rope == RopeSaves::KeepsInput))
+                p.memory.rope = RopeSaves::Framework;
         });
     });
 
@@ -1042,6 +1046,23 @@ void PlanEditor::buildUi()
                 p.memory.flash_output_copy.reset(); // no flash kernel whose output could be copied
         });
     });
+    m_rope = new QComboBox(content);
+    m_rope->setObjectName(QStringLiteral("rope"));
+    m_rope->addItem(tr("the framework's"), int(RopeSaves::Framework));
+    m_rope->addItem(tr("nothing per layer (shared cos, sin)"), int(RopeSaves::Shared));
+    m_rope->addItem(tr("cos and sin per layer"), int(RopeSaves::PerLayer));
+    m_rope->addItem(tr("cos, sin and q, k (npu_rotary_mul)"), int(RopeSaves::KeepsInput));
+    m_rope->setToolTip(
+        tr("What each layer's rotary embedding keeps for backward. Shared: cos and sin made once "
+           "per forward (Transformer Engine's fused RoPE, Hugging Face). Per layer: each layer "
+           "makes and keeps its own cos and sin for q and for k (MindSpeed's fused RoPE, "
+           "Megatron-Core's unfused one). npu_rotary_mul also keeps the q and k it rotates "
+           "(MindSpeed-LLM before 2024-12-21)"));
+    memory->addRow(tr("&RoPE keeps"), m_rope);
+    connect(m_rope, &QComboBox::currentIndexChanged, this, [this](int index) {
+        const auto r = RopeSaves(m_rope->itemData(index).toInt());
+        edit(tr("Change what RoPE keeps"), EditId::Memory, [&](Plan &p) { p.memory.rope = r; });
+    });
     auto offload = [&](QCheckBox *&box, const char *name, const QString &label, bool Offload::*field) {
         box = new QCheckBox(label, content);
         box->setObjectName(QLatin1String(name));
@@ -1468,6 +1489,8 @@ void PlanEditor::refresh()
         m_recomputeNorm->setToolTip(full ? underFull : tr("The norms' outputs are recomputed from their inputs in backward"));
     }
     selectData(m_attention, int(p.memory.attention));
+    selectData(m_rope, int(p.memory.rope));
+    m_rope->setEnabled(p.model.position_embedding == PositionEmbedding::Rope);
     setChecked(m_sp, p.parallel.sp);
     {
         // The layer layout: what each stage holds, and the fields that made it.

@@ -103,7 +103,8 @@ private:
     QSpinBox *m_firstStageLayers = nullptr, *m_lastStageLayers = nullptr;
     QCheckBox *m_accountEmbedding = nullptr, *m_accountLoss = nullptr;
     QLabel *m_dp = nullptr;
-    QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr;
+    QComboBox *m_sharding = nullptr, *m_recompute = nullptr, *m_attention = nullptr,
+              *m_rope = nullptr;
     QLabel *m_shardingHint = nullptr; ///< says when sharding has nothing to shard over
     QCheckBox *m_sp = nullptr, *m_offOptimizer = nullptr, *m_offParams = nullptr,
               *m_offGrads = nullptr, *m_offActivations = nullptr;
