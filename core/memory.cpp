@@ -206,6 +206,16 @@ struct Context
     LayerMix stageMix(int stage) const { return mixes[size_t(stage)]; }
 };
 
+/// Elements of the largest parameter tensor a rank of `stage` holds: Megatron-Core's fused
+/// modules on that stage (core/gradclip.h) under a Megatron-style framework, else the model's
+/// largest tensor split by tp.
+double largestStageTensor(const Context &x, int stage)
+{
+    if (x.fw.megatron_process_groups)
+        return largestMegatronTensor(x.plan, stage, *x.shape);
+    return double(x.pc.largest_tensor) / x.tp;
+}
+
 /// Everything one kind of rank holds, in bytes, before it is arranged into phases.
 struct Quantities
 {
@@ -593,7 +603,9 @@ void computeStates(const Context &x, int stage, Quantities &qn, StageElements &s
             qn.optTemp = optElems * (x.nStates >= 2 ? x.bState : workBytes);
             break;
         case OptimizerImpl::ForLoop:
-            qn.optTemp = 2.0 * double(x.pc.largest_tensor) / t * workBytes;
+            // One tensor at a time: the largest this rank updates (its stage's, in Megatron's
+            // fused layout under a Megatron-style framework; its shard of it at most).
+            qn.optTemp = 2.0 * std::min(largestStageTensor(x, stage), optElems) * workBytes;
             break;
         case OptimizerImpl::Fused:
         case OptimizerImpl::Default:
@@ -649,7 +661,7 @@ void computeStates(const Context &x, int stage, Quantities &qn, StageElements &s
             if (x.optImpl == OptimizerImpl::Foreach)
                 qn.optTemp = optElems * (x.nStates >= 2 ? x.bState : workBytes);
             else if (x.optImpl == OptimizerImpl::ForLoop)
-                qn.optTemp = 2.0 * std::min(double(x.pc.largest_tensor) / t, optElems) * workBytes;
+                qn.optTemp = 2.0 * std::min(se.largestTrainedMatrix, optElems) * workBytes;
         }
     }
 

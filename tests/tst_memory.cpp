@@ -321,6 +321,24 @@ private slots:
         const double loop = comp(run({{"precision", {{"optimizer_impl", "for_loop"}}}}).ranks[0],
                                  Phase::OptimizerStep, Component::Transient);
         QVERIFY(qFuzzyCompare(loop, 2.0 * 32000 * 4096 * 4.0));
+        // Under pipeline parallelism each stage updates its own tensors: a middle stage of
+        // Llama-2-7B under megatron (on an H100: no scaled copies, core/gradclip.h) holds no
+        // embedding; its largest is linear_fc1, 2 x 11008 x 4096 (the 32000 x 4096 embedding
+        // is the first stage's).
+        const auto piped = run({{"framework", "megatron"},
+                                {"precision", {{"optimizer_impl", "for_loop"}}},
+                                {"parallel", {{"dp", 2}, {"pp", 4}, {"sharding", "optimizer"}}},
+                                {"training", {{"grad_accum", 4}}},
+                                {"cluster", {{"device", "h100-80g"}}}});
+        // (Beside the GEMM workspaces, transient in every phase.)
+        auto stepTemps = [&](int stage) {
+            const RankMemory &r = piped.ranks[size_t(stage)];
+            return comp(r, Phase::OptimizerStep, Component::Transient) -
+                   comp(r, Phase::Forward, Component::Transient);
+        };
+        QCOMPARE(piped.ranks[1].stage, 1);
+        QVERIFY(qFuzzyCompare(stepTemps(1), 2.0 * (2 * 11008 * 4096) * 4.0));
+        QVERIFY(qFuzzyCompare(stepTemps(0), 2.0 * 32000 * 4096 * 4.0));
     }
 
     // Full recompute keeps one bf16 layer input per layer: L * s * h * 2 bytes.
