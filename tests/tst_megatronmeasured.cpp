@@ -164,6 +164,37 @@ Plan functionalTestPlan(const FunctionalTest &r)
         "megatron", "h100-80g");
 }
 
+/// MindSpeed-LLM's Llama-3-8B CI runs of 2024 (a shortened model at 8192 tokens, tp 2 with SP, pp
+/// 2 interleaved, dp 2, 8 micro-batches, the vocabulary padded to 16032 x tp, no dropout): the
+/// layers, the model chunks per stage and their layout (empty: even) vary, and the memory block.
+Plan llama3CiPlan(const char *name, int layers, int virtualStages, const char *layout,
+                  const json &memory)
+{
+    json training = testing::ciTraining(8);
+    training["seq_len"] = 8192;
+    json parallel = {{"dp", 2},
+                     {"tp", 2},
+                     {"pp", 2},
+                     {"sp", true},
+                     {"sharding", "none"},
+                     {"pp_schedule", "interleaved"},
+                     {"virtual_stages", virtualStages}};
+    if (*layout)
+        parallel["pipeline_layout"] = layout;
+    return megatronPlan(
+        name, {{"preset", "llama3-8b"}, {"layers", layers}, {"vocab_divisible_by", 16032}},
+        training, parallel, memory, "megatron", "ascend-910b2");
+}
+
+/// The estimate with the caching allocator replayed over the step (what gives the first step's
+/// peak).
+MemoryEstimate replayed(const Plan &plan)
+{
+    MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
+    replayAllocator(plan, Catalog::builtin(), me);
+    return me;
+}
+
 double mib(double bytes)
 {
     return bytes / double(1 << 20);
@@ -211,8 +242,7 @@ private slots:
         QFETCH(int, run);
         const FunctionalTest &r = kFunctionalTests[run];
         const Plan plan = functionalTestPlan(r);
-        MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
-        replayAllocator(plan, Catalog::builtin(), me);
+        const MemoryEstimate me = replayed(plan);
         const RankMemory &rank = me.ranks.back();
         QCOMPARE(rank.stage, r.pp - 1);
         const double after = mib(rank.after_step.total());
@@ -281,8 +311,7 @@ private slots:
                           {"overlap_grad_reduce", true},
                           {"allocator", {{"expandable_segments", true}}}},
                          "megatron", "ascend-910b2", {{"reuse_fp32_param", true}});
-        MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
-        replayAllocator(plan, Catalog::builtin(), me);
+        const MemoryEstimate me = replayed(plan);
         QCOMPARE(int(me.ranks.size()), 4);
         const double measured[] = {13485.06, 12517.06, 12517.06, 13517.12};
         for (const RankMemory &rank : me.ranks) {
@@ -318,8 +347,7 @@ private slots:
         j["framework"] = "megatron";
         j["cluster"]["devices_per_node"] = 1;
         const Plan plan = parsePlan(j, Catalog::builtin());
-        MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
-        replayAllocator(plan, Catalog::builtin(), me);
+        const MemoryEstimate me = replayed(plan);
         const double after = mib(me.ranks.front().after_step.total());
         qInfo("after the step %.1f MiB against 13431.56 (%+.2f%%)", after,
               100.0 * relative(after, 13431.56));
@@ -349,8 +377,7 @@ private slots:
                                         {"overlap_param_gather", true},
                                         {"allocator", {{"expandable_segments", true}}}},
                                        "megatron", "ascend-910b2", {{"reuse_fp32_param", true}});
-        MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
-        replayAllocator(plan, Catalog::builtin(), me);
+        const MemoryEstimate me = replayed(plan);
         const RankMemory &rank = me.ranks.front();
         const double after = mib(rank.after_step.total()), first = mib(rank.first_step_peak_bytes);
         qInfo("after the step %.1f MiB against 27320.79 (%+.2f%%), first step's peak %.1f against "
@@ -381,25 +408,11 @@ private slots:
                 memory["rope"] = "keeps_input";
                 memory["loss"] = "fused_fp32_copy";
             }
-            json training = testing::ciTraining(8);
-            training["seq_len"] = 8192;
-            return megatronPlan(
-                "llama3_tp2_pp2_vpp1",
-                {{"preset", "llama3-8b"}, {"layers", 16}, {"vocab_divisible_by", 16032}}, training,
-                {{"dp", 2},
-                 {"tp", 2},
-                 {"pp", 2},
-                 {"sp", true},
-                 {"sharding", "none"},
-                 {"pp_schedule", "interleaved"},
-                 {"virtual_stages", 8}},
-                memory, "megatron", "ascend-910b2");
+            return llama3CiPlan("llama3_tp2_pp2_vpp1", 16, 8, "", memory);
         };
         const Plan older = plan(true), today = plan(false);
-        MemoryEstimate me = estimateMemory(older, Catalog::builtin());
-        replayAllocator(older, Catalog::builtin(), me);
-        MemoryEstimate now = estimateMemory(today, Catalog::builtin());
-        replayAllocator(today, Catalog::builtin(), now);
+        const MemoryEstimate me = replayed(older);
+        const MemoryEstimate now = replayed(today);
         QCOMPARE(int(me.ranks.size()), 2);
         const double allocated[] = {20003.24, 20067.31};
         const double maxAllocated[] = {22943.82, 25605.88};
@@ -431,26 +444,13 @@ private slots:
     // before 2024-12-21 checked here, only mindSpeedOlderKernels' fits that kernel's source.
     void mindSpeedNoopLayers()
     {
-        json training = testing::ciTraining(8);
-        training["seq_len"] = 8192;
-        const Plan plan = megatronPlan(
-            "llama3_mcore_tp2_pp2_vpp2_noop_layer",
-            {{"preset", "llama3-8b"}, {"layers", 14}, {"vocab_divisible_by", 16032}}, training,
-            {{"dp", 2},
-             {"tp", 2},
-             {"pp", 2},
-             {"sp", true},
-             {"sharding", "none"},
-             {"pp_schedule", "interleaved"},
-             {"virtual_stages", 4},
-             {"pipeline_layout", "Et|tt|tt|tt|tt|tt|tt|tL"}},
-            {{"recompute", "none"},
-             {"attention", "flash"},
-             {"loss", "fused_fp32_copy"},
-             {"allocator", {{"expandable_segments", true}}}},
-            "megatron", "ascend-910b2");
-        MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
-        replayAllocator(plan, Catalog::builtin(), me);
+        const Plan plan =
+            llama3CiPlan("llama3_mcore_tp2_pp2_vpp2_noop_layer", 14, 4, "Et|tt|tt|tt|tt|tt|tt|tL",
+                         {{"recompute", "none"},
+                          {"attention", "flash"},
+                          {"loss", "fused_fp32_copy"},
+                          {"allocator", {{"expandable_segments", true}}}});
+        const MemoryEstimate me = replayed(plan);
         QCOMPARE(int(me.ranks.size()), 2);
         const double allocated[] = {17875.08, 17939.15};
         for (const RankMemory &rank : me.ranks) {
@@ -513,8 +513,7 @@ private slots:
                                        {{"optimizer_state", "bf16"},
                                         {"optimizer_impl", "for_loop"},
                                         {"reuse_fp32_param", true}});
-        MemoryEstimate me = estimateMemory(plan, Catalog::builtin());
-        replayAllocator(plan, Catalog::builtin(), me);
+        const MemoryEstimate me = replayed(plan);
         QCOMPARE(int(me.ranks.size()), 4);
         const double allocated[] = {3768.73, 1992.23, 1992.23, 3776.76};
         const double maxAllocated[] = {5549.16, 2871.92, 2624.28, 5557.27};
@@ -556,10 +555,8 @@ private slots:
                                 memory, "megatron", "ascend-910b2");
         };
         const Plan perStage = plan(true), perChunk = plan(false);
-        MemoryEstimate me = estimateMemory(perStage, Catalog::builtin());
-        replayAllocator(perStage, Catalog::builtin(), me);
-        MemoryEstimate block = estimateMemory(perChunk, Catalog::builtin());
-        replayAllocator(perChunk, Catalog::builtin(), block);
+        const MemoryEstimate me = replayed(perStage);
+        const MemoryEstimate block = replayed(perChunk);
         const double allocated[] = {15154.2, 14061.2, 14061.2, 15186.3};
         const double maxAllocated[] = {17954.7, 16731.4, 15806.3};
         for (const RankMemory &rank : me.ranks) {
