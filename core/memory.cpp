@@ -16,17 +16,18 @@
 #include "memory.h"
 
 #include "adapters.h"
+#include "allocator.h"
 #include "attention.h"
 #include "catalog.h"
-#include "layers.h"
-#include "moe.h"
 #include "distoptimizer.h"
 #include "framework.h"
 #include "gradclip.h"
 #include "hpz.h"
-#include "swapattention.h"
+#include "layers.h"
+#include "moe.h"
 #include "optimizers.h"
-#include "allocator.h"
+#include "reuseparam.h"
+#include "swapattention.h"
 #include "timeline.h"
 #include "units.h"
 
@@ -232,6 +233,8 @@ struct Quantities
     /// Without apex (core/gradclip.h): the gradient clip's scaled copy of the largest gradient,
     /// and without the distributed optimizer the largest master parameter's copy into the model.
     double clipTemp = 0, paramCopyTemp = 0;
+    double reuseTemp =
+        0; ///< reuse-fp32-param's conversion of the master buffer (core/reuseparam.h)
     /// Megatron: every chunk's last received input and its gradient, kept after the step.
     double keptInputs = 0;
     int keptInputChunks = 0; ///< the stage's chunks that receive their input
@@ -727,6 +730,11 @@ void computeStates(const Context &x, int stage, Quantities &qn, StageElements &s
         if (!optSharded && x.masterSeparate)
             qn.paramCopyTemp = largest * x.bMaster;
     }
+
+    // --- MindSpeed reuse-fp32-param's conversions around the step (core/reuseparam.h) ---------
+    if (!off.optimizer && x.plan.precision.reuse_fp32_param && optSharded && !partial)
+        qn.reuseTemp =
+            reuseFp32ConversionBytes(x.shard, largestStageTensor(x, stage), sharded(true));
 
     // --- communication buffers ---------------------------------------------------------------
     const bool dataParallel = double(pa.dp) * pa.cp > 1;
@@ -1264,6 +1272,7 @@ StepShape stepShape(const Context &x, const Quantities &q, int stage)
     s.clipTemp = q.clipTemp;
     s.keptInputs = q.keptInputs;
     s.paramCopyTemp = q.paramCopyTemp;
+    s.reuseTemp = q.reuseTemp;
     s.optTempPerTensor = x.optImpl == OptimizerImpl::Foreach && !structuredOptimizer(x.plan.precision);
     return s;
 }
@@ -2702,6 +2711,19 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
             "the distributed optimizer, the copy of the master parameters into the model make a "
             "scaled copy of one tensor at a time, the largest as Megatron-Core fuses them "
             "(linear_qkv, linear_fc1, the embedding and the output layer). "));
+    }
+    if (phase == Phase::OptimizerStep && q.reuseTemp > 0) {
+        T.formula.add(QT_TRANSLATE_NOOP("MemoryExplanation",
+                                        "; after it, reuse-fp32-param's conversion of the master "
+                                        "buffer back to bf16 and residuals %1"),
+                      {gib(q.reuseTemp)});
+        T.assumptions.add(QT_TRANSLATE_NOOP(
+            "MemoryExplanation",
+            "MindSpeed's reuse-fp32-param turns the buffer it shares between the fp32 master and "
+            "the bf16 parameters into fp32 before the step and back after it by transposing a bf16 "
+            "view into a contiguous copy: parameter by parameter (4 B per element of the largest) "
+            "with one rank in the optimizer's data-parallel group, else block by block through a "
+            "64 MiB workspace. "));
     }
     if (phase != Phase::OptimizerStep)
         T.assumptions.add(QT_TRANSLATE_NOOP(

@@ -203,6 +203,8 @@ public:
         }
         alloc({TensorKind::OptimizerTemporary}, s.paramCopyTemp); // main to model parameters
         free({TensorKind::OptimizerTemporary}, s.paramCopyTemp);
+        alloc({TensorKind::OptimizerTemporary}, s.reuseTemp); // fp32 master back to bf16 + residual
+        free({TensorKind::OptimizerTemporary}, s.reuseTemp);
         // zero_grad(set_to_none=True)
         if (!s.persistentGrads)
             gradients(false);

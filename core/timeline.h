@@ -158,6 +158,7 @@ struct StepShape
     /// Scaled copies without apex (core/gradclip.h): the gradient clip's, before the optimizer
     /// (and the first step's states); the master parameter's copy into the model's, after it.
     double clipTemp = 0, paramCopyTemp = 0;
+    double reuseTemp = 0; ///< reuse-fp32-param: the master buffer turned back into bf16 + residuals
     /// Megatron's model chunks' last received inputs and their gradients (pipeline_input_kept):
     /// made by the step's last backwards, dropped by the next step's forwards.
     double keptInputs = 0;

@@ -1219,6 +1219,14 @@ That remainder is not all free. At this plan&apos;s peak the engine counts activ
         <source>; RoPE keeps the cos and sin it makes for q and for k in each layer: %1 B/token</source>
         <translation>；RoPE 在每层为 q 和 k 各自生成并保留 cos 与 sin：%1 B/token</translation>
     </message>
+    <message>
+        <source>; after it, reuse-fp32-param&apos;s conversion of the master buffer back to bf16 and residuals %1</source>
+        <translation>；其后，reuse-fp32-param 将主参数缓冲区转换回 bf16 与残差 %1</translation>
+    </message>
+    <message>
+        <source>MindSpeed&apos;s reuse-fp32-param turns the buffer it shares between the fp32 master and the bf16 parameters into fp32 before the step and back after it by transposing a bf16 view into a contiguous copy: parameter by parameter (4 B per element of the largest) with one rank in the optimizer&apos;s data-parallel group, else block by block through a 64 MiB workspace. </source>
+        <translation>MindSpeed 的 reuse-fp32-param 在优化器步之前把 fp32 主参数与 bf16 参数共享的缓冲区转换为 fp32，之后再转换回来，方法是把一个 bf16 视图转置为连续副本：优化器数据并行组只有一个 rank 时逐个参数进行（最大参数每个元素 4 B），否则经由 64 MiB 工作区逐块进行。</translation>
+    </message>
 </context>
 <context>
     <name>PdfReport</name>
