@@ -233,8 +233,8 @@ struct Quantities
     /// Without apex (core/gradclip.h): the gradient clip's scaled copy of the largest gradient,
     /// and without the distributed optimizer the largest master parameter's copy into the model.
     double clipTemp = 0, paramCopyTemp = 0;
-    double reuseTemp =
-        0; ///< reuse-fp32-param's conversion of the master buffer (core/reuseparam.h)
+    /// MindSpeed reuse-fp32-param's conversion of the master buffer (core/reuseparam.h).
+    double reuseTemp = 0;
     /// Megatron: every chunk's last received input and its gradient, kept after the step.
     double keptInputs = 0;
     int keptInputChunks = 0; ///< the stage's chunks that receive their input
@@ -2443,18 +2443,17 @@ MemoryExplanation explainMemory(const Plan &plan, const Catalog &catalog, const 
                            num(double(mo.mla.qkHeadDim())), num(double(mo.mla.v_head_dim))});
     if (mo.qk_norm)
         A.assumptions.add(QT_TRANSLATE_NOOP("MemoryExplanation", "; QK norms save q and k before RoPE"));
-    if (x.env.ropeKeepsInput && mo.position_embedding == PositionEmbedding::Rope)
+    if (const double rope = ropeSavedPerToken(x.env, mo); rope > 0)
         A.assumptions.add(
-            QT_TRANSLATE_NOOP("MemoryExplanation",
-                              "; RoPE (npu_rotary_mul) keeps the q and k it rotates (k a view "
-                              "of the whole q/k/v projection) and its cos and sin: %1 B/token"),
-            {num(ropeSavedPerToken(x.env, mo))});
-    else if (x.env.ropePerLayer && mo.position_embedding == PositionEmbedding::Rope)
-        A.assumptions.add(
-            QT_TRANSLATE_NOOP("MemoryExplanation",
-                              "; RoPE keeps the cos and sin it makes for q and for k in each "
-                              "layer: %1 B/token"),
-            {num(ropeSavedPerToken(x.env, mo))});
+            x.env.ropeKeepsInput
+                ? QT_TRANSLATE_NOOP(
+                      "MemoryExplanation",
+                      "; RoPE (npu_rotary_mul) keeps the q and k it rotates (k a view "
+                      "of the whole q/k/v projection) and its cos and sin: %1 B/token")
+                : QT_TRANSLATE_NOOP("MemoryExplanation",
+                                    "; RoPE keeps the cos and sin it makes for q and for k in each "
+                                    "layer: %1 B/token"),
+            {num(rope)});
     if (mo.moe.enabled()) {
         const MoeRouting route = moeRouting(mo, pa);
         const LayerMix mix = x.stageMix(rank.stage);
